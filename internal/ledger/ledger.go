@@ -1,0 +1,153 @@
+// Package ledger owns the double-entry rules of pixgate: the accounts each
+// client has, the postings each money movement makes, and the invariants
+// (every posting sums to zero; available and pending never go below zero).
+// It is pure: storage applies the postings it builds.
+package ledger
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pixgate/pixgate/internal/pix"
+)
+
+// Kind names one of a client's accounts.
+type Kind string
+
+// The accounts every client has. Available and pending belong to the
+// merchant and can never be negative; settlement mirrors money that crossed
+// the PIX network (it goes negative when money comes in) and fees collects
+// what pixgate charged.
+const (
+	Available  Kind = "available"
+	Pending    Kind = "pending"
+	Settlement Kind = "settlement"
+	Fees       Kind = "fees"
+)
+
+// Kinds lists every account kind, in a fixed order.
+var Kinds = [...]Kind{Available, Pending, Settlement, Fees}
+
+// NonNegative reports whether an account of kind k must never go below zero.
+func NonNegative(k Kind) bool { return k == Available || k == Pending }
+
+// Entry moves Amount (signed centavos) into one account of the client.
+type Entry struct {
+	Account Kind
+	Amount  pix.Amount
+}
+
+// Posting is one balanced movement: its entries sum to zero.
+type Posting struct {
+	Kind    string // what happened, e.g. "cashin.paid"
+	Entries []Entry
+}
+
+// ErrUnbalanced is returned by Validate for a posting whose entries do not sum to zero.
+var ErrUnbalanced = errors.New("ledger: posting does not balance")
+
+// Validate checks that the posting has entries, none of them zero, and that
+// they sum to zero.
+func (p Posting) Validate() error {
+	if len(p.Entries) < 2 {
+		return fmt.Errorf("ledger: posting %q has %d entries", p.Kind, len(p.Entries))
+	}
+	var sum pix.Amount
+	for _, e := range p.Entries {
+		if e.Amount == 0 {
+			return fmt.Errorf("ledger: posting %q has a zero entry on %s", p.Kind, e.Account)
+		}
+		sum += e.Amount
+	}
+	if sum != 0 {
+		return fmt.Errorf("%w: %q sums to %d", ErrUnbalanced, p.Kind, sum)
+	}
+	return nil
+}
+
+// build drops zero entries (a zero fee, say) and returns the posting.
+func build(kind string, entries ...Entry) Posting {
+	out := make([]Entry, 0, len(entries))
+	for _, e := range entries {
+		if e.Amount != 0 {
+			out = append(out, e)
+		}
+	}
+	return Posting{Kind: kind, Entries: out}
+}
+
+// CashinPaid credits a paid charge: the amount arrives from the PIX network,
+// the fee goes to fees, the rest to available. fee must be ≤ amount.
+func CashinPaid(amount, fee pix.Amount) Posting {
+	return build("cashin.paid",
+		Entry{Settlement, -amount},
+		Entry{Available, amount - fee},
+		Entry{Fees, fee})
+}
+
+// PayoutReserved holds amount+tax of a new payout: available → pending.
+func PayoutReserved(amount, tax pix.Amount) Posting {
+	return build("cashout.reserved", Entry{Available, -(amount + tax)}, Entry{Pending, amount + tax})
+}
+
+// PayoutCompleted settles a payout: the amount leaves through the PIX
+// network and the tax becomes revenue.
+func PayoutCompleted(amount, tax pix.Amount) Posting {
+	return build("cashout.completed", Entry{Pending, -(amount + tax)}, Entry{Settlement, amount}, Entry{Fees, tax})
+}
+
+// PayoutFailed releases a failed payout: amount and tax return to available.
+func PayoutFailed(amount, tax pix.Amount) Posting {
+	return build("cashout.failed", Entry{Pending, -(amount + tax)}, Entry{Available, amount + tax})
+}
+
+// PayoutReversed returns a completed payout's amount (not its tax).
+func PayoutReversed(amount pix.Amount) Posting {
+	return build("cashout.reversed", Entry{Settlement, -amount}, Entry{Available, amount})
+}
+
+// RefundReserved holds a refund's amount: available → pending.
+func RefundReserved(amount pix.Amount) Posting {
+	return build("refund.reserved", Entry{Available, -amount}, Entry{Pending, amount})
+}
+
+// RefundCompleted sends a refund out through the PIX network.
+func RefundCompleted(amount pix.Amount) Posting {
+	return build("refund.completed", Entry{Pending, -amount}, Entry{Settlement, amount})
+}
+
+// RefundFailed releases a failed refund back to available.
+func RefundFailed(amount pix.Amount) Posting {
+	return build("refund.failed", Entry{Pending, -amount}, Entry{Available, amount})
+}
+
+// Balances is one client's account balances.
+type Balances map[Kind]pix.Amount
+
+// Apply returns the balances after p, or an error if p is unbalanced or
+// would take a non-negative account below zero. b is not modified.
+func (b Balances) Apply(p Posting) (Balances, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	out := make(Balances, len(Kinds))
+	for k, v := range b {
+		out[k] = v
+	}
+	for _, e := range p.Entries {
+		out[e.Account] += e.Amount
+		if NonNegative(e.Account) && out[e.Account] < 0 {
+			return nil, fmt.Errorf("ledger: %s would go to %d", e.Account, out[e.Account])
+		}
+	}
+	return out, nil
+}
+
+// Sum returns the sum of all balances; it is zero for a consistent ledger.
+func (b Balances) Sum() pix.Amount {
+	var s pix.Amount
+	for _, v := range b {
+		s += v
+	}
+	return s
+}

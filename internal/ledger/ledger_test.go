@@ -1,0 +1,97 @@
+package ledger
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPostingsBalance(t *testing.T) {
+	t.Parallel()
+	for _, p := range []Posting{
+		CashinPaid(1000, 15), CashinPaid(1000, 0), CashinPaid(1000, 1000),
+		PayoutReserved(500, 10), PayoutCompleted(500, 10), PayoutFailed(500, 10), PayoutReversed(500),
+		RefundReserved(300), RefundCompleted(300), RefundFailed(300), PayoutReserved(500, 0),
+	} {
+		require.NoError(t, p.Validate(), p.Kind)
+	}
+	require.ErrorIs(t, Posting{Kind: "x", Entries: []Entry{{Available, 1}, {Fees, 2}}}.Validate(), ErrUnbalanced)
+	require.Error(t, Posting{Kind: "x", Entries: []Entry{{Available, 1}}}.Validate())
+	require.Error(t, Posting{Kind: "x", Entries: []Entry{{Available, 0}, {Fees, 0}}}.Validate())
+}
+
+func TestCashinPaidEntries(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []Entry{{Settlement, -1000}, {Available, 985}, {Fees, 15}}, CashinPaid(1000, 15).Entries)
+	require.Equal(t, []Entry{{Settlement, -1000}, {Available, 1000}}, CashinPaid(1000, 0).Entries)
+}
+
+func TestApplyRefusesOverdraft(t *testing.T) {
+	t.Parallel()
+	b := Balances{}
+	_, err := b.Apply(PayoutReserved(1, 0))
+	require.Error(t, err)
+	b, err = b.Apply(CashinPaid(100, 0))
+	require.NoError(t, err)
+	b, err = b.Apply(PayoutReserved(90, 10))
+	require.NoError(t, err)
+	require.Equal(t, pix.Amount(0), b[Available])
+	require.Equal(t, pix.Amount(100), b[Pending])
+	require.Equal(t, pix.Amount(0), b.Sum())
+}
+
+// TestRandomOperations is the pure property test: thousands of random
+// movements, applied only when allowed, keep the sum at zero and the
+// merchant's accounts non-negative.
+func TestRandomOperations(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 2))
+	b := Balances{}
+	type hold struct{ amount, tax pix.Amount }
+	var payouts []hold
+	var refunds []pix.Amount
+	for i := 0; i < 20000; i++ {
+		var p Posting
+		amount := pix.Amount(1 + r.IntN(100000))
+		switch op := r.IntN(7); {
+		case op == 0:
+			p = CashinPaid(amount, pix.Amount(r.Int64N(int64(amount)+1)))
+		case op == 1:
+			p = PayoutReserved(amount, pix.Amount(r.IntN(500)))
+		case op == 2 && len(payouts) > 0:
+			h := payouts[len(payouts)-1]
+			payouts = payouts[:len(payouts)-1]
+			p = PayoutCompleted(h.amount, h.tax)
+		case op == 3 && len(payouts) > 0:
+			h := payouts[len(payouts)-1]
+			payouts = payouts[:len(payouts)-1]
+			p = PayoutFailed(h.amount, h.tax)
+		case op == 4:
+			p = RefundReserved(amount)
+		case op == 5 && len(refunds) > 0:
+			a := refunds[len(refunds)-1]
+			refunds = refunds[:len(refunds)-1]
+			p = RefundCompleted(a)
+		default:
+			continue
+		}
+		next, err := b.Apply(p)
+		if err != nil {
+			require.Less(t, b[Available]+p.Entries[0].Amount, pix.Amount(0), "only overdrafts may be refused: %v", err)
+			continue
+		}
+		b = next
+		switch p.Kind {
+		case "cashout.reserved":
+			// The whole reservation is settled later as amount+tax.
+			payouts = append(payouts, hold{amount: p.Entries[1].Amount})
+		case "refund.reserved":
+			refunds = append(refunds, p.Entries[1].Amount)
+		}
+		require.Equal(t, pix.Amount(0), b.Sum())
+		require.GreaterOrEqual(t, b[Available], pix.Amount(0))
+		require.GreaterOrEqual(t, b[Pending], pix.Amount(0))
+	}
+}

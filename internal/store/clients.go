@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/pix"
+)
+
+// Client statuses.
+const (
+	ClientActive   = "active"
+	ClientDisabled = "disabled"
+)
+
+// Client is an API client (a merchant application) and its settings.
+type Client struct {
+	ID                string
+	Name              string
+	Environment       string
+	SecretHash        string // hex SHA-256 of the client secret; the secret itself is never stored
+	WebhookSecret     string // whsec_…, needed in clear to sign webhooks
+	PrevWebhookSecret string // the previous webhook secret while it is still honoured
+	PrevWebhookUntil  time.Time
+	CashinFee         pix.FeeRule
+	PayoutFee         pix.FeeRule
+	Status            string
+	CreatedAt         time.Time
+}
+
+const clientColumns = `id, name, environment, secret_hash, webhook_secret, prev_webhook_secret, prev_webhook_until,
+	cashin_fee_bp, cashin_fee_fixed, payout_fee_bp, payout_fee_fixed, status, created_at`
+
+func scanClient(row interface{ Scan(...any) error }) (Client, error) {
+	var c Client
+	var prevUntil, created int64
+	var cinFixed, poFixed int64
+	err := row.Scan(&c.ID, &c.Name, &c.Environment, &c.SecretHash, &c.WebhookSecret, &c.PrevWebhookSecret, &prevUntil,
+		&c.CashinFee.PercentBP, &cinFixed, &c.PayoutFee.PercentBP, &poFixed, &c.Status, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Client{}, ErrNotFound
+	}
+	if err != nil {
+		return Client{}, fmt.Errorf("scan client: %w", err)
+	}
+	c.CashinFee.Fixed = pix.Amount(cinFixed)
+	c.PayoutFee.Fixed = pix.Amount(poFixed)
+	if prevUntil != 0 {
+		c.PrevWebhookUntil = fromMS(prevUntil)
+	}
+	c.CreatedAt = fromMS(created)
+	return c, nil
+}
+
+// Client returns the client with the given id, or ErrNotFound.
+func (q *Q) Client(ctx context.Context, id string) (Client, error) {
+	return scanClient(q.q.QueryRowContext(ctx, `SELECT `+clientColumns+` FROM clients WHERE id = $1`, id))
+}
+
+// Clients lists every client, oldest first.
+func (q *Q) Clients(ctx context.Context) ([]Client, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+clientColumns+` FROM clients ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list clients: %w", err)
+	}
+	defer rows.Close()
+	var out []Client
+	for rows.Next() {
+		c, err := scanClient(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// CountClients returns how many clients exist.
+func (q *Q) CountClients(ctx context.Context) (int, error) {
+	var n int
+	if err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM clients`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count clients: %w", err)
+	}
+	return n, nil
+}
+
+// InsertClient stores a new client and opens its four ledger accounts.
+// Returns ErrConflict if the id exists.
+func (tx *Tx) InsertClient(ctx context.Context, c Client) error {
+	var prevUntil int64
+	if !c.PrevWebhookUntil.IsZero() {
+		prevUntil = ms(c.PrevWebhookUntil)
+	}
+	_, err := tx.exec(ctx, `INSERT INTO clients (`+clientColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
+		c.ID, c.Name, c.Environment, c.SecretHash, c.WebhookSecret, c.PrevWebhookSecret, prevUntil,
+		c.CashinFee.PercentBP, int64(c.CashinFee.Fixed), c.PayoutFee.PercentBP, int64(c.PayoutFee.Fixed), c.Status, ms(c.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert client: %w", err)
+	}
+	for _, kind := range AccountKinds {
+		if _, err := tx.exec(ctx, `INSERT INTO accounts (id, client_id, kind, balance) VALUES ($1, $2, $3, 0)`,
+			AccountID(c.ID, kind), c.ID, kind); err != nil {
+			return fmt.Errorf("open account %s: %w", kind, err)
+		}
+	}
+	return nil
+}
+
+// SetClientSecret replaces the stored secret hash. Returns ErrNotFound.
+func (tx *Tx) SetClientSecret(ctx context.Context, id, secretHash string) error {
+	return tx.updateOne(ctx, `UPDATE clients SET secret_hash = $2 WHERE id = $1`, id, secretHash)
+}
+
+// SetClientStatus changes a client's status. Returns ErrNotFound.
+func (tx *Tx) SetClientStatus(ctx context.Context, id, status string) error {
+	return tx.updateOne(ctx, `UPDATE clients SET status = $2 WHERE id = $1`, id, status)
+}
+
+// SetWebhookSecret installs a new webhook secret, keeping the previous one
+// valid until prevUntil. Returns ErrNotFound.
+func (tx *Tx) SetWebhookSecret(ctx context.Context, id, secret string, prevUntil time.Time) error {
+	return tx.updateOne(ctx, `UPDATE clients SET prev_webhook_secret = webhook_secret, prev_webhook_until = $3, webhook_secret = $2 WHERE id = $1`,
+		id, secret, ms(prevUntil))
+}
+
+// ClaimBootstrap records that the one-time task name has run. It returns
+// true only for the first caller, even across processes.
+func (tx *Tx) ClaimBootstrap(ctx context.Context, name string, now time.Time) (bool, error) {
+	res, err := tx.exec(ctx, `INSERT INTO bootstrap (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, ms(now))
+	if err != nil {
+		return false, fmt.Errorf("claim bootstrap %s: %w", name, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("claim bootstrap %s: %w", name, err)
+	}
+	return n == 1, nil
+}
+
+func (tx *Tx) updateOne(ctx context.Context, query string, args ...any) error {
+	res, err := tx.exec(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("update: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("update: %w", err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

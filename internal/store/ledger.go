@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
+)
+
+// AccountKinds are the ledger accounts opened for every client.
+var AccountKinds = ledger.Kinds
+
+// AccountID is the id of a client's account of the given kind.
+func AccountID(clientID string, kind ledger.Kind) string { return clientID + ":" + string(kind) }
+
+// Post applies a balanced posting to the client's accounts and records it,
+// all inside tx. Accounts are updated in id order so concurrent postings
+// never deadlock. A posting that would take available or pending below zero
+// returns ErrInsufficientFunds and must abort the transaction.
+func (tx *Tx) Post(ctx context.Context, id, clientID, transactionID string, p ledger.Posting, now time.Time) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	entries := slices.Clone(p.Entries)
+	slices.SortStableFunc(entries, func(a, b ledger.Entry) int {
+		switch {
+		case a.Account < b.Account:
+			return -1
+		case a.Account > b.Account:
+			return 1
+		}
+		return 0
+	})
+	for _, e := range entries {
+		res, err := tx.exec(ctx, `UPDATE accounts SET balance = balance + $1
+			WHERE id = $2 AND (kind NOT IN ('available', 'pending') OR balance + $1 >= 0)`,
+			int64(e.Amount), AccountID(clientID, e.Account))
+		if err != nil {
+			return fmt.Errorf("post %s to %s: %w", p.Kind, e.Account, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("post %s: %w", p.Kind, err)
+		}
+		if n == 0 {
+			return ErrInsufficientFunds
+		}
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO postings (id, client_id, transaction_id, kind, created_at) VALUES ($1,$2,$3,$4,$5)`,
+		id, clientID, transactionID, p.Kind, ms(now)); err != nil {
+		return fmt.Errorf("insert posting: %w", err)
+	}
+	for i, e := range p.Entries {
+		if _, err := tx.exec(ctx, `INSERT INTO entries (posting_id, seq, account_id, amount) VALUES ($1,$2,$3,$4)`,
+			id, i, AccountID(clientID, e.Account), int64(e.Amount)); err != nil {
+			return fmt.Errorf("insert entry: %w", err)
+		}
+	}
+	return nil
+}
+
+// Balances returns a client's account balances.
+func (q *Q) Balances(ctx context.Context, clientID string) (ledger.Balances, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT kind, balance FROM accounts WHERE client_id = $1`, clientID)
+	if err != nil {
+		return nil, fmt.Errorf("balances: %w", err)
+	}
+	defer rows.Close()
+	b := ledger.Balances{}
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("balances: %w", err)
+		}
+		b[ledger.Kind(k)] = pix.Amount(v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("balances: %w", err)
+	}
+	if len(b) == 0 {
+		return nil, ErrNotFound
+	}
+	return b, nil
+}
+
+// PostingRecord is a stored posting with its entries.
+type PostingRecord struct {
+	ID            string
+	TransactionID string
+	Kind          string
+	CreatedAt     time.Time
+	Entries       []ledger.Entry
+}
+
+// Postings returns the postings of one transaction (charge, payout or
+// refund), oldest first (posting ids are time-ordered UUIDv7), with their
+// entries in written order.
+func (q *Q) Postings(ctx context.Context, transactionID string) ([]PostingRecord, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT p.id, p.kind, p.created_at, a.kind, e.amount
+		FROM postings p JOIN entries e ON e.posting_id = p.id JOIN accounts a ON a.id = e.account_id
+		WHERE p.transaction_id = $1 ORDER BY p.created_at, p.id, e.seq`, transactionID)
+	if err != nil {
+		return nil, fmt.Errorf("postings: %w", err)
+	}
+	defer rows.Close()
+	var out []PostingRecord
+	for rows.Next() {
+		var id, kind, acct string
+		var created, amount int64
+		if err := rows.Scan(&id, &kind, &created, &acct, &amount); err != nil {
+			return nil, fmt.Errorf("postings: %w", err)
+		}
+		if len(out) == 0 || out[len(out)-1].ID != id {
+			out = append(out, PostingRecord{ID: id, TransactionID: transactionID, Kind: kind, CreatedAt: fromMS(created)})
+		}
+		last := &out[len(out)-1]
+		last.Entries = append(last.Entries, ledger.Entry{Account: ledger.Kind(acct), Amount: pix.Amount(amount)})
+	}
+	return out, rows.Err()
+}
+
+// ErrLedgerInconsistent is returned by CheckLedger when an invariant fails.
+var ErrLedgerInconsistent = errors.New("store: ledger inconsistent")
+
+// CheckLedger verifies the ledger's invariants over the whole database: all
+// accounts sum to zero, every posting sums to zero, every account's balance
+// equals the sum of its entries, and no available or pending account is
+// negative.
+func (q *Q) CheckLedger(ctx context.Context) error {
+	var total int64
+	if err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(balance), 0) FROM accounts`).Scan(&total); err != nil {
+		return fmt.Errorf("check ledger: %w", err)
+	}
+	if total != 0 {
+		return fmt.Errorf("%w: accounts sum to %d", ErrLedgerInconsistent, total)
+	}
+	var bad string
+	err := q.q.QueryRowContext(ctx, `SELECT COALESCE(MIN(posting_id), '') FROM
+		(SELECT posting_id FROM entries GROUP BY posting_id HAVING SUM(amount) <> 0) unbalanced`).Scan(&bad)
+	if err != nil {
+		return fmt.Errorf("check ledger: %w", err)
+	}
+	if bad != "" {
+		return fmt.Errorf("%w: posting %s does not balance", ErrLedgerInconsistent, bad)
+	}
+	err = q.q.QueryRowContext(ctx, `SELECT COALESCE(MIN(a.id), '') FROM accounts a
+		LEFT JOIN (SELECT account_id, SUM(amount) AS s FROM entries GROUP BY account_id) e ON e.account_id = a.id
+		WHERE a.balance <> COALESCE(e.s, 0) OR (a.kind IN ('available', 'pending') AND a.balance < 0)`).Scan(&bad)
+	if err != nil {
+		return fmt.Errorf("check ledger: %w", err)
+	}
+	if bad != "" {
+		return fmt.Errorf("%w: account %s disagrees with its entries or is negative", ErrLedgerInconsistent, bad)
+	}
+	return nil
+}

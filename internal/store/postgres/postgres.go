@@ -1,0 +1,70 @@
+// Package postgres opens a pixgate database on PostgreSQL through pgx's
+// database/sql driver. Balance rows are locked by the UPDATE that changes
+// them, due work is claimed with FOR UPDATE SKIP LOCKED, and migrations
+// serialize on an advisory lock so several nodes may start at once.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+var dialect = &store.Dialect{
+	Name:       "postgres",
+	Goose:      goose.DialectPostgres,
+	ForUpdate:  " FOR UPDATE",
+	SkipLocked: " FOR UPDATE SKIP LOCKED",
+	Classify: func(err error) error {
+		var e *pgconn.PgError
+		if errors.As(err, &e) {
+			switch e.Code {
+			case "23505":
+				return fmt.Errorf("%w: %s", store.ErrConflict, e.ConstraintName)
+			case "23514":
+				return fmt.Errorf("%w: %s", store.ErrInsufficientFunds, e.ConstraintName)
+			}
+		}
+		return err
+	},
+	Retryable: func(err error) bool {
+		var e *pgconn.PgError
+		return errors.As(err, &e) && (e.Code == "40001" || e.Code == "40P01")
+	},
+	Locker: func() (lock.SessionLocker, error) { return lock.NewPostgresSessionLocker() },
+}
+
+// Open connects to the PostgreSQL database at url (postgres://…). It does
+// not migrate; call Migrate.
+func Open(ctx context.Context, url string, maxConns int) (*store.DB, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse PostgreSQL URL: %w", errors.New("invalid connection string"))
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	cfg.RuntimeParams["synchronous_commit"] = "on"
+	cfg.RuntimeParams["timezone"] = "UTC"
+	db := stdlib.OpenDB(*cfg)
+	if maxConns <= 0 {
+		maxConns = 16
+	}
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	var _ *sql.DB = db
+	return store.New(db, db, dialect), nil
+}

@@ -1,0 +1,212 @@
+// Package store owns persistence: the schema and its embedded migrations, and
+// the one SQL implementation shared by SQLite and PostgreSQL. The driver
+// packages (store/sqlite, store/postgres) open connections and supply the
+// Dialect; everything else about storage lives here and is exercised by
+// store/storetest against both.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+//go:embed migrations/*.sql
+var migrationsFS embed.FS
+
+// Errors returned by store methods. Callers test them with errors.Is.
+var (
+	// ErrNotFound: no row matched.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a unique constraint refused the write.
+	ErrConflict = errors.New("store: unique conflict")
+	// ErrInsufficientFunds: a posting would take a non-negative account below zero.
+	ErrInsufficientFunds = errors.New("store: insufficient funds")
+)
+
+// Dialect holds what differs between the databases. Everything else is one
+// SQL text.
+type Dialect struct {
+	// Name is "sqlite" or "postgres".
+	Name string
+	// Goose is the migration dialect.
+	Goose goose.Dialect
+	// ForUpdate is appended to SELECTs that lock the rows they read
+	// (" FOR UPDATE" on PostgreSQL; SQLite's single writer needs nothing).
+	ForUpdate string
+	// SkipLocked is appended to SELECTs that claim due work.
+	SkipLocked string
+	// Classify maps driver errors for unique and check violations to
+	// ErrConflict and ErrInsufficientFunds; other errors pass unchanged.
+	Classify func(error) error
+	// Retryable reports errors after which the whole transaction may be
+	// run again (serialization failures, deadlocks, busy database).
+	Retryable func(error) bool
+	// Locker serializes migrations across processes (PostgreSQL), or nil.
+	Locker func() (lock.SessionLocker, error)
+}
+
+// DB is a pixgate database. Reads go to the reader pool; Write runs a
+// function in one transaction on the writer pool. For SQLite the writer pool
+// holds a single connection; for PostgreSQL both pools are the same.
+type DB struct {
+	Q
+	writer *sql.DB
+	reader *sql.DB
+	d      *Dialect
+}
+
+// New wraps opened pools. Drivers call it; applications call the driver's Open.
+func New(writer, reader *sql.DB, d *Dialect) *DB {
+	return &DB{Q: Q{q: reader, d: d}, writer: writer, reader: reader, d: d}
+}
+
+// Dialect returns the database dialect name ("sqlite" or "postgres").
+func (db *DB) Dialect() string { return db.d.Name }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.writer.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	return nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	err := db.writer.Close()
+	if db.reader != db.writer {
+		err = errors.Join(err, db.reader.Close())
+	}
+	return err
+}
+
+// Migrate applies every pending migration. Concurrent callers on one
+// PostgreSQL serialize on an advisory lock.
+func (db *DB) Migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrationsFS, "migrations")
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
+	if db.d.Locker != nil {
+		l, err := db.d.Locker()
+		if err != nil {
+			return fmt.Errorf("migration lock: %w", err)
+		}
+		opts = append(opts, goose.WithSessionLocker(l))
+	}
+	p, err := goose.NewProvider(db.d.Goose, db.writer, sub, opts...)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	res, err := p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	for _, r := range res {
+		slog.InfoContext(ctx, "migration applied", "version", r.Source.Version, "duration_ms", r.Duration.Milliseconds())
+	}
+	return nil
+}
+
+// Write runs fn in one read-write transaction and commits if fn returns nil.
+// A transaction that fails for a retryable reason (deadlock, serialization)
+// is run again, up to a few times; fn must therefore only touch the database.
+func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		err = db.write(ctx, fn)
+		if err == nil || db.d.Retryable == nil || !db.d.Retryable(err) {
+			return err
+		}
+		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
+	}
+	return err
+}
+
+func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	sqlTx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = sqlTx.Rollback()
+		}
+	}()
+	if err = fn(&Tx{Q: Q{q: sqlTx, d: db.d}}); err != nil {
+		return err
+	}
+	if err = sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Tx is one read-write transaction. Its read methods see its own writes.
+type Tx struct {
+	Q
+}
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Q holds the read methods shared by DB (reader pool) and Tx.
+type Q struct {
+	q querier
+	d *Dialect
+}
+
+func (q *Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := q.q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return nil, q.d.Classify(err)
+	}
+	return res, nil
+}
+
+// ms converts a time to the stored Unix milliseconds.
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// fromMS converts stored Unix milliseconds to a UTC time.
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+// nullMS converts an optional time (zero = NULL) for storage.
+func nullMS(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}
+
+// fromNullMS converts an optional stored time; NULL becomes the zero time.
+func fromNullMS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromMS(v.Int64)
+}
+
+func nullString(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
+}
+
+// RawExec runs one statement inside tx with error classification. It exists
+// for tests that prove the database's own constraints.
+func RawExec(ctx context.Context, tx *Tx, query string, args ...any) error {
+	_, err := tx.exec(ctx, query, args...)
+	return err
+}

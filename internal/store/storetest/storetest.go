@@ -1,0 +1,408 @@
+// Package storetest is the one behaviour suite for pixgate storage. Every
+// driver runs Exercise unchanged, so a behaviour that is not tested here does
+// not exist (River's riverdrivertest idea).
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// Opener returns a fresh, migrated, empty database for one test.
+type Opener func(t *testing.T) *store.DB
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// NewClient inserts an active sandbox client with a random id.
+func NewClient(t *testing.T, db *store.DB) store.Client {
+	t.Helper()
+	c := store.Client{
+		ID: "cli_" + uuid.NewString()[:8], Name: "test", Environment: "sandbox", SecretHash: "00",
+		WebhookSecret: "whsec_x", Status: store.ClientActive, CreatedAt: t0,
+		CashinFee: pix.FeeRule{PercentBP: 150, Fixed: 10},
+	}
+	require.NoError(t, db.Write(context.Background(), func(tx *store.Tx) error { return tx.InsertClient(context.Background(), c) }))
+	return c
+}
+
+func newTx(c store.Client, typ, ext string, amount pix.Amount, at time.Time) store.Transaction {
+	return store.Transaction{
+		ID: uuid.NewString(), ClientID: c.ID, Type: typ, ExternalID: ext, RequestHash: "h", Status: "PENDING",
+		Amount: amount, CreatedAt: at, ExpiresAt: at.Add(time.Hour),
+	}
+}
+
+// Exercise runs every storage behaviour against the driver.
+func Exercise(t *testing.T, open Opener) {
+	ctx := context.Background()
+
+	t.Run("Migrate is idempotent and Ping answers", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		require.NoError(t, db.Migrate(ctx))
+		require.NoError(t, db.Ping(ctx))
+	})
+
+	t.Run("Clients", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		n, err := db.CountClients(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		c := NewClient(t, db)
+		got, err := db.Client(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, c, got)
+		_, err = db.Client(ctx, "nope")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		err = db.Write(ctx, func(tx *store.Tx) error { return tx.InsertClient(ctx, c) })
+		require.ErrorIs(t, err, store.ErrConflict)
+
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			if err := tx.SetClientSecret(ctx, c.ID, "ff"); err != nil {
+				return err
+			}
+			return tx.SetClientStatus(ctx, c.ID, store.ClientDisabled)
+		}))
+		got, err = db.Client(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, "ff", got.SecretHash)
+		require.Equal(t, store.ClientDisabled, got.Status)
+		require.ErrorIs(t, db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientSecret(ctx, "nope", "aa") }), store.ErrNotFound)
+
+		until := t0.Add(24 * time.Hour)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.SetWebhookSecret(ctx, c.ID, "whsec_new", until) }))
+		got, err = db.Client(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, "whsec_new", got.WebhookSecret)
+		require.Equal(t, "whsec_x", got.PrevWebhookSecret)
+		require.Equal(t, until, got.PrevWebhookUntil)
+
+		all, err := db.Clients(ctx)
+		require.NoError(t, err)
+		require.Len(t, all, 1)
+		b, err := db.Balances(ctx, c.ID)
+		require.NoError(t, err)
+		require.Len(t, b, len(store.AccountKinds))
+	})
+
+	t.Run("ClaimBootstrap is granted once under concurrency", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		var granted atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := db.Write(ctx, func(tx *store.Tx) error {
+					ok, err := tx.ClaimBootstrap(ctx, "sandbox", t0)
+					if ok {
+						granted.Add(1)
+					}
+					return err
+				})
+				require.NoError(t, err)
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, int32(1), granted.Load())
+	})
+
+	t.Run("Transactions insert once per external_id, txid and idempotency key", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		other := NewClient(t, db)
+		tr := newTx(c, store.TypeCashin, "order-1", 1050, t0)
+		tr.TxID, tr.QRCode, tr.Details, tr.CallbackURL = "TX1", "000201", `{"a":1}`, "https://example.com/h"
+		insert := func(tr store.Transaction) bool {
+			var ok bool
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				var err error
+				ok, err = tx.InsertTransaction(ctx, tr)
+				return err
+			}))
+			return ok
+		}
+		require.True(t, insert(tr))
+		dup := newTx(c, store.TypeCashout, "order-1", 5, t0)
+		require.False(t, insert(dup), "same client and external_id")
+		require.True(t, insert(newTx(other, store.TypeCashin, "order-1", 5, t0)), "external_id is per client")
+		sameTxID := newTx(other, store.TypeCashin, "order-2", 5, t0)
+		sameTxID.TxID = "TX1"
+		require.False(t, insert(sameTxID))
+		k1 := newTx(c, store.TypeCashout, "", 5, t0)
+		k1.IdempotencyKey = "key-1"
+		require.True(t, insert(k1))
+		k2 := newTx(c, store.TypeCashout, "", 5, t0)
+		k2.IdempotencyKey = "key-1"
+		require.False(t, insert(k2))
+		require.True(t, insert(newTx(c, store.TypeCashout, "", 5, t0)), "no external_id and no key never conflict")
+
+		got, err := db.Transaction(ctx, c.ID, tr.ID)
+		require.NoError(t, err)
+		require.Equal(t, tr, got)
+		_, err = db.Transaction(ctx, other.ID, tr.ID)
+		require.ErrorIs(t, err, store.ErrNotFound, "scoped to the client")
+		got, err = db.TransactionByExternalID(ctx, c.ID, "order-1")
+		require.NoError(t, err)
+		require.Equal(t, tr.ID, got.ID)
+		got, err = db.TransactionByTxID(ctx, "TX1")
+		require.NoError(t, err)
+		require.Equal(t, tr.ID, got.ID)
+		got, err = db.TransactionByIdempotencyKey(ctx, c.ID, "key-1")
+		require.NoError(t, err)
+		require.Equal(t, k1.ID, got.ID)
+	})
+
+	t.Run("Concurrent inserts of one external_id store one row", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		var inserted atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+					ok, err := tx.InsertTransaction(ctx, newTx(c, store.TypeCashin, "same", 100, t0))
+					if ok {
+						inserted.Add(1)
+					} else if err == nil {
+						_, err = tx.TransactionByExternalID(ctx, c.ID, "same")
+					}
+					return err
+				}))
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, int32(1), inserted.Load())
+	})
+
+	t.Run("Transition happens once", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		tr := newTx(c, store.TypeCashin, "", 100, t0)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { _, err := tx.InsertTransaction(ctx, tr); return err }))
+		var moved []bool
+		for i := 0; i < 2; i++ {
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				ok, err := tx.TransitionTransaction(ctx, tr.ID, "PENDING", "PAID", t0.Add(time.Minute))
+				moved = append(moved, ok)
+				return err
+			}))
+		}
+		require.Equal(t, []bool{true, false}, moved)
+		got, err := db.Transaction(ctx, c.ID, tr.ID)
+		require.NoError(t, err)
+		require.Equal(t, "PAID", got.Status)
+		require.Equal(t, t0.Add(time.Minute), got.ConfirmedAt)
+	})
+
+	t.Run("Postings move balances and keep the ledger consistent", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		post := func(p ledger.Posting) error {
+			return db.Write(ctx, func(tx *store.Tx) error { return tx.Post(ctx, uuid.Must(uuid.NewV7()).String(), c.ID, "tx-1", p, t0) })
+		}
+		require.ErrorIs(t, post(ledger.PayoutReserved(1, 0)), store.ErrInsufficientFunds)
+		require.NoError(t, post(ledger.CashinPaid(1000, 25)))
+		require.NoError(t, post(ledger.PayoutReserved(900, 75)))
+		require.ErrorIs(t, post(ledger.PayoutReserved(1, 0)), store.ErrInsufficientFunds)
+		b, err := db.Balances(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, ledger.Balances{ledger.Available: 0, ledger.Pending: 975, ledger.Settlement: -1000, ledger.Fees: 25}, b)
+		require.NoError(t, db.CheckLedger(ctx))
+		ps, err := db.Postings(ctx, "tx-1")
+		require.NoError(t, err)
+		require.Len(t, ps, 2)
+		require.Equal(t, "cashin.paid", ps[0].Kind)
+		require.Equal(t, ledger.CashinPaid(1000, 25).Entries, ps[0].Entries)
+		require.Equal(t, ledger.PayoutReserved(900, 75).Entries, ps[1].Entries)
+		require.Error(t, post(ledger.Posting{Kind: "bad", Entries: []ledger.Entry{{Account: ledger.Available, Amount: 1}, {Account: ledger.Fees, Amount: 1}}}))
+	})
+
+	t.Run("The database refuses a negative available balance even without the guard", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		err := db.Write(ctx, func(tx *store.Tx) error {
+			return store.RawExec(ctx, tx, `UPDATE accounts SET balance = -1 WHERE id = $1`, store.AccountID(c.ID, ledger.Available))
+		})
+		require.ErrorIs(t, err, store.ErrInsufficientFunds)
+	})
+
+	t.Run("Concurrent reservations never overdraw", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			return tx.Post(ctx, uuid.NewString(), c.ID, "in", ledger.CashinPaid(1000, 0), t0)
+		}))
+		var ok, refused atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 30; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := db.Write(ctx, func(tx *store.Tx) error {
+					return tx.Post(ctx, uuid.NewString(), c.ID, "out", ledger.PayoutReserved(90, 10), t0)
+				})
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, store.ErrInsufficientFunds):
+					refused.Add(1)
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, int32(10), ok.Load())
+		require.Equal(t, int32(20), refused.Load())
+		b, err := db.Balances(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, pix.Amount(0), b[ledger.Available])
+		require.Equal(t, pix.Amount(1000), b[ledger.Pending])
+		require.NoError(t, db.CheckLedger(ctx))
+	})
+
+	t.Run("History pages by key, newest first, stable under inserts", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		other := NewClient(t, db)
+		var ids []string
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for i := 0; i < 25; i++ {
+				typ := store.TypeCashin
+				if i%2 == 1 {
+					typ = store.TypeCashout
+				}
+				tr := newTx(c, typ, fmt.Sprintf("e%d", i), pix.Amount(100+i), t0.Add(time.Duration(i/3)*time.Second))
+				if _, err := tx.InsertTransaction(ctx, tr); err != nil {
+					return err
+				}
+				ids = append(ids, tr.ID)
+				if _, err := tx.InsertTransaction(ctx, newTx(other, typ, fmt.Sprintf("e%d", i), 1, t0)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		var seen []store.Transaction
+		cursor := ""
+		for page := 0; ; page++ {
+			rows, next, err := db.History(ctx, c.ID, store.HistoryFilter{Limit: 7, Cursor: cursor})
+			require.NoError(t, err)
+			seen = append(seen, rows...)
+			if page == 0 {
+				// New rows arriving between pages must not shift later pages.
+				require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+					_, err := tx.InsertTransaction(ctx, newTx(c, store.TypeCashin, "late", 1, t0.Add(time.Hour)))
+					return err
+				}))
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		require.Len(t, seen, 25)
+		uniq := map[string]bool{}
+		for i, tr := range seen {
+			require.Equal(t, c.ID, tr.ClientID)
+			uniq[tr.ID] = true
+			if i > 0 {
+				prev := seen[i-1]
+				require.True(t, prev.CreatedAt.After(tr.CreatedAt) || (prev.CreatedAt.Equal(tr.CreatedAt) && prev.ID > tr.ID))
+			}
+		}
+		require.Len(t, uniq, 25)
+
+		rows, _, err := db.History(ctx, c.ID, store.HistoryFilter{Limit: 100, Type: store.TypeCashout})
+		require.NoError(t, err)
+		require.Len(t, rows, 12)
+		rows, _, err = db.History(ctx, c.ID, store.HistoryFilter{Limit: 100, From: t0.Add(time.Second), To: t0.Add(3 * time.Second)})
+		require.NoError(t, err)
+		require.Len(t, rows, 6)
+		rows, _, err = db.History(ctx, c.ID, store.HistoryFilter{Limit: 100, Status: "PAID"})
+		require.NoError(t, err)
+		require.Empty(t, rows)
+		_, _, err = db.History(ctx, c.ID, store.HistoryFilter{Limit: 10, Cursor: "!!"})
+		require.ErrorIs(t, err, store.ErrBadCursor)
+	})
+
+	t.Run("Due charges and settlements", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		due := newTx(c, store.TypeCashin, "", 100, t0)
+		notDue := newTx(c, store.TypeCashin, "", 100, t0.Add(2*time.Hour))
+		payout := newTx(c, store.TypeCashout, "", 100, t0)
+		payout.ExpiresAt = time.Time{}
+		payout.SettleAt = t0.Add(time.Second)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for _, tr := range []store.Transaction{due, notDue, payout} {
+				if _, err := tx.InsertTransaction(ctx, tr); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			rows, err := tx.DueCharges(ctx, t0.Add(time.Hour), 10)
+			require.NoError(t, err)
+			require.Len(t, rows, 1)
+			require.Equal(t, due.ID, rows[0].ID)
+			rows, err = tx.DueSettlements(ctx, t0.Add(time.Hour), 10)
+			require.NoError(t, err)
+			require.Len(t, rows, 1)
+			require.Equal(t, payout.ID, rows[0].ID)
+			return tx.SetSettleAt(ctx, payout.ID, time.Time{})
+		}))
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			rows, err := tx.DueSettlements(ctx, t0.Add(time.Hour), 10)
+			require.Empty(t, rows)
+			return err
+		}))
+	})
+
+	t.Run("Events are stored with their transaction", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		ev := store.Event{ID: "evt_1", ClientID: c.ID, TransactionID: "t1", Type: "pix.cashin.paid", URL: "https://x.test/h", Payload: `{"a":1}`, CreatedAt: t0}
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.InsertEvent(ctx, ev) }))
+		// A rolled-back transaction leaves no event behind.
+		boom := errors.New("boom")
+		require.ErrorIs(t, db.Write(ctx, func(tx *store.Tx) error {
+			if err := tx.InsertEvent(ctx, store.Event{ID: "evt_2", ClientID: c.ID, TransactionID: "t1", Type: "x", URL: "u", Payload: "{}", CreatedAt: t0}); err != nil {
+				return err
+			}
+			return boom
+		}), boom)
+		evs, err := db.Events(ctx, "t1")
+		require.NoError(t, err)
+		require.Len(t, evs, 1)
+		require.Equal(t, "pending", evs[0].Status)
+		require.Equal(t, ev.Payload, evs[0].Payload)
+	})
+}

@@ -1,0 +1,254 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/pix"
+)
+
+// Transaction types.
+const (
+	TypeCashin  = "cashin"
+	TypeCashout = "cashout"
+)
+
+// Transaction is a charge (cashin) or a payout (cashout). Status is the
+// status the lookup endpoint shows.
+type Transaction struct {
+	ID             string
+	ClientID       string
+	Type           string
+	ExternalID     string // "" when the client gave none
+	IdempotencyKey string // "" when none
+	RequestHash    string // canonical hash of the creating request, for idempotency
+	Status         string
+	Amount         pix.Amount
+	Tax            pix.Amount
+	RefundedAmount pix.Amount
+	RefundPending  pix.Amount
+	CreatedAt      time.Time
+	ConfirmedAt    time.Time // zero while not confirmed
+	ExpiresAt      time.Time // charges
+	SettleAt       time.Time // payouts: when the provider settles it; zero once settled
+	TxID           string    // charges: the BR Code txid
+	QRCode         string    // charges: the BR Code
+	CallbackURL    string
+	Details        string // JSON of the request's descriptive fields
+}
+
+const txColumns = `id, client_id, type, external_id, idempotency_key, request_hash, status, amount, tax,
+	refunded_amount, refund_pending, created_at, confirmed_at, expires_at, settle_at, txid, qrcode, callback_url, details`
+
+func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
+	var t Transaction
+	var ext, idem, txid sql.NullString
+	var amount, tax, refunded, refundPending, created int64
+	var confirmed, expires, settle sql.NullInt64
+	err := row.Scan(&t.ID, &t.ClientID, &t.Type, &ext, &idem, &t.RequestHash, &t.Status, &amount, &tax,
+		&refunded, &refundPending, &created, &confirmed, &expires, &settle, &txid, &t.QRCode, &t.CallbackURL, &t.Details)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Transaction{}, ErrNotFound
+	}
+	if err != nil {
+		return Transaction{}, fmt.Errorf("scan transaction: %w", err)
+	}
+	t.ExternalID, t.IdempotencyKey, t.TxID = ext.String, idem.String, txid.String
+	t.Amount, t.Tax, t.RefundedAmount, t.RefundPending = pix.Amount(amount), pix.Amount(tax), pix.Amount(refunded), pix.Amount(refundPending)
+	t.CreatedAt = fromMS(created)
+	t.ConfirmedAt, t.ExpiresAt, t.SettleAt = fromNullMS(confirmed), fromNullMS(expires), fromNullMS(settle)
+	return t, nil
+}
+
+// InsertTransaction stores a new transaction unless one with the same
+// client and external_id, idempotency key or txid exists; it reports whether
+// it inserted. On PostgreSQL a concurrent insert of the same key waits for
+// the other transaction, so a false return means the other row is committed
+// and readable.
+func (tx *Tx) InsertTransaction(ctx context.Context, t Transaction) (bool, error) {
+	res, err := tx.exec(ctx, `INSERT INTO transactions (`+txColumns+`)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19) ON CONFLICT DO NOTHING`,
+		t.ID, t.ClientID, t.Type, nullString(t.ExternalID), nullString(t.IdempotencyKey), t.RequestHash, t.Status,
+		int64(t.Amount), int64(t.Tax), int64(t.RefundedAmount), int64(t.RefundPending), ms(t.CreatedAt),
+		nullMS(t.ConfirmedAt), nullMS(t.ExpiresAt), nullMS(t.SettleAt), nullString(t.TxID), t.QRCode, t.CallbackURL, t.Details)
+	if err != nil {
+		return false, fmt.Errorf("insert transaction: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("insert transaction: %w", err)
+	}
+	return n == 1, nil
+}
+
+// Transaction returns the client's transaction with the given id, or ErrNotFound.
+func (q *Q) Transaction(ctx context.Context, clientID, id string) (Transaction, error) {
+	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1 AND client_id = $2`, id, clientID))
+}
+
+// TransactionForUpdate is Transaction that also locks the row until tx ends.
+func (tx *Tx) TransactionForUpdate(ctx context.Context, clientID, id string) (Transaction, error) {
+	return scanTransaction(tx.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1 AND client_id = $2`+tx.d.ForUpdate, id, clientID))
+}
+
+// TransactionByExternalID returns the client's transaction with that external_id, or ErrNotFound.
+func (q *Q) TransactionByExternalID(ctx context.Context, clientID, externalID string) (Transaction, error) {
+	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE client_id = $1 AND external_id = $2`, clientID, externalID))
+}
+
+// TransactionByIdempotencyKey returns the client's transaction created with that key, or ErrNotFound.
+func (q *Q) TransactionByIdempotencyKey(ctx context.Context, clientID, key string) (Transaction, error) {
+	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE client_id = $1 AND idempotency_key = $2`, clientID, key))
+}
+
+// TransactionByTxID returns the charge with that BR Code txid, of any client, or ErrNotFound.
+func (q *Q) TransactionByTxID(ctx context.Context, txid string) (Transaction, error) {
+	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE txid = $1`, txid))
+}
+
+// TransactionByID returns a transaction of any client (the public pay page and jobs use it).
+func (q *Q) TransactionByID(ctx context.Context, id string) (Transaction, error) {
+	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1`, id))
+}
+
+// TransitionTransaction moves a transaction from status from to status to
+// (setting confirmed_at when confirmed is non-zero) and reports whether it
+// did: false means it was no longer in status from, so the caller must not
+// apply the change's effects a second time.
+func (tx *Tx) TransitionTransaction(ctx context.Context, id, from, to string, confirmed time.Time) (bool, error) {
+	res, err := tx.exec(ctx, `UPDATE transactions SET status = $3, confirmed_at = COALESCE($4, confirmed_at)
+		WHERE id = $1 AND status = $2`, id, from, to, nullMS(confirmed))
+	if err != nil {
+		return false, fmt.Errorf("transition transaction: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("transition transaction: %w", err)
+	}
+	return n == 1, nil
+}
+
+// SetSettleAt schedules (or, with a zero time, unschedules) provider settlement work.
+func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
+	return tx.updateOne(ctx, `UPDATE transactions SET settle_at = $2 WHERE id = $1`, id, nullMS(at))
+}
+
+// DueCharges returns up to limit PENDING charges whose expires_at ≤ now,
+// locking them (PostgreSQL skips rows another node holds).
+func (tx *Tx) DueCharges(ctx context.Context, now time.Time, limit int) ([]Transaction, error) {
+	return tx.list(ctx, `SELECT `+txColumns+` FROM transactions
+		WHERE status = 'PENDING' AND type = 'cashin' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`+tx.d.SkipLocked, ms(now), limit)
+}
+
+// DueSettlements returns up to limit transactions whose settle_at ≤ now,
+// locking them (PostgreSQL skips rows another node holds).
+func (tx *Tx) DueSettlements(ctx context.Context, now time.Time, limit int) ([]Transaction, error) {
+	return tx.list(ctx, `SELECT `+txColumns+` FROM transactions
+		WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`+tx.d.SkipLocked, ms(now), limit)
+}
+
+func (q *Q) list(ctx context.Context, query string, args ...any) ([]Transaction, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
+	defer rows.Close()
+	var out []Transaction
+	for rows.Next() {
+		t, err := scanTransaction(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list transactions: %w", err)
+	}
+	return out, nil
+}
+
+// HistoryFilter selects a page of a client's history.
+type HistoryFilter struct {
+	Status string    // lookup status, or ""
+	Type   string    // cashin, cashout, or ""
+	From   time.Time // inclusive, or zero
+	To     time.Time // exclusive, or zero
+	Cursor string    // from a previous page's NextCursor, or ""
+	Limit  int
+}
+
+// ErrBadCursor is returned by History for a cursor it did not issue.
+var ErrBadCursor = errors.New("store: bad cursor")
+
+// History returns a page of the client's transactions, newest first, and the
+// cursor of the next page ("" at the end). Paging is by key (created_at, id),
+// so a page costs the same at any depth and rows inserted meanwhile never make
+// a page repeat or skip a row.
+func (q *Q) History(ctx context.Context, clientID string, f HistoryFilter) ([]Transaction, string, error) {
+	var where strings.Builder
+	args := []any{clientID}
+	where.WriteString("client_id = $1")
+	add := func(cond string, v any) {
+		args = append(args, v)
+		fmt.Fprintf(&where, " AND "+cond, len(args))
+	}
+	if f.Status != "" {
+		add("status = $%d", f.Status)
+	}
+	if f.Type != "" {
+		add("type = $%d", f.Type)
+	}
+	if !f.From.IsZero() {
+		add("created_at >= $%d", ms(f.From))
+	}
+	if !f.To.IsZero() {
+		add("created_at < $%d", ms(f.To))
+	}
+	if f.Cursor != "" {
+		at, id, err := decodeCursor(f.Cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		args = append(args, at, id)
+		fmt.Fprintf(&where, " AND (created_at < $%d OR (created_at = $%d AND id < $%d))", len(args)-1, len(args)-1, len(args))
+	}
+	args = append(args, f.Limit+1)
+	rows, err := q.list(ctx, `SELECT `+txColumns+` FROM transactions WHERE `+where.String()+
+		fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(rows) > f.Limit {
+		rows = rows[:f.Limit]
+		last := rows[len(rows)-1]
+		next = encodeCursor(ms(last.CreatedAt), last.ID)
+	}
+	return rows, next, nil
+}
+
+func encodeCursor(at int64, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at, 10) + "|" + id))
+}
+
+func decodeCursor(c string) (int64, string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, "", ErrBadCursor
+	}
+	atText, id, ok := strings.Cut(string(raw), "|")
+	if !ok || id == "" || len(id) > 64 {
+		return 0, "", ErrBadCursor
+	}
+	at, err := strconv.ParseInt(atText, 10, 64)
+	if err != nil || at < 0 {
+		return 0, "", ErrBadCursor
+	}
+	return at, id, nil
+}
