@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -89,33 +88,34 @@ func (db *DB) Close() error {
 	return err
 }
 
-// Migrate applies every pending migration. Concurrent callers on one
-// PostgreSQL serialize on an advisory lock.
-func (db *DB) Migrate(ctx context.Context) error {
+// Migrate applies every pending migration and returns the versions it
+// applied. Concurrent callers on one PostgreSQL serialize on an advisory lock.
+func (db *DB) Migrate(ctx context.Context) ([]int64, error) {
 	sub, err := fs.Sub(migrationsFS, "migrations")
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
 	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
 	if db.d.Locker != nil {
 		l, err := db.d.Locker()
 		if err != nil {
-			return fmt.Errorf("migration lock: %w", err)
+			return nil, fmt.Errorf("migration lock: %w", err)
 		}
 		opts = append(opts, goose.WithSessionLocker(l))
 	}
 	p, err := goose.NewProvider(db.d.Goose, db.writer, sub, opts...)
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
 	res, err := p.Up(ctx)
 	if err != nil {
-		return fmt.Errorf("apply migrations: %w", err)
+		return nil, fmt.Errorf("apply migrations: %w", err)
 	}
+	applied := make([]int64, 0, len(res))
 	for _, r := range res {
-		slog.InfoContext(ctx, "migration applied", "version", r.Source.Version, "duration_ms", r.Duration.Milliseconds())
+		applied = append(applied, r.Source.Version)
 	}
-	return nil
+	return applied, nil
 }
 
 // Write runs fn in one read-write transaction and commits if fn returns nil.

@@ -18,7 +18,8 @@ func TestStore(t *testing.T) {
 		db, err := postgres.Open(context.Background(), testkit.PostgresURL(t), 8)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = db.Close() })
-		require.NoError(t, db.Migrate(context.Background()))
+		_, err = db.Migrate(context.Background())
+		require.NoError(t, err)
 		return db
 	})
 }

@@ -18,7 +18,8 @@ func TestStore(t *testing.T) {
 		db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "sub", "pixgate.db"))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = db.Close() })
-		require.NoError(t, db.Migrate(context.Background()))
+		_, err = db.Migrate(context.Background())
+		require.NoError(t, err)
 		return db
 	})
 }

@@ -1,0 +1,262 @@
+// Package cli is pixgate's command line and composition root: it parses
+// flags and PIXGATE_* variables, opens the database, wires the services and
+// runs serve, migrate and the client administration commands.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/pixgate/pixgate/internal/config"
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/store/postgres"
+	"github.com/pixgate/pixgate/internal/store/sqlite"
+)
+
+type clientsCreate struct {
+	Name             string `required:"" help:"Client name."`
+	CashinFeePercent string `name:"cashin-fee-percent" default:"0" help:"Cash-in fee: percent of the amount."`
+	CashinFeeFixed   string `name:"cashin-fee-fixed" default:"0" help:"Cash-in fee: fixed part in reais."`
+	PayoutFeePercent string `name:"payout-fee-percent" default:"0" help:"Payout fee: percent of the amount."`
+	PayoutFeeFixed   string `name:"payout-fee-fixed" default:"0" help:"Payout fee: fixed part in reais."`
+}
+
+type clientID struct {
+	ID string `arg:"" help:"Client id."`
+}
+
+type grammar struct {
+	config.Config
+	Serve   struct{} `cmd:"" help:"Serve the API (migrations are applied at start)."`
+	Migrate struct{} `cmd:"" help:"Apply database migrations and exit."`
+	Clients struct {
+		Create       clientsCreate `cmd:"" help:"Create a client; prints its credentials once, as JSON."`
+		List         struct{}      `cmd:"" help:"List clients as JSON."`
+		RotateSecret clientID      `cmd:"" name:"rotate-secret" help:"Replace a client's secret; prints the new one once."`
+		Disable      clientID      `cmd:"" help:"Disable a client; its credentials stop working at once."`
+	} `cmd:"" help:"Manage API clients."`
+}
+
+type exitCode int
+
+// Main runs pixgate with args (without the program name) and returns the
+// process exit code: 0 success, 1 failure, 2 bad usage or configuration.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	var g grammar
+	parser, err := kong.New(&g, kong.Name("pixgate"),
+		kong.Description("pixgate — a PIX payment gateway."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitCode(c)) }),
+		kong.UsageOnError())
+	if err != nil {
+		fmt.Fprintf(stderr, "pixgate: %v\n", err)
+		return 2
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			c, ok := v.(exitCode)
+			if !ok {
+				panic(v)
+			}
+			code = int(c)
+		}
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "pixgate: %v\n", err)
+		return 2
+	}
+	settings, err := g.Config.Validate()
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "pixgate: %s\n", line)
+		}
+		return 2
+	}
+	log := newLogger(stderr, settings.LogLevel)
+	app := &app{settings: settings, stdout: stdout, stderr: stderr, log: log}
+	switch kctx.Command() {
+	case "serve":
+		err = app.serve(ctx)
+	case "migrate":
+		err = app.migrate(ctx)
+	case "clients create":
+		err = app.clientsCreate(ctx, g.Clients.Create)
+	case "clients list":
+		err = app.clientsList(ctx)
+	case "clients rotate-secret <id>":
+		err = app.clientsRotate(ctx, g.Clients.RotateSecret.ID)
+	case "clients disable <id>":
+		err = app.clientsDisable(ctx, g.Clients.Disable.ID)
+	default:
+		err = fmt.Errorf("unknown command %q", kctx.Command())
+	}
+	if err != nil {
+		if pe := pix.AsError(err); pe != nil {
+			fmt.Fprintf(stderr, "pixgate: %s\n", pe.Message)
+			return 1
+		}
+		fmt.Fprintf(stderr, "pixgate: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// app holds what every command needs.
+type app struct {
+	settings config.Settings
+	stdout   io.Writer
+	stderr   io.Writer
+	log      *slog.Logger
+}
+
+// open opens and migrates the configured database.
+func (a *app) open(ctx context.Context) (*store.DB, error) {
+	var db *store.DB
+	var err error
+	if a.settings.Postgres {
+		db, err = postgres.Open(ctx, a.settings.DatabaseURL, 32)
+	} else {
+		db, err = sqlite.Open(ctx, sqlite.Path(a.settings.DatabaseURL))
+	}
+	if err != nil {
+		return nil, err
+	}
+	applied, err := db.Migrate(ctx)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if len(applied) > 0 {
+		a.log.Info("migrations applied", "versions", applied)
+	}
+	return db, nil
+}
+
+func (a *app) gateway(db *store.DB) *gateway.Service {
+	s := a.settings
+	return gateway.New(db, s.Env, gateway.Merchant{PixKey: s.PixKey, Name: s.MerchantName, City: s.MerchantCity},
+		s.ChargeTTLD, s.PayoutDelay, a.log)
+}
+
+func (a *app) migrate(ctx context.Context) error {
+	db, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	return enc.Encode(v)
+}
+
+func (a *app) clientsCreate(ctx context.Context, c clientsCreate) error {
+	var p gateway.ClientParams
+	p.Name = c.Name
+	var errs []error
+	parsePct := func(flag, v string, dst *int64) {
+		bp, err := pix.ParsePercent(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("invalid --%s %q: a percent from 0 to 100 with at most two decimals", flag, v))
+		}
+		*dst = bp
+	}
+	parseFixed := func(flag, v string, dst *pix.Amount) {
+		amt, err := pix.ParseAmountString(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("invalid --%s %q: an amount in reais such as 0.50", flag, v))
+		}
+		*dst = amt
+	}
+	parsePct("cashin-fee-percent", c.CashinFeePercent, &p.CashinFee.PercentBP)
+	parseFixed("cashin-fee-fixed", c.CashinFeeFixed, &p.CashinFee.Fixed)
+	parsePct("payout-fee-percent", c.PayoutFeePercent, &p.PayoutFee.PercentBP)
+	parseFixed("payout-fee-fixed", c.PayoutFeeFixed, &p.PayoutFee.Fixed)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	db, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	cred, err := a.gateway(db).CreateClient(ctx, p)
+	if err != nil {
+		return err
+	}
+	return a.printJSON(cred)
+}
+
+type clientJSON struct {
+	ClientID         string `json:"client_id"`
+	Name             string `json:"name"`
+	Environment      string `json:"environment"`
+	Status           string `json:"status"`
+	CashinFeePercent string `json:"cashin_fee_percent"`
+	CashinFeeFixed   string `json:"cashin_fee_fixed"`
+	PayoutFeePercent string `json:"payout_fee_percent"`
+	PayoutFeeFixed   string `json:"payout_fee_fixed"`
+	CreatedAt        string `json:"created_at"`
+}
+
+func (a *app) clientsList(ctx context.Context) error {
+	db, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	cs, err := a.gateway(db).Clients(ctx)
+	if err != nil {
+		return err
+	}
+	out := make([]clientJSON, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, clientJSON{ClientID: c.ID, Name: c.Name, Environment: c.Environment, Status: c.Status,
+			CashinFeePercent: pix.FormatPercent(c.CashinFee.PercentBP), CashinFeeFixed: c.CashinFee.Fixed.String(),
+			PayoutFeePercent: pix.FormatPercent(c.PayoutFee.PercentBP), PayoutFeeFixed: c.PayoutFee.Fixed.String(),
+			CreatedAt: gateway.FormatTime(c.CreatedAt)})
+	}
+	return a.printJSON(out)
+}
+
+func (a *app) clientsRotate(ctx context.Context, id string) error {
+	db, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	cred, err := a.gateway(db).RotateSecret(ctx, id)
+	if err != nil {
+		return err
+	}
+	return a.printJSON(cred)
+}
+
+func (a *app) clientsDisable(ctx context.Context, id string) error {
+	db, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := a.gateway(db).DisableClient(ctx, id); err != nil {
+		return err
+	}
+	return a.printJSON(map[string]string{"client_id": id, "status": store.ClientDisabled})
+}

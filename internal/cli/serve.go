@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/httpapi"
+	"github.com/pixgate/pixgate/internal/job"
+	"github.com/pixgate/pixgate/internal/ratelimit"
+)
+
+// ShutdownGrace is how long in-flight requests may run after SIGTERM.
+const ShutdownGrace = 15 * time.Second
+
+func (a *app) serve(ctx context.Context) error {
+	db, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	gw := a.gateway(db)
+	if cred, created, err := gw.BootstrapSandbox(ctx); err != nil {
+		return fmt.Errorf("create sandbox client: %w", err)
+	} else if created {
+		if err := a.printJSON(cred); err != nil {
+			return err
+		}
+	}
+	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: a.log, Ready: db.Ping,
+		Limiter: ratelimit.NewMemory(a.settings.RateLimitN)})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           api.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          nil,
+	}
+	ln, err := net.Listen("tcp", a.settings.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", a.settings.Addr, err)
+	}
+	if a.settings.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(a.settings.TLSCert, a.settings.TLSKey)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("load TLS certificate: %w", err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
+	}
+	a.log.Info("listening", "addr", ln.Addr().String(), "env", a.settings.Env, "database", db.Dialect(), "tls", a.settings.TLSCert != "")
+
+	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	runner := &job.Runner{Log: a.log, Interval: time.Second, Tasks: []job.Task{
+		{Name: "expire-charges", Run: gw.ExpireDue},
+	}}
+	wg.Add(1)
+	go func() { defer wg.Done(); runner.Run(jobsCtx) }()
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		stopJobs()
+		wg.Wait()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down", "grace", ShutdownGrace.String())
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	stopJobs()
+	wg.Wait()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	a.log.Info("stopped")
+	return nil
+}

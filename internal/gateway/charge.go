@@ -1,0 +1,270 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pixgate/pixgate/internal/brcode"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// TimeFormat is the wire format of every date (UTC, milliseconds).
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// FormatTime formats t as the API does.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// Address is the payer's address.
+type Address struct {
+	Street       string `json:"street"`
+	Number       string `json:"number"`
+	Neighborhood string `json:"neighborhood"`
+	City         string `json:"city"`
+	State        string `json:"state"`
+	ZipCode      string `json:"zipCode"`
+}
+
+// Payer is who is expected to pay a charge.
+type Payer struct {
+	Name        string   `json:"name"`
+	Document    string   `json:"document"`
+	PhoneNumber string   `json:"phoneNumber"`
+	Email       string   `json:"email"`
+	Address     *Address `json:"address"`
+}
+
+// Product is one line of a charge. Price stays raw JSON until validated.
+type Product struct {
+	Name     string          `json:"name"`
+	Quantity string          `json:"quantity"`
+	Price    json.RawMessage `json:"price"`
+}
+
+// ChargeRequest is the body of POST /api/v1/gateway/request-qrcode.
+type ChargeRequest struct {
+	Amount        json.RawMessage `json:"amount"`
+	ExternalID    string          `json:"external_id"`
+	Payer         *Payer          `json:"payer"`
+	PayerQuestion string          `json:"payerQuestion"`
+	PostbackURL   string          `json:"postbackUrl"`
+	Products      []Product       `json:"products"`
+}
+
+// ChargeResponse is the 201 body of a created charge (and of its replays).
+type ChargeResponse struct {
+	PaymentID   string     `json:"payment_id"`
+	ExternalID  string     `json:"external_id"`
+	Amount      pix.Amount `json:"amount"`
+	QRCode      string     `json:"qrcode"`
+	QRCodeImage string     `json:"qrcode_image"`
+	Status      string     `json:"status"`
+	ExpiresAt   string     `json:"expires_at"`
+}
+
+// issues collects field problems for one 400 response.
+type issues []pix.FieldIssue
+
+func (is *issues) add(field, issue string) {
+	*is = append(*is, pix.FieldIssue{Field: field, Issue: issue})
+}
+
+func (is *issues) text(field, v string, maxLen int) {
+	switch {
+	case strings.TrimSpace(v) == "":
+		is.add(field, "is required")
+	case utf8.RuneCountInString(v) > maxLen:
+		is.add(field, fmt.Sprintf("must be at most %d characters", maxLen))
+	case !utf8.ValidString(v) || strings.ContainsAny(v, "\x00"):
+		is.add(field, "must be valid text")
+	}
+}
+
+func (is *issues) check(field, v string, valid func(string) bool, issue string) {
+	if v == "" {
+		is.add(field, "is required")
+	} else if !valid(v) {
+		is.add(field, issue)
+	}
+}
+
+func (is *issues) amount(field string, raw json.RawMessage) pix.Amount {
+	if len(raw) == 0 || string(raw) == "null" {
+		is.add(field, "is required")
+		return 0
+	}
+	a, err := pix.ParseAmount(raw)
+	if err != nil {
+		is.add(field, "must be a number in reais, greater than 0, at most 1000000.00, with at most two decimals")
+		return 0
+	}
+	return a
+}
+
+func (is *issues) err() error {
+	if len(*is) == 0 {
+		return nil
+	}
+	return &pix.Error{Code: pix.EInvalid, Message: "Invalid request parameters", Details: *is}
+}
+
+// ValidWebhookURL reports whether u is an absolute http(s) URL usable as a
+// webhook destination (https only in production).
+func (s *Service) ValidWebhookURL(u string) bool {
+	if len(u) > 2048 {
+		return false
+	}
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" || p.User != nil || p.Hostname() == "" {
+		return false
+	}
+	if p.Scheme == "https" {
+		return true
+	}
+	return p.Scheme == "http" && s.Env != "production"
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func (s *Service) validateCharge(r *ChargeRequest) (pix.Amount, error) {
+	var is issues
+	amount := is.amount("amount", r.Amount)
+	is.check("external_id", r.ExternalID, pix.ValidExternalID, "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -")
+	if r.Payer == nil {
+		is.add("payer", "is required")
+	} else {
+		p := r.Payer
+		is.text("payer.name", p.Name, 200)
+		is.check("payer.document", p.Document, pix.ValidDocument, "must be a valid CPF or CNPJ, digits only")
+		is.check("payer.phoneNumber", p.PhoneNumber, pix.ValidPhone, "must be area code and number, 10 or 11 digits, optionally prefixed by +55")
+		is.check("payer.email", p.Email, pix.ValidEmail, "must be a valid e-mail address")
+		if p.Address == nil {
+			is.add("payer.address", "is required")
+		} else {
+			a := p.Address
+			is.text("payer.address.street", a.Street, 200)
+			is.text("payer.address.number", a.Number, 20)
+			is.text("payer.address.neighborhood", a.Neighborhood, 100)
+			is.text("payer.address.city", a.City, 100)
+			is.check("payer.address.state", a.State, pix.ValidUF, "must be a Brazilian UF such as SP")
+			is.check("payer.address.zipCode", a.ZipCode, pix.ValidCEP, "must be a CEP of 8 digits")
+		}
+	}
+	is.text("payerQuestion", r.PayerQuestion, 140)
+	is.check("postbackUrl", r.PostbackURL, s.ValidWebhookURL, "must be an absolute https URL")
+	switch {
+	case r.Products == nil:
+		is.add("products", "is required")
+	case len(r.Products) == 0:
+		is.add("products", "must not be empty")
+	case len(r.Products) > 100:
+		is.add("products", "must have at most 100 items")
+	}
+	for i, p := range r.Products {
+		f := fmt.Sprintf("products[%d].", i)
+		is.text(f+"name", p.Name, 200)
+		is.check(f+"quantity", p.Quantity, func(q string) bool {
+			return isDigits(q) && len(q) <= 9 && strings.TrimLeft(q, "0") != ""
+		}, "must be a string of digits greater than 0")
+		is.amount(f+"price", p.Price)
+	}
+	return amount, is.err()
+}
+
+// CreateCharge validates and creates a charge for client c, or replays the
+// charge already created with the same external_id. body is the raw request,
+// for the idempotency comparison. Errors: EInvalid (with details),
+// EIdempotencyMismatch.
+func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeRequest, body []byte) (resp ChargeResponse, replayed bool, err error) {
+	amount, err := s.validateCharge(r)
+	if err != nil {
+		return ChargeResponse{}, false, err
+	}
+	hash, err := RequestHash("charge", body)
+	if err != nil {
+		return ChargeResponse{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
+	}
+	// Fast path: a replay needs no QR code and no write.
+	if prev, err := s.DB.TransactionByExternalID(ctx, c.ID, r.ExternalID); err == nil {
+		return s.replayCharge(prev, hash)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+	}
+
+	now := s.now()
+	txid, err := brcode.NewTxID(s.Rand)
+	if err != nil {
+		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+	}
+	code, err := brcode.Encode(brcode.Payload{Key: s.Merchant.PixKey, MerchantName: s.Merchant.Name,
+		MerchantCity: s.Merchant.City, Amount: int64(amount), TxID: txid})
+	if err != nil {
+		return ChargeResponse{}, false, fmt.Errorf("create charge: encode BR Code: %w", err)
+	}
+	details, err := json.Marshal(struct {
+		Payer         *Payer    `json:"payer"`
+		PayerQuestion string    `json:"payerQuestion"`
+		Products      []Product `json:"products"`
+	}{r.Payer, r.PayerQuestion, r.Products})
+	if err != nil {
+		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+	}
+	fee := min(c.CashinFee.Fee(amount), amount)
+	t := store.Transaction{
+		ID: s.newUUID(), ClientID: c.ID, Type: store.TypeCashin, ExternalID: r.ExternalID, RequestHash: hash,
+		Status: StatusPending, Amount: amount, Tax: fee, CreatedAt: now, ExpiresAt: now.Add(s.ChargeTTL),
+		TxID: txid, QRCode: code, CallbackURL: r.PostbackURL, Details: string(details),
+	}
+	image, err := s.QR.Base64PNG(code)
+	if err != nil {
+		return ChargeResponse{}, false, fmt.Errorf("create charge: render QR: %w", err)
+	}
+	var prev store.Transaction
+	inserted := false
+	err = s.DB.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		if inserted, err = tx.InsertTransaction(ctx, t); err != nil || inserted {
+			return err
+		}
+		prev, err = tx.TransactionByExternalID(ctx, c.ID, r.ExternalID)
+		return err
+	})
+	if err != nil {
+		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+	}
+	if !inserted {
+		return s.replayCharge(prev, hash)
+	}
+	return chargeResponse(t, image), false, nil
+}
+
+func (s *Service) replayCharge(prev store.Transaction, hash string) (ChargeResponse, bool, error) {
+	if prev.RequestHash != hash || prev.Type != store.TypeCashin {
+		return ChargeResponse{}, false, &pix.Error{Code: pix.EIdempotencyMismatch, Message: "external_id already used with different parameters"}
+	}
+	image, err := s.QR.Base64PNG(prev.QRCode)
+	if err != nil {
+		return ChargeResponse{}, false, fmt.Errorf("replay charge: render QR: %w", err)
+	}
+	return chargeResponse(prev, image), true, nil
+}
+
+// chargeResponse is the creation response, which never changes: a replay
+// shows PENDING even if the charge has been paid since.
+func chargeResponse(t store.Transaction, image string) ChargeResponse {
+	return ChargeResponse{PaymentID: t.ID, ExternalID: t.ExternalID, Amount: t.Amount, QRCode: t.QRCode,
+		QRCodeImage: image, Status: StatusPending, ExpiresAt: FormatTime(t.ExpiresAt)}
+}

@@ -1,0 +1,194 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// ClientParams describes a client to create.
+type ClientParams struct {
+	Name      string
+	CashinFee pix.FeeRule
+	PayoutFee pix.FeeRule
+}
+
+// Credentials are shown once, when a client is created or its secret rotated.
+type Credentials struct {
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+	WebhookSecret string `json:"webhook_secret,omitempty"`
+	Name          string `json:"name,omitempty"`
+	Environment   string `json:"environment,omitempty"`
+}
+
+func (s *Service) randomBytes(n int) []byte {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(s.Rand, b); err != nil {
+		panic("gateway: random source failed: " + err.Error())
+	}
+	return b
+}
+
+func (s *Service) newClientID() string {
+	prefix := "cli_test_"
+	if s.Env == "production" {
+		prefix = "cli_live_"
+	}
+	return prefix + hex.EncodeToString(s.randomBytes(12))
+}
+
+func (s *Service) newClientSecret() string {
+	prefix := "sk_test_"
+	if s.Env == "production" {
+		prefix = "sk_live_"
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(s.randomBytes(32))
+}
+
+// NewWebhookSecret returns whsec_ + Base64 of 32 random bytes.
+func (s *Service) NewWebhookSecret() string {
+	return "whsec_" + base64.StdEncoding.EncodeToString(s.randomBytes(32))
+}
+
+// HashSecret returns the stored form of a client secret: hex SHA-256. API
+// secrets are 32 random bytes, so a fast hash is enough.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+func validateClientParams(p ClientParams) error {
+	name := strings.TrimSpace(p.Name)
+	if name == "" || len(name) > 100 {
+		return pix.Errorf(pix.EInvalid, "client name must be 1 to 100 characters")
+	}
+	for _, f := range []pix.FeeRule{p.CashinFee, p.PayoutFee} {
+		if f.PercentBP < 0 || f.PercentBP > 10000 || f.Fixed < 0 || f.Fixed > pix.MaxAmount {
+			return pix.Errorf(pix.EInvalid, "fees must be 0–100%% plus 0–1,000,000.00")
+		}
+	}
+	return nil
+}
+
+// CreateClient creates a client in this service's environment and returns
+// its credentials; only the secret's hash is stored.
+func (s *Service) CreateClient(ctx context.Context, p ClientParams) (Credentials, error) {
+	if err := validateClientParams(p); err != nil {
+		return Credentials{}, err
+	}
+	var cred Credentials
+	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		cred, err = s.insertClient(ctx, tx, p)
+		return err
+	})
+	return cred, err
+}
+
+func (s *Service) insertClient(ctx context.Context, tx *store.Tx, p ClientParams) (Credentials, error) {
+	c := store.Client{
+		ID: s.newClientID(), Name: strings.TrimSpace(p.Name), Environment: s.Env,
+		WebhookSecret: s.NewWebhookSecret(), CashinFee: p.CashinFee, PayoutFee: p.PayoutFee,
+		Status: store.ClientActive, CreatedAt: s.now(),
+	}
+	secret := s.newClientSecret()
+	c.SecretHash = HashSecret(secret)
+	if err := tx.InsertClient(ctx, c); err != nil {
+		return Credentials{}, fmt.Errorf("create client: %w", err)
+	}
+	return Credentials{ClientID: c.ID, ClientSecret: secret, WebhookSecret: c.WebhookSecret, Name: c.Name, Environment: c.Environment}, nil
+}
+
+// BootstrapSandbox creates the client named "sandbox" when the database has
+// no client yet, in sandbox only. It returns the credentials and true when it
+// created one; across nodes starting together at most one is created.
+func (s *Service) BootstrapSandbox(ctx context.Context) (Credentials, bool, error) {
+	if s.Env != "sandbox" {
+		return Credentials{}, false, nil
+	}
+	n, err := s.DB.CountClients(ctx)
+	if err != nil || n > 0 {
+		return Credentials{}, false, err
+	}
+	var cred Credentials
+	created := false
+	err = s.DB.Write(ctx, func(tx *store.Tx) error {
+		created = false
+		ok, err := tx.ClaimBootstrap(ctx, "sandbox-client", s.now())
+		if err != nil || !ok {
+			return err
+		}
+		if n, err := tx.CountClients(ctx); err != nil || n > 0 {
+			return err
+		}
+		cred, err = s.insertClient(ctx, tx, ClientParams{Name: "sandbox"})
+		created = err == nil
+		return err
+	})
+	return cred, created, err
+}
+
+// RotateSecret replaces a client's secret; the old one stops working at once.
+// Returns ENotFound for an unknown client.
+func (s *Service) RotateSecret(ctx context.Context, clientID string) (Credentials, error) {
+	secret := s.newClientSecret()
+	err := s.DB.Write(ctx, func(tx *store.Tx) error { return tx.SetClientSecret(ctx, clientID, HashSecret(secret)) })
+	if errors.Is(err, store.ErrNotFound) {
+		return Credentials{}, pix.Errorf(pix.ENotFound, "client %q not found", clientID)
+	}
+	if err != nil {
+		return Credentials{}, fmt.Errorf("rotate secret: %w", err)
+	}
+	return Credentials{ClientID: clientID, ClientSecret: secret}, nil
+}
+
+// DisableClient stops a client's credentials from working. Returns ENotFound.
+func (s *Service) DisableClient(ctx context.Context, clientID string) error {
+	err := s.DB.Write(ctx, func(tx *store.Tx) error { return tx.SetClientStatus(ctx, clientID, store.ClientDisabled) })
+	if errors.Is(err, store.ErrNotFound) {
+		return pix.Errorf(pix.ENotFound, "client %q not found", clientID)
+	}
+	if err != nil {
+		return fmt.Errorf("disable client: %w", err)
+	}
+	return nil
+}
+
+// Clients lists every client.
+func (s *Service) Clients(ctx context.Context) ([]store.Client, error) {
+	return s.DB.Clients(ctx)
+}
+
+// Authenticate returns the active client of this environment whose id and
+// secret match, comparing the secret's hash in constant time. Every failure
+// is EUnauthorized, without saying which part was wrong.
+func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (store.Client, error) {
+	unauthorized := pix.Errorf(pix.EUnauthorized, "Invalid credentials")
+	if clientID == "" || secret == "" || len(clientID) > 128 || len(secret) > 256 {
+		return store.Client{}, unauthorized
+	}
+	c, err := s.DB.Client(ctx, clientID)
+	if errors.Is(err, store.ErrNotFound) {
+		// Spend the same work as a real comparison.
+		subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(HashSecret("")))
+		return store.Client{}, unauthorized
+	}
+	if err != nil {
+		return store.Client{}, fmt.Errorf("authenticate: %w", err)
+	}
+	match := subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(c.SecretHash)) == 1
+	if !match || c.Status != store.ClientActive || c.Environment != s.Env {
+		return store.Client{}, unauthorized
+	}
+	return c, nil
+}

@@ -1,0 +1,62 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// Event types (CONTRACT §5).
+const (
+	EventCashinPaid      = "pix.cashin.paid"
+	EventCashinCancelled = "pix.cashin.cancelled"
+	EventCashoutPaid     = "pix.cashout.paid"
+	EventCashoutFailed   = "pix.cashout.failed"
+	EventCashoutReversed = "pix.cashout.reversed"
+	EventRefundCompleted = "pix.refund.completed"
+	EventRefundFailed    = "pix.refund.failed"
+)
+
+// EventBody is the JSON body of a webhook.
+type EventBody struct {
+	ID                string     `json:"id"`
+	Event             string     `json:"event"`
+	StatusTransaction string     `json:"statusTransaction"`
+	Value             pix.Amount `json:"value"`
+	PaymentID         string     `json:"payment_id"`
+	TransactionID     string     `json:"transaction_id,omitempty"`
+	RefundID          string     `json:"refund_id,omitempty"`
+	ExternalID        *string    `json:"external_id"`
+	Type              string     `json:"type"`
+	Tax               pix.Amount `json:"tax"`
+	OccurredAt        string     `json:"occurred_at"`
+}
+
+func (s *Service) newEventID() string {
+	id := s.newOrderedID()
+	return "evt_" + strings.ReplaceAll(id, "-", "")
+}
+
+// emit writes an event for transaction t into the outbox, inside tx.
+func (s *Service) emit(ctx context.Context, tx *store.Tx, t store.Transaction, event, status string, value, tax pix.Amount, refundID string, now time.Time) error {
+	b := EventBody{ID: s.newEventID(), Event: event, StatusTransaction: status, Value: value, PaymentID: t.ID,
+		Type: t.Type, Tax: tax, RefundID: refundID, OccurredAt: FormatTime(now)}
+	if t.ExternalID != "" {
+		ext := t.ExternalID
+		b.ExternalID = &ext
+	}
+	if t.Type == store.TypeCashout {
+		b.TransactionID = t.ID
+	}
+	payload, err := json.Marshal(b)
+	if err != nil {
+		return fmt.Errorf("event payload: %w", err)
+	}
+	return tx.InsertEvent(ctx, store.Event{ID: b.ID, ClientID: t.ClientID, TransactionID: t.ID, Type: event,
+		URL: t.CallbackURL, Payload: string(payload), CreatedAt: now})
+}

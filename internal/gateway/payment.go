@@ -1,0 +1,138 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// ReceivePayment settles the charge that a PIX payment reported by the
+// provider pays (matched by the BR Code txid): PENDING → PAID, confirmed_date
+// set, the amount less the cash-in fee credited to available, and event
+// pix.cashin.paid — all in one transaction. A payment reported twice credits
+// once. Errors: ENotFound (no such txid), EUnprocessable (charge not payable,
+// or the amount differs).
+func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store.Transaction, error) {
+	now := s.now()
+	if !p.PaidAt.IsZero() {
+		now = p.PaidAt.UTC().Truncate(time.Millisecond)
+	}
+	var out store.Transaction
+	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+		t, err := tx.TransactionByTxID(ctx, p.TxID)
+		if err != nil {
+			return err
+		}
+		if t, err = tx.TransactionForUpdate(ctx, t.ClientID, t.ID); err != nil {
+			return err
+		}
+		out = t
+		switch {
+		case t.Status == StatusPaid || t.Status == StatusRefunded:
+			return nil // already credited: paying twice credits once
+		case t.Status != StatusPending:
+			return pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be paid", t.Status)
+		case p.Amount != t.Amount:
+			return pix.Errorf(pix.EUnprocessable, "Payment amount %s does not match the charge amount %s", p.Amount, t.Amount)
+		}
+		ok, err := tx.TransitionTransaction(ctx, t.ID, StatusPending, StatusPaid, now)
+		if err != nil || !ok {
+			return errors.Join(err, fmt.Errorf("charge %s changed concurrently", t.ID))
+		}
+		if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(t.Amount, t.Tax), now); err != nil {
+			return err
+		}
+		out.Status, out.ConfirmedAt = StatusPaid, now
+		return s.emit(ctx, tx, out, EventCashinPaid, StatusPaid, t.Amount, t.Tax, "", now)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+	}
+	if err != nil {
+		return store.Transaction{}, fmt.Errorf("receive payment: %w", err)
+	}
+	return out, nil
+}
+
+// Charge returns client c's charge with the given id. Errors: ENotFound.
+func (s *Service) Charge(ctx context.Context, c store.Client, id string) (store.Transaction, error) {
+	t, err := s.DB.Transaction(ctx, c.ID, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != store.TypeCashin) {
+		return store.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+	}
+	if err != nil {
+		return store.Transaction{}, fmt.Errorf("charge: %w", err)
+	}
+	return t, nil
+}
+
+// ExpireCharge cancels client c's PENDING charge (sandbox expire, or the TTL
+// job): CANCELLED and event pix.cashin.cancelled in one transaction.
+// Expiring a cancelled charge again changes nothing. Errors: ENotFound,
+// EUnprocessable (already paid).
+func (s *Service) ExpireCharge(ctx context.Context, c store.Client, id string) (store.Transaction, error) {
+	if _, err := s.Charge(ctx, c, id); err != nil {
+		return store.Transaction{}, err
+	}
+	now := s.now()
+	var out store.Transaction
+	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+		t, err := tx.TransactionForUpdate(ctx, c.ID, id)
+		if err != nil {
+			return err
+		}
+		out = t
+		switch t.Status {
+		case StatusCancelled:
+			return nil
+		case StatusPending:
+			return s.cancel(ctx, tx, &out, now)
+		}
+		return pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be cancelled", t.Status)
+	})
+	if err != nil {
+		return store.Transaction{}, fmt.Errorf("expire charge: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Service) cancel(ctx context.Context, tx *store.Tx, t *store.Transaction, now time.Time) error {
+	ok, err := tx.TransitionTransaction(ctx, t.ID, StatusPending, StatusCancelled, time.Time{})
+	if err != nil || !ok {
+		return err
+	}
+	t.Status = StatusCancelled
+	return s.emit(ctx, tx, *t, EventCashinCancelled, StatusCancelled, t.Amount, t.Tax, "", now)
+}
+
+// ExpireDue cancels up to limit charges whose expires_at has passed and
+// returns how many it cancelled. Several nodes may run it at once: each
+// claims different rows (SKIP LOCKED) and the transition happens once.
+func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
+	now := s.now()
+	n := 0
+	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+		n = 0
+		due, err := tx.DueCharges(ctx, now, limit)
+		if err != nil {
+			return err
+		}
+		for i := range due {
+			if err := s.cancel(ctx, tx, &due[i], now); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("expire due charges: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,105 @@
+// Package httpapi is pixgate's HTTP API: the one route table, authentication,
+// request decoding, and the mapping of domain errors to the spec §7 bodies.
+// Handlers return errors; writing and logging them happens in one place.
+package httpapi
+
+import (
+	"context"
+	"embed"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/provider/sandbox"
+	"github.com/pixgate/pixgate/internal/ratelimit"
+)
+
+// Server serves the API.
+type Server struct {
+	gw      *gateway.Service
+	log     *slog.Logger
+	sandbox bool
+	psp     sandbox.Provider
+	loc     *time.Location
+	// Ready reports whether dependencies answer (for /readyz).
+	ready func(ctx context.Context) error
+	// metrics, when set, observes each finished request.
+	metrics func(r *http.Request, status int, d time.Duration)
+	limiter ratelimit.Limiter
+	// limited and limiterFailed, when set, count refusals and limiter outages.
+	limited, limiterFailed func()
+}
+
+// Options configure a Server.
+type Options struct {
+	Gateway *gateway.Service
+	Log     *slog.Logger
+	// Ready reports whether dependencies answer; nil means always ready.
+	Ready func(ctx context.Context) error
+	// Observe, when set, is called once per finished request.
+	Observe func(r *http.Request, status int, d time.Duration)
+	// Limiter limits /api/v1/ requests; nil means no limit.
+	Limiter ratelimit.Limiter
+	// Limited and LimiterFailed, when set, count 429s and limiter outages.
+	Limited, LimiterFailed func()
+}
+
+// New returns the API server for the gateway's environment.
+func New(o Options) (*Server, error) {
+	loc, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		return nil, err
+	}
+	ready := o.Ready
+	if ready == nil {
+		ready = func(context.Context) error { return nil }
+	}
+	return &Server{gw: o.Gateway, log: o.Log, sandbox: o.Gateway.Env == "sandbox", loc: loc, ready: ready, metrics: o.Observe,
+		limiter: o.Limiter, limited: o.Limited, limiterFailed: o.LimiterFailed}, nil
+}
+
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts a handler that returns an error.
+func (s *Server) handle(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// Handler returns the whole HTTP handler: every route of pixgate is here.
+func (s *Server) Handler() http.Handler {
+	api := http.NewServeMux()
+	api.Handle("POST /api/v1/gateway/request-qrcode", s.handle(s.createCharge))
+	api.Handle("GET /api/v1/wallet/balance", s.handle(s.balance))
+	api.Handle("POST /api/v1/wallet/transaction", s.handle(s.lookup))
+	api.Handle("GET /api/v1/wallet/transactions", s.handle(s.history))
+	if s.sandbox {
+		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/pay", s.handle(s.sandboxPay))
+		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/expire", s.handle(s.sandboxExpire))
+	}
+
+	root := http.NewServeMux()
+	root.Handle("GET /healthz", s.handle(s.healthz))
+	root.Handle("GET /readyz", s.handle(s.readyz))
+	root.Handle("GET /openapi.yaml", s.handle(s.openapi))
+	root.Handle("GET /pay/{payment_id}", s.handle(s.payPage))
+	root.Handle("GET /assets/", s.assets())
+	if s.sandbox {
+		root.Handle("POST /pay/{payment_id}/sandbox-pay", s.handle(s.payPageSandboxPay))
+	}
+	root.Handle("/api/v1/", s.authenticate(s.routed(api)))
+	return s.observe(s.routed(root))
+}
+
+func mustSub(fsys embed.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}

@@ -1,0 +1,38 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/pixgate/pixgate/internal/gateway"
+)
+
+type sandboxResponse struct {
+	StatusCode int                     `json:"statusCode"`
+	Message    string                  `json:"message"`
+	Data       gateway.TransactionView `json:"data"`
+}
+
+// sandboxPay pays the caller's charge as if a payer had paid its BR Code.
+func (s *Server) sandboxPay(w http.ResponseWriter, r *http.Request) error {
+	c := client(r)
+	t, err := s.gw.Charge(r.Context(), c, r.PathValue("payment_id"))
+	if err != nil {
+		return err
+	}
+	t, err = s.gw.ReceivePayment(r.Context(), s.psp.PaymentFor(t.TxID, t.Amount, s.gw.Now()))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sandboxResponse{http.StatusOK, "Charge paid", gateway.View(t)})
+	return nil
+}
+
+// sandboxExpire cancels the caller's pending charge.
+func (s *Server) sandboxExpire(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.gw.ExpireCharge(r.Context(), client(r), r.PathValue("payment_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sandboxResponse{http.StatusOK, "Charge cancelled", gateway.View(t)})
+	return nil
+}
