@@ -1,0 +1,205 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/httpapi"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/ratelimit"
+	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/store/postgres"
+	"github.com/pixgate/pixgate/internal/store/sqlite"
+	"github.com/pixgate/pixgate/internal/testkit"
+)
+
+// databases runs fn once per database driver, as parallel subtests.
+func databases(t *testing.T, fn func(t *testing.T, open func(t *testing.T) *store.DB)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		fn(t, func(t *testing.T) *store.DB {
+			db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "pixgate.db"))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = db.Close() })
+			_, err = db.Migrate(context.Background())
+			require.NoError(t, err)
+			return db
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		fn(t, func(t *testing.T) *store.DB {
+			db, err := postgres.Open(context.Background(), testkit.PostgresURL(t), 16)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = db.Close() })
+			_, err = db.Migrate(context.Background())
+			require.NoError(t, err)
+			return db
+		})
+	})
+}
+
+// clock is a settable offset on the real clock.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// bundle is one running API over one database.
+type bundle struct {
+	t     *testing.T
+	db    *store.DB
+	gw    *gateway.Service
+	srv   *httptest.Server
+	http  *http.Client // every response is checked against openapi.yaml
+	raw   *http.Client // unchecked, for undocumented routes (404/405)
+	cred  gateway.Credentials
+	clock *clock
+	logs  *bytes.Buffer
+}
+
+type options struct {
+	env       string
+	rateLimit int
+	fee       pix.FeeRule
+}
+
+func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
+	t.Helper()
+	if o.env == "" {
+		o.env = "sandbox"
+	}
+	if o.rateLimit == 0 {
+		o.rateLimit = 100000
+	}
+	db := open(t)
+	logs := &bytes.Buffer{}
+	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil))
+	gw := gateway.New(db, o.env, gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja Exemplo Ltda", City: "São Paulo"},
+		24*time.Hour, 50*time.Millisecond, log)
+	clk := &clock{}
+	gw.Now = clk.Now
+	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(o.rateLimit)})
+	require.NoError(t, err)
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	cred, err := gw.CreateClient(context.Background(), gateway.ClientParams{Name: "merchant", CashinFee: o.fee, PayoutFee: o.fee})
+	require.NoError(t, err)
+	doc := testkit.NewOpenAPI(t, httpapi.OpenAPIDocument())
+	return &bundle{t: t, db: db, gw: gw, srv: srv, http: doc.Client(t, http.DefaultTransport), raw: &http.Client{},
+		cred: cred, clock: clk, logs: logs}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// response is a decoded HTTP response.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+	json   map[string]any
+}
+
+// do sends a request with the bundle's credentials (unless cred is given).
+func (b *bundle) do(method, path string, body any, cred ...gateway.Credentials) response {
+	b.t.Helper()
+	return b.send(b.http, method, path, body, "application/json", cred...)
+}
+
+func (b *bundle) send(c *http.Client, method, path string, body any, contentType string, cred ...gateway.Credentials) response {
+	b.t.Helper()
+	var rd io.Reader
+	switch v := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewReader([]byte(v))
+	case []byte:
+		rd = bytes.NewReader(v)
+	default:
+		raw, err := json.Marshal(v)
+		require.NoError(b.t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, b.srv.URL+path, rd)
+	require.NoError(b.t, err)
+	if rd != nil && contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	cr := b.cred
+	if len(cred) > 0 {
+		cr = cred[0]
+	}
+	if cr.ClientID != "" {
+		req.Header.Set("stpi", cr.ClientID)
+	}
+	if cr.ClientSecret != "" {
+		req.Header.Set("stps", cr.ClientSecret)
+	}
+	resp, err := c.Do(req)
+	require.NoError(b.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(b.t, err)
+	r := response{status: resp.StatusCode, header: resp.Header, body: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		require.NoError(b.t, d.Decode(&r.json), string(raw))
+	}
+	require.NotEmpty(b.t, resp.Header.Get("X-Request-Id"))
+	return r
+}
+
+// validCharge returns a charge request body that passes every rule.
+func validCharge(externalID string, amount string) map[string]any {
+	return map[string]any{
+		"amount":      json.Number(amount),
+		"external_id": externalID,
+		"payer": map[string]any{
+			"name": "João da Silva", "document": "52998224725", "phoneNumber": "11987654321", "email": "joao@example.com",
+			"address": map[string]any{"street": "Rua das Flores", "number": "100", "neighborhood": "Centro",
+				"city": "São Paulo", "state": "SP", "zipCode": "01001000"},
+		},
+		"payerQuestion": "Pedido 123",
+		"postbackUrl":   "https://merchant.example.com/webhooks/pix",
+		"products":      []any{map[string]any{"name": "Camiseta", "quantity": "1", "price": json.Number(amount)}},
+	}
+}
+
+// count returns how many transactions the client has.
+func (b *bundle) count(clientID string) int {
+	b.t.Helper()
+	rows, _, err := b.db.History(context.Background(), clientID, store.HistoryFilter{Limit: 1000})
+	require.NoError(b.t, err)
+	return len(rows)
+}
+
+func (b *bundle) createCharge(ext, amount string) response {
+	b.t.Helper()
+	r := b.do("POST", "/api/v1/gateway/request-qrcode", validCharge(ext, amount))
+	require.Equal(b.t, http.StatusCreated, r.status, string(r.body))
+	return r
+}
