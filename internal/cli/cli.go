@@ -105,7 +105,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 			fmt.Fprintf(stderr, "pixgate: %s\n", pe.Message)
 			return 1
 		}
-		fmt.Fprintf(stderr, "pixgate: %v\n", err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "pixgate: %s\n", line)
+		}
 		return 1
 	}
 	return 0
@@ -171,6 +173,9 @@ func (a *app) clientsCreate(ctx context.Context, c clientsCreate) error {
 	var p gateway.ClientParams
 	p.Name = c.Name
 	var errs []error
+	if n := strings.TrimSpace(c.Name); n == "" || len(n) > 100 {
+		errs = append(errs, errors.New("invalid --name: 1 to 100 characters"))
+	}
 	parsePct := func(flag, v string, dst *int64) {
 		bp, err := pix.ParsePercent(v)
 		if err != nil {

@@ -62,8 +62,10 @@ func (a *app) serve(ctx context.Context) error {
 
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	runner := &job.Runner{Log: a.log, Interval: time.Second, Tasks: []job.Task{
+	runner := &job.Runner{Log: a.log, Interval: jobInterval(a.settings.PayoutDelay), Tasks: []job.Task{
 		{Name: "expire-charges", Run: gw.ExpireDue},
+		{Name: "settle-payouts", Run: gw.SettleDue},
+		{Name: "settle-refunds", Run: gw.SettleRefundsDue},
 	}}
 	wg.Add(1)
 	go func() { defer wg.Done(); runner.Run(jobsCtx) }()
@@ -88,4 +90,10 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	a.log.Info("stopped")
 	return nil
+}
+
+// jobInterval polls often enough that a sandbox payout settles close to its
+// delay and a charge expires within 5 s of expires_at.
+func jobInterval(payoutDelay time.Duration) time.Duration {
+	return min(time.Second, max(50*time.Millisecond, payoutDelay/4))
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/qr"
 	"github.com/pixgate/pixgate/internal/store"
 )
@@ -36,12 +38,14 @@ type Service struct {
 	// Rand is the source of secrets, ids and txids.
 	Rand io.Reader
 	QR   *qr.Encoder
+	// Provider settles outgoing transfers (the sandbox simulator by default).
+	Provider provider.Provider
 }
 
 // New returns a Service with the real clock and crypto/rand.
 func New(db *store.DB, env string, m Merchant, chargeTTL, payoutDelay time.Duration, log *slog.Logger) *Service {
 	return &Service{DB: db, Env: env, Merchant: m, ChargeTTL: chargeTTL, PayoutDelay: payoutDelay, Log: log,
-		Now: time.Now, Rand: rand.Reader, QR: &qr.Encoder{}}
+		Now: time.Now, Rand: rand.Reader, QR: &qr.Encoder{}, Provider: sandbox.Provider{}}
 }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }

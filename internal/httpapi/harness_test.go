@@ -203,3 +203,22 @@ func (b *bundle) createCharge(ext, amount string) response {
 	require.Equal(b.t, http.StatusCreated, r.status, string(r.body))
 	return r
 }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+
+// doReq sends a prepared request through the checked client.
+func (b *bundle) doReq(req *http.Request) response {
+	b.t.Helper()
+	resp, err := b.http.Do(req)
+	require.NoError(b.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(b.t, err)
+	r := response{status: resp.StatusCode, header: resp.Header, body: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		require.NoError(b.t, d.Decode(&r.json), string(raw))
+	}
+	return r
+}

@@ -40,7 +40,7 @@ var dialect = &store.Dialect{
 		var e *pgconn.PgError
 		return errors.As(err, &e) && (e.Code == "40001" || e.Code == "40P01")
 	},
-	Locker: func() (lock.SessionLocker, error) { return lock.NewPostgresSessionLocker() },
+	Locker: func() (lock.SessionLocker, error) { return advisoryLocker{}, nil },
 }
 
 // Open connects to the PostgreSQL database at url (postgres://…). It does
@@ -65,6 +65,29 @@ func Open(ctx context.Context, url string, maxConns int) (*store.DB, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
-	var _ *sql.DB = db
 	return store.New(db, db, dialect), nil
+}
+
+// migrationLockID is the advisory lock key migrations serialize on.
+const migrationLockID = 0x70697867617465 // "pixgate"
+
+// advisoryLocker serializes migrations with a blocking session advisory
+// lock, so a node that loses the race starts the moment the winner is done
+// (goose's own locker polls every few seconds).
+type advisoryLocker struct{}
+
+// SessionLock waits for the migration lock on conn.
+func (advisoryLocker) SessionLock(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLockID)); err != nil {
+		return fmt.Errorf("take migration lock: %w", err)
+	}
+	return nil
+}
+
+// SessionUnlock releases the migration lock on conn.
+func (advisoryLocker) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", int64(migrationLockID)); err != nil {
+		return fmt.Errorf("release migration lock: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,201 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// CreditParty is a payout's beneficiary.
+type CreditParty struct {
+	Name    string `json:"name"`
+	KeyType string `json:"keyType"`
+	Key     string `json:"key"`
+}
+
+// PayoutRequest is the body of POST /api/v1/gateway/pix-payment.
+type PayoutRequest struct {
+	Amount      json.RawMessage `json:"amount"`
+	Description string          `json:"description"`
+	CreditParty *CreditParty    `json:"creditParty"`
+	CallbackURL string          `json:"callbackUrl"`
+	ExternalID  *string         `json:"external_id"`
+}
+
+// PayoutResponse is the 200 body of a created payout (and of its replays).
+type PayoutResponse struct {
+	StatusCode    int        `json:"statusCode"`
+	TransactionID string     `json:"transaction_id"`
+	ExternalID    *string    `json:"external_id"`
+	Amount        pix.Amount `json:"amount"`
+	Tax           pix.Amount `json:"tax"`
+	Status        string     `json:"status"`
+}
+
+// payoutDetails is what a payout keeps of its request besides money.
+type payoutDetails struct {
+	Description string      `json:"description"`
+	CreditParty CreditParty `json:"creditParty"`
+}
+
+// ValidIdempotencyKey reports whether an Idempotency-Key header value is
+// acceptable: 1–255 visible ASCII characters.
+func ValidIdempotencyKey(k string) bool {
+	if k == "" || len(k) > 255 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, error) {
+	var is issues
+	amount := is.amount("amount", r.Amount)
+	is.text("description", r.Description, 140)
+	is.check("callbackUrl", r.CallbackURL, s.ValidWebhookURL, "must be an absolute https URL")
+	if r.ExternalID != nil {
+		is.check("external_id", *r.ExternalID, pix.ValidExternalID, "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -")
+	}
+	if idemKey != "" && !ValidIdempotencyKey(idemKey) {
+		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+	}
+	if r.CreditParty == nil {
+		is.add("creditParty", "is required")
+	} else if len(r.CreditParty.Name) > 200 {
+		is.add("creditParty.name", "must be at most 200 characters")
+	}
+	if err := is.err(); err != nil {
+		return 0, err
+	}
+	cp := r.CreditParty
+	if !pix.ValidKeyType(cp.KeyType) {
+		return 0, &pix.Error{Code: pix.EInvalidKey, Message: "Invalid key format",
+			Details: []pix.FieldIssue{{Field: "creditParty.keyType", Issue: "must be one of CPF, CNPJ, EMAIL, PHONE, EVP"}}}
+	}
+	if !pix.ValidPixKey(pix.KeyType(cp.KeyType), cp.Key) {
+		return 0, &pix.Error{Code: pix.EInvalidKey, Message: "Invalid key format",
+			Details: []pix.FieldIssue{{Field: "creditParty.key", Issue: "is not a valid " + cp.KeyType + " key"}}}
+	}
+	return amount, nil
+}
+
+var errIdempotencyMismatch = &pix.Error{Code: pix.EIdempotencyMismatch, Message: "external_id already used with different parameters"}
+
+// CreatePayout validates a payout for client c, computes its tax and, in one
+// transaction, stores it PENDING and moves amount+tax from available to
+// pending. It is idempotent on external_id and on idemKey (the
+// Idempotency-Key header). Errors: EInvalid, EInvalidKey,
+// EInsufficientBalance, EIdempotencyMismatch.
+func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutRequest, idemKey string, body []byte) (PayoutResponse, bool, error) {
+	amount, err := s.validatePayout(r, idemKey)
+	if err != nil {
+		return PayoutResponse{}, false, err
+	}
+	hash, err := RequestHash("payout", body)
+	if err != nil {
+		return PayoutResponse{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
+	}
+	ext := ""
+	if r.ExternalID != nil {
+		ext = *r.ExternalID
+	}
+	find := func(q interface {
+		TransactionByExternalID(context.Context, string, string) (store.Transaction, error)
+		TransactionByIdempotencyKey(context.Context, string, string) (store.Transaction, error)
+	}) (store.Transaction, bool, error) {
+		if ext != "" {
+			t, err := q.TransactionByExternalID(ctx, c.ID, ext)
+			if err == nil || !errors.Is(err, store.ErrNotFound) {
+				return t, err == nil, err
+			}
+		}
+		if idemKey != "" {
+			t, err := q.TransactionByIdempotencyKey(ctx, c.ID, idemKey)
+			if err == nil || !errors.Is(err, store.ErrNotFound) {
+				return t, err == nil, err
+			}
+		}
+		return store.Transaction{}, false, nil
+	}
+	if prev, ok, err := find(s.DB); err != nil {
+		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
+	} else if ok {
+		return replayPayout(prev, hash)
+	}
+
+	now := s.now()
+	tax := c.PayoutFee.Fee(amount)
+	details, err := json.Marshal(payoutDetails{Description: r.Description, CreditParty: *r.CreditParty})
+	if err != nil {
+		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
+	}
+	t := store.Transaction{
+		ID: s.newUUID(), ClientID: c.ID, Type: store.TypeCashout, ExternalID: ext, IdempotencyKey: idemKey,
+		RequestHash: hash, Status: StatusPending, Amount: amount, Tax: tax, CreatedAt: now,
+		SettleAt: now.Add(s.PayoutDelay), CallbackURL: r.CallbackURL, Details: string(details),
+	}
+	var prev store.Transaction
+	inserted := false
+	err = s.DB.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		if inserted, err = tx.InsertTransaction(ctx, t); err != nil {
+			return err
+		}
+		if !inserted {
+			var ok bool
+			if prev, ok, err = find(tx); err == nil && !ok {
+				err = fmt.Errorf("payout %s conflicted with no visible row", t.ID)
+			}
+			return err
+		}
+		return tx.Post(ctx, s.newOrderedID(), c.ID, t.ID, ledger.PayoutReserved(amount, tax), now)
+	})
+	if errors.Is(err, store.ErrInsufficientFunds) {
+		return PayoutResponse{}, false, &pix.Error{Code: pix.EInsufficientBalance, Message: "Insufficient balance"}
+	}
+	if err != nil {
+		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
+	}
+	if !inserted {
+		return replayPayout(prev, hash)
+	}
+	s.Log.InfoContext(ctx, "payout created", "transaction_id", t.ID, "client_id", c.ID,
+		"key", pix.MaskKey(pix.KeyType(r.CreditParty.KeyType), r.CreditParty.Key))
+	return payoutResponse(t), false, nil
+}
+
+func replayPayout(prev store.Transaction, hash string) (PayoutResponse, bool, error) {
+	if prev.RequestHash != hash || prev.Type != store.TypeCashout {
+		return PayoutResponse{}, false, errIdempotencyMismatch
+	}
+	return payoutResponse(prev), true, nil
+}
+
+// payoutResponse is the creation response, which never changes.
+func payoutResponse(t store.Transaction) PayoutResponse {
+	resp := PayoutResponse{StatusCode: 200, TransactionID: t.ID, Amount: t.Amount, Tax: t.Tax, Status: StatusPending}
+	if t.ExternalID != "" {
+		ext := t.ExternalID
+		resp.ExternalID = &ext
+	}
+	return resp
+}
+
+func parsePayoutDetails(t store.Transaction) (payoutDetails, error) {
+	var d payoutDetails
+	if err := json.Unmarshal([]byte(t.Details), &d); err != nil {
+		return d, fmt.Errorf("payout %s details: %w", t.ID, err)
+	}
+	d.CreditParty.KeyType = strings.ToUpper(d.CreditParty.KeyType)
+	return d, nil
+}

@@ -1,0 +1,148 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// RefundWindow is how long after payment a charge may be refunded.
+const RefundWindow = 90 * 24 * time.Hour
+
+// RefundRequest is the body of POST /api/v1/gateway/refund.
+type RefundRequest struct {
+	PaymentID  string          `json:"payment_id"`
+	ExternalID string          `json:"external_id"`
+	Amount     json.RawMessage `json:"amount"`
+	Reason     string          `json:"reason"`
+}
+
+// RefundResponse is the 200 body of a created refund (and of its replays).
+type RefundResponse struct {
+	StatusCode int        `json:"statusCode"`
+	RefundID   string     `json:"refund_id"`
+	PaymentID  string     `json:"payment_id"`
+	Amount     pix.Amount `json:"amount"`
+	Status     string     `json:"status"`
+}
+
+func refundResponse(r store.Refund) RefundResponse {
+	return RefundResponse{StatusCode: 200, RefundID: r.ID, PaymentID: r.TransactionID, Amount: r.Amount, Status: StatusPending}
+}
+
+// CreateRefund returns part or all of client c's PAID charge to the payer:
+// in one transaction it stores the refund PENDING, holds its amount
+// (available → pending) and counts it against what is left to refund. No
+// amount means the remainder. Idempotent on idemKey. Errors: EInvalid,
+// ENotFound (no such charge of this client), EUnprocessable (not PAID, older
+// than 90 days, or more than is left), EInsufficientBalance,
+// EIdempotencyMismatch.
+func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundRequest, idemKey string, body []byte) (RefundResponse, bool, error) {
+	var is issues
+	var amount pix.Amount
+	if len(r.Amount) > 0 && string(r.Amount) != "null" {
+		amount = is.amount("amount", r.Amount)
+	}
+	if r.PaymentID == "" && r.ExternalID == "" {
+		is.add("payment_id", "payment_id or external_id is required")
+	}
+	if len(r.Reason) > 140 {
+		is.add("reason", "must be at most 140 characters")
+	}
+	if idemKey != "" && !ValidIdempotencyKey(idemKey) {
+		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+	}
+	if err := is.err(); err != nil {
+		return RefundResponse{}, false, err
+	}
+	hash, err := RequestHash("refund", body)
+	if err != nil {
+		return RefundResponse{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
+	}
+	if idemKey != "" {
+		prev, err := s.DB.RefundByIdempotencyKey(ctx, c.ID, idemKey)
+		if err == nil {
+			return replayRefund(prev, hash)
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return RefundResponse{}, false, fmt.Errorf("create refund: %w", err)
+		}
+	}
+	charge, err := s.Lookup(ctx, c, r.PaymentID, r.ExternalID)
+	if err != nil {
+		if pix.ErrorCode(err) == pix.ENotFound || pix.ErrorCode(err) == pix.EInvalid {
+			return RefundResponse{}, false, pix.Errorf(pix.ENotFound, "Charge not found")
+		}
+		return RefundResponse{}, false, err
+	}
+	if charge.Type != store.TypeCashin {
+		return RefundResponse{}, false, pix.Errorf(pix.ENotFound, "Charge not found")
+	}
+
+	now := s.now()
+	ref := store.Refund{ID: s.newUUID(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: idemKey, RequestHash: hash,
+		Status: store.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: now.Add(s.PayoutDelay)}
+	var prev store.Refund
+	inserted := false
+	err = s.DB.Write(ctx, func(tx *store.Tx) error {
+		t, err := tx.TransactionForUpdate(ctx, c.ID, charge.ID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case t.Status == StatusRefunded:
+			return pix.Errorf(pix.EUnprocessable, "Charge has already been fully refunded")
+		case t.Status != StatusPaid:
+			return pix.Errorf(pix.EUnprocessable, "Only PAID charges can be refunded; this charge is %s", t.Status)
+		case now.Sub(t.ConfirmedAt) > RefundWindow:
+			return pix.Errorf(pix.EUnprocessable, "Charges can only be refunded within 90 days of payment")
+		}
+		left := t.Amount - t.RefundedAmount - t.RefundPending
+		ref.Amount = amount
+		if amount == 0 {
+			ref.Amount = left
+		}
+		if left <= 0 {
+			return pix.Errorf(pix.EUnprocessable, "Nothing is left to refund on this charge (refunds in progress hold the rest)")
+		}
+		if ref.Amount > left {
+			return pix.Errorf(pix.EUnprocessable, "Refund amount exceeds what is left to refund (%s)", left)
+		}
+		if inserted, err = tx.InsertRefund(ctx, ref); err != nil || !inserted {
+			if err == nil {
+				prev, err = tx.RefundByIdempotencyKey(ctx, c.ID, idemKey)
+			}
+			return err
+		}
+		if err := tx.AddRefundPending(ctx, t.ID, ref.Amount, 0); err != nil {
+			return err
+		}
+		return tx.Post(ctx, s.newOrderedID(), c.ID, ref.ID, ledger.RefundReserved(ref.Amount), now)
+	})
+	if errors.Is(err, store.ErrInsufficientFunds) {
+		return RefundResponse{}, false, &pix.Error{Code: pix.EInsufficientBalance, Message: "Insufficient balance"}
+	}
+	if err != nil {
+		if pix.AsError(err) != nil {
+			return RefundResponse{}, false, err
+		}
+		return RefundResponse{}, false, fmt.Errorf("create refund: %w", err)
+	}
+	if !inserted {
+		return replayRefund(prev, hash)
+	}
+	return refundResponse(ref), false, nil
+}
+
+func replayRefund(prev store.Refund, hash string) (RefundResponse, bool, error) {
+	if prev.RequestHash != hash {
+		return RefundResponse{}, false, errIdempotencyMismatch
+	}
+	return refundResponse(prev), true, nil
+}

@@ -1,0 +1,170 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// SettleDue settles up to limit payouts whose settle_at has passed: it asks
+// the provider for each one's outcome and applies it — completed (PAID,
+// pix.cashout.paid), failed (CANCELLED, funds released, pix.cashout.failed)
+// or returned (PAID now, REVERSED one delay later, amount back and tax kept,
+// pix.cashout.reversed) — each in the transaction that claimed the row, so a
+// payout is never settled twice, even across nodes.
+func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
+	now := s.now()
+	n := 0
+	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+		n = 0
+		due, err := tx.DueSettlements(ctx, now, limit)
+		if err != nil {
+			return err
+		}
+		for _, t := range due {
+			if err := s.settlePayout(ctx, tx, t, now); err != nil {
+				return fmt.Errorf("payout %s: %w", t.ID, err)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("settle payouts: %w", err)
+	}
+	return n, nil
+}
+
+func (s *Service) settlePayout(ctx context.Context, tx *store.Tx, t store.Transaction, now time.Time) error {
+	if t.Type != store.TypeCashout {
+		return tx.SetSettleAt(ctx, t.ID, time.Time{})
+	}
+	switch t.Status {
+	case StatusPending:
+		d, err := parsePayoutDetails(t)
+		if err != nil {
+			return err
+		}
+		outcome, err := s.Provider.Settle(ctx, provider.Transfer{ID: t.ID, Amount: t.Amount,
+			KeyType: pix.KeyType(d.CreditParty.KeyType), Key: d.CreditParty.Key})
+		if err != nil {
+			return err
+		}
+		switch outcome {
+		case provider.Failed:
+			if ok, err := tx.TransitionTransaction(ctx, t.ID, StatusPending, StatusCancelled, time.Time{}); err != nil || !ok {
+				return errors.Join(err, errChanged)
+			}
+			if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.PayoutFailed(t.Amount, t.Tax), now); err != nil {
+				return err
+			}
+			t.Status = StatusCancelled
+			if err := tx.SetSettleAt(ctx, t.ID, time.Time{}); err != nil {
+				return err
+			}
+			return s.emit(ctx, tx, t, EventCashoutFailed, StatusCancelled, t.Amount, t.Tax, "", now)
+		case provider.Completed, provider.Returned:
+			if ok, err := tx.TransitionTransaction(ctx, t.ID, StatusPending, StatusPaid, now); err != nil || !ok {
+				return errors.Join(err, errChanged)
+			}
+			if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.PayoutCompleted(t.Amount, t.Tax), now); err != nil {
+				return err
+			}
+			next := time.Time{}
+			if outcome == provider.Returned {
+				next = now.Add(max(s.PayoutDelay, time.Millisecond))
+			}
+			if err := tx.SetSettleAt(ctx, t.ID, next); err != nil {
+				return err
+			}
+			t.Status, t.ConfirmedAt = StatusPaid, now
+			return s.emit(ctx, tx, t, EventCashoutPaid, StatusPaid, t.Amount, t.Tax, "", now)
+		}
+		return fmt.Errorf("unknown provider outcome %q", outcome)
+	case StatusPaid:
+		// A completed payout scheduled again is being returned by the beneficiary's bank.
+		if ok, err := tx.TransitionTransaction(ctx, t.ID, StatusPaid, StatusReversed, time.Time{}); err != nil || !ok {
+			return errors.Join(err, errChanged)
+		}
+		if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.PayoutReversed(t.Amount), now); err != nil {
+			return err
+		}
+		if err := tx.SetSettleAt(ctx, t.ID, time.Time{}); err != nil {
+			return err
+		}
+		t.Status = StatusReversed
+		return s.emit(ctx, tx, t, EventCashoutReversed, StatusReversed, t.Amount, t.Tax, "", now)
+	}
+	// Anything else has nothing left to settle.
+	return tx.SetSettleAt(ctx, t.ID, time.Time{})
+}
+
+var errChanged = errors.New("changed concurrently")
+
+// SettleRefundsDue settles up to limit refunds whose settle_at has passed:
+// completed (pending → PIX network; the charge's refunded_amount grows and it
+// reads REFUNDED once fully refunded; pix.refund.completed) or failed (funds
+// back to available; pix.refund.failed).
+func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) {
+	now := s.now()
+	n := 0
+	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+		n = 0
+		due, err := tx.DueRefunds(ctx, now, limit)
+		if err != nil {
+			return err
+		}
+		for _, r := range due {
+			if err := s.settleRefund(ctx, tx, r, now); err != nil {
+				return fmt.Errorf("refund %s: %w", r.ID, err)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("settle refunds: %w", err)
+	}
+	return n, nil
+}
+
+func (s *Service) settleRefund(ctx context.Context, tx *store.Tx, r store.Refund, now time.Time) error {
+	charge, err := tx.TransactionForUpdate(ctx, r.ClientID, r.TransactionID)
+	if err != nil {
+		return err
+	}
+	outcome, err := s.Provider.Settle(ctx, provider.Transfer{ID: r.ID, Amount: r.Amount, Reason: r.Reason, Refund: true})
+	if err != nil {
+		return err
+	}
+	status, event := store.RefundCompleted, EventRefundCompleted
+	posting := ledger.RefundCompleted(r.Amount)
+	settled := r.Amount
+	if outcome == provider.Failed {
+		status, event, posting, settled = store.RefundFailed, EventRefundFailed, ledger.RefundFailed(r.Amount), 0
+	}
+	ok, err := tx.FinishRefund(ctx, r.ID, status, now)
+	if err != nil || !ok {
+		return errors.Join(err, errChanged)
+	}
+	if err := tx.AddRefundPending(ctx, charge.ID, -r.Amount, settled); err != nil {
+		return err
+	}
+	if err := tx.Post(ctx, s.newOrderedID(), r.ClientID, r.ID, posting, now); err != nil {
+		return err
+	}
+	charge.RefundedAmount += settled
+	if charge.RefundedAmount == charge.Amount && charge.Status == StatusPaid {
+		if err := tx.SetStatus(ctx, charge.ID, StatusRefunded); err != nil {
+			return err
+		}
+		charge.Status = StatusRefunded
+	}
+	return s.emit(ctx, tx, charge, event, charge.Status, r.Amount, 0, r.ID, now)
+}

@@ -1,0 +1,305 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+func payout(amount, keyType, key string) map[string]any {
+	return map[string]any{
+		"amount":      json.Number(amount),
+		"description": "Pagamento fornecedor",
+		"creditParty": map[string]any{"name": "Fornecedor Ltda", "keyType": keyType, "key": key},
+		"callbackUrl": "https://merchant.example.com/webhooks/payout",
+	}
+}
+
+// fund credits the client's available balance by paying a charge.
+func (b *bundle) fund(amount string) {
+	b.t.Helper()
+	id := b.createCharge(fmt.Sprint("fund-", rand.Int64()), amount).json["payment_id"].(string)
+	r := b.do("POST", "/api/v1/sandbox/charges/"+id+"/pay", nil)
+	require.Equal(b.t, http.StatusOK, r.status, string(r.body))
+}
+
+// settle advances the clock past the payout delay and runs settlement until nothing is due.
+func (b *bundle) settle() {
+	b.t.Helper()
+	b.clock.Advance(time.Second)
+	for {
+		n, err := b.gw.SettleDue(context.Background(), 100)
+		require.NoError(b.t, err)
+		m, err := b.gw.SettleRefundsDue(context.Background(), 100)
+		require.NoError(b.t, err)
+		if n+m == 0 {
+			return
+		}
+		b.clock.Advance(time.Second)
+	}
+}
+
+func (b *bundle) lookup(id string) map[string]any {
+	b.t.Helper()
+	r := b.do("POST", "/api/v1/wallet/transaction", map[string]any{"payment_id": id})
+	require.Equal(b.t, http.StatusOK, r.status, string(r.body))
+	return r.json["data"].(map[string]any)
+}
+
+func (b *bundle) entries(id string) [][]ledger.Entry {
+	b.t.Helper()
+	ps, err := b.db.Postings(context.Background(), id)
+	require.NoError(b.t, err)
+	out := make([][]ledger.Entry, len(ps))
+	for i, p := range ps {
+		out[i] = p.Entries
+	}
+	return out
+}
+
+func (b *bundle) eventTypes(id string) []string {
+	b.t.Helper()
+	evs, err := b.db.Events(context.Background(), id)
+	require.NoError(b.t, err)
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func TestPayoutValidation(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		b.fund("1000")
+		path := "/api/v1/gateway/pix-payment"
+		for _, tc := range []struct{ keyType, key string }{
+			{"CPF", "52998224724"}, {"CPF", "529.982.247-25"}, {"CNPJ", "11222333000180"}, {"EMAIL", "not-an-email"},
+			{"EMAIL", "a@b"}, {"PHONE", "11987654321"}, {"PHONE", "+55119876"}, {"PHONE", "+5511987654321000"},
+			{"EVP", "not-a-uuid"}, {"EVP", "123e4567-e89b-12d3-a456-426614174000"}, {"IBAN", "x"}, {"CPF", ""}, {"", "52998224725"},
+		} {
+			r := b.do("POST", path, payout("10", tc.keyType, tc.key))
+			require.Equal(t, http.StatusBadRequest, r.status, "%v %s", tc, r.body)
+			require.Equal(t, "Invalid key format", r.json["message"], tc)
+			require.Equal(t, "Bad Request", r.json["error"])
+		}
+		for _, tc := range []struct{ keyType, key string }{
+			{"CPF", "52998224725"}, {"CNPJ", "11222333000181"}, {"EMAIL", "fornecedor@example.com"},
+			{"PHONE", "+5511987654321"}, {"PHONE", "+551133334444"}, {"EVP", "123e4567-e89b-42d3-a456-426614174000"},
+		} {
+			r := b.do("POST", path, payout("1", tc.keyType, tc.key))
+			require.Equal(t, http.StatusOK, r.status, "%v %s", tc, r.body)
+		}
+		bad := func(mut func(m map[string]any)) map[string]any {
+			m := payout("10", "CPF", "52998224725")
+			mut(m)
+			return m
+		}
+		for i, body := range []map[string]any{
+			bad(func(m map[string]any) { m["amount"] = json.Number("0") }),
+			bad(func(m map[string]any) { m["amount"] = json.Number("1.999") }),
+			bad(func(m map[string]any) { delete(m, "amount") }),
+			bad(func(m map[string]any) { delete(m, "description") }),
+			bad(func(m map[string]any) { delete(m, "callbackUrl") }),
+			bad(func(m map[string]any) { m["callbackUrl"] = "nope" }),
+			bad(func(m map[string]any) { delete(m, "creditParty") }),
+			bad(func(m map[string]any) { m["external_id"] = "bad id" }),
+		} {
+			r := b.do("POST", path, body)
+			require.Equal(t, http.StatusBadRequest, r.status, "%d %s", i, r.body)
+			require.Equal(t, "Invalid request parameters", r.json["message"], i)
+		}
+		avail, pending := b.balance()
+		require.Equal(t, json.Number("99400"), avail, "only the 6 valid payouts reserved")
+		require.Equal(t, json.Number("600"), pending)
+	})
+}
+
+func TestPayoutLifecycle(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		// Payout fee: 1.5% + R$ 0.10.
+		b := setup(t, open, options{fee: pix.FeeRule{PercentBP: 150, Fixed: 10}})
+		b.fund("1000") // available: 100000 - 1510 = 98490
+		ctx := context.Background()
+
+		r := b.do("POST", "/api/v1/gateway/pix-payment", payout("100.50", "CPF", "52998224725"))
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		require.Equal(t, json.Number("200"), r.json["statusCode"])
+		require.Equal(t, "PENDING", r.json["status"])
+		require.Equal(t, json.Number("100.5"), r.json["amount"])
+		require.Equal(t, json.Number("1.61"), r.json["tax"], "1.5% of 10050 = 150.75 → 151, + 10")
+		require.Nil(t, r.json["external_id"])
+		ok := r.json["transaction_id"].(string)
+		require.Regexp(t, uuidV4, ok)
+		avail, pending := b.balance()
+		require.Equal(t, json.Number(fmt.Sprint(98490-10211)), avail)
+		require.Equal(t, json.Number("10211"), pending)
+
+		fail := b.do("POST", "/api/v1/gateway/pix-payment", payout("10", "EMAIL", "someone@fail.sandbox")).json["transaction_id"].(string)
+		rev := b.do("POST", "/api/v1/gateway/pix-payment", payout("20", "EMAIL", "someone@reverse.sandbox")).json["transaction_id"].(string)
+		require.Equal(t, "PENDING", b.lookup(ok)["status"])
+		n, err := b.gw.SettleDue(ctx, 100)
+		require.NoError(t, err)
+		require.Zero(t, n, "nothing settles before the delay")
+		b.settle()
+
+		d := b.lookup(ok)
+		require.Equal(t, "PAID", d["status"])
+		require.Equal(t, "cashout", d["type"])
+		require.NotNil(t, d["confirmed_date"])
+		require.Equal(t, json.Number("1.61"), d["tax"])
+		require.Equal(t, "CANCELLED", b.lookup(fail)["status"])
+		require.Equal(t, "REVERSED", b.lookup(rev)["status"])
+
+		// Ledger, entry by entry.
+		require.Equal(t, [][]ledger.Entry{
+			{{Account: ledger.Available, Amount: -10211}, {Account: ledger.Pending, Amount: 10211}},
+			{{Account: ledger.Pending, Amount: -10211}, {Account: ledger.Settlement, Amount: 10050}, {Account: ledger.Fees, Amount: 161}},
+		}, b.entries(ok))
+		require.Equal(t, [][]ledger.Entry{
+			{{Account: ledger.Available, Amount: -1025}, {Account: ledger.Pending, Amount: 1025}},
+			{{Account: ledger.Pending, Amount: -1025}, {Account: ledger.Available, Amount: 1025}},
+		}, b.entries(fail))
+		require.Equal(t, [][]ledger.Entry{
+			{{Account: ledger.Available, Amount: -2040}, {Account: ledger.Pending, Amount: 2040}},
+			{{Account: ledger.Pending, Amount: -2040}, {Account: ledger.Settlement, Amount: 2000}, {Account: ledger.Fees, Amount: 40}},
+			{{Account: ledger.Settlement, Amount: -2000}, {Account: ledger.Available, Amount: 2000}},
+		}, b.entries(rev))
+		avail, pending = b.balance()
+		require.Equal(t, json.Number(fmt.Sprint(98490-10211-40)), avail, "failed payout fully back; reversed amount back, tax kept")
+		require.Equal(t, json.Number("0"), pending)
+		require.NoError(t, b.db.CheckLedger(ctx))
+
+		require.Equal(t, []string{gateway.EventCashoutPaid}, b.eventTypes(ok))
+		require.Equal(t, []string{gateway.EventCashoutFailed}, b.eventTypes(fail))
+		require.Equal(t, []string{gateway.EventCashoutPaid, gateway.EventCashoutReversed}, b.eventTypes(rev))
+		evs, err := b.db.Events(ctx, rev)
+		require.NoError(t, err)
+		var ev map[string]any
+		require.NoError(t, json.Unmarshal([]byte(evs[1].Payload), &ev))
+		require.Equal(t, "REVERSED", ev["statusTransaction"])
+		require.Equal(t, rev, ev["transaction_id"])
+		require.Equal(t, 20.0, ev["value"])
+		require.Equal(t, 0.4, ev["tax"])
+		require.Equal(t, "https://merchant.example.com/webhooks/payout", evs[1].URL)
+
+		// Settling again changes nothing.
+		b.settle()
+		require.Equal(t, []string{gateway.EventCashoutPaid, gateway.EventCashoutReversed}, b.eventTypes(rev))
+
+		// History shows payouts with their lookup statuses.
+		h := b.do("GET", "/api/v1/wallet/transactions?type=cashout", nil)
+		require.Len(t, h.json["data"], 3)
+		h = b.do("GET", "/api/v1/wallet/transactions?status=REVERSED", nil)
+		require.Len(t, h.json["data"], 1)
+	})
+}
+
+func TestPayoutInsufficientAndIdempotent(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		path := "/api/v1/gateway/pix-payment"
+		r := b.do("POST", path, payout("0.01", "CPF", "52998224725"))
+		require.Equal(t, http.StatusUnprocessableEntity, r.status)
+		require.JSONEq(t, `{"statusCode":422,"message":"Insufficient balance","error":"Unprocessable Entity"}`, string(r.body))
+		require.Equal(t, 0, b.count(b.cred.ClientID), "nothing stored")
+		b.fund("50")
+
+		body := payout("10", "CPF", "52998224725")
+		body["external_id"] = "po-1"
+		first := b.do("POST", path, body)
+		require.Equal(t, http.StatusOK, first.status)
+		again := b.do("POST", path, body)
+		require.Equal(t, http.StatusOK, again.status)
+		require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+		require.Equal(t, string(first.body), string(again.body))
+		body["amount"] = json.Number("11")
+		r = b.do("POST", path, body)
+		require.Equal(t, http.StatusUnprocessableEntity, r.status)
+		require.Equal(t, "external_id already used with different parameters", r.json["message"])
+
+		// An external_id of a charge cannot be reused by a payout.
+		clash := payout("1", "CPF", "52998224725")
+		clash["external_id"] = b.createCharge("shared-id", "1").json["external_id"]
+		require.Equal(t, http.StatusUnprocessableEntity, b.do("POST", path, clash).status)
+
+		// Idempotency-Key header.
+		keyed := func(key string, amount string) response {
+			raw, err := json.Marshal(payout(amount, "EMAIL", "x@example.com"))
+			require.NoError(t, err)
+			req, err := http.NewRequest("POST", b.srv.URL+path, bytesReader(raw))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", key)
+			req.Header.Set("stpi", b.cred.ClientID)
+			req.Header.Set("stps", b.cred.ClientSecret)
+			return b.doReq(req)
+		}
+		k1 := keyed("key-1", "5")
+		require.Equal(t, http.StatusOK, k1.status)
+		k1b := keyed("key-1", "5")
+		require.Equal(t, string(k1.body), string(k1b.body))
+		require.Equal(t, "true", k1b.header.Get("Idempotent-Replayed"))
+		require.Equal(t, http.StatusUnprocessableEntity, keyed("key-1", "6").status)
+		require.Equal(t, http.StatusOK, keyed("key-2", "5").status)
+		avail, pending := b.balance()
+		require.Equal(t, json.Number(fmt.Sprint(5000-1000-500-500)), avail)
+		require.Equal(t, json.Number("2000"), pending)
+	})
+}
+
+func TestConcurrentPayoutsNeverOverdraw(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		// R$ 10.00 payout + R$ 0.50 fixed tax = 1050; fund exactly 10 of them.
+		b := setup(t, open, options{fee: pix.FeeRule{Fixed: 50}})
+		b.fund("105.50") // the same rule charges R$ 0.50 on cash-in: 10550 - 50
+		avail, _ := b.balance()
+		require.Equal(t, json.Number("10500"), avail)
+
+		var okCount, refused atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 30; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := b.do("POST", "/api/v1/gateway/pix-payment", payout("10", "CPF", "52998224725"))
+				switch r.status {
+				case http.StatusOK:
+					okCount.Add(1)
+				case http.StatusUnprocessableEntity:
+					refused.Add(1)
+				default:
+					t.Errorf("unexpected %d %s", r.status, r.body)
+				}
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, int32(10), okCount.Load())
+		require.Equal(t, int32(20), refused.Load())
+		avail, pending := b.balance()
+		require.Equal(t, json.Number("0"), avail)
+		require.Equal(t, json.Number("10500"), pending)
+		b.settle()
+		avail, pending = b.balance()
+		require.Equal(t, json.Number("0"), avail)
+		require.Equal(t, json.Number("0"), pending)
+		require.NoError(t, b.db.CheckLedger(context.Background()))
+	})
+}

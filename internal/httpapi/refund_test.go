@@ -1,0 +1,222 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+func (b *bundle) refund(body map[string]any, key string) response {
+	b.t.Helper()
+	raw, err := json.Marshal(body)
+	require.NoError(b.t, err)
+	req, err := http.NewRequest("POST", b.srv.URL+"/api/v1/gateway/refund", bytesReader(raw))
+	require.NoError(b.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("stpi", b.cred.ClientID)
+	req.Header.Set("stps", b.cred.ClientSecret)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	return b.doReq(req)
+}
+
+func (b *bundle) paidCharge(ext, amount string) string {
+	b.t.Helper()
+	id := b.createCharge(ext, amount).json["payment_id"].(string)
+	require.Equal(b.t, http.StatusOK, b.do("POST", "/api/v1/sandbox/charges/"+id+"/pay", nil).status)
+	return id
+}
+
+func TestRefunds(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		ctx := context.Background()
+		id := b.paidCharge("r-1", "100")
+
+		// Partial, then the remainder (no amount), then nothing is left.
+		r := b.refund(map[string]any{"payment_id": id, "amount": json.Number("30.25"), "reason": "produto devolvido"}, "ref-1")
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		require.Equal(t, "PENDING", r.json["status"])
+		require.Equal(t, id, r.json["payment_id"])
+		require.Equal(t, json.Number("30.25"), r.json["amount"])
+		refundID := r.json["refund_id"].(string)
+		require.Regexp(t, uuidV4, refundID)
+		again := b.refund(map[string]any{"reason": "produto devolvido", "amount": json.Number("30.25"), "payment_id": id}, "ref-1")
+		require.Equal(t, string(r.body), string(again.body))
+		require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+		require.Equal(t, http.StatusUnprocessableEntity, b.refund(map[string]any{"payment_id": id, "amount": json.Number("1")}, "ref-1").status)
+
+		avail, pending := b.balance()
+		require.Equal(t, json.Number("6975"), avail)
+		require.Equal(t, json.Number("3025"), pending)
+		r = b.refund(map[string]any{"external_id": "r-1", "amount": json.Number("69.76")}, "")
+		require.Equal(t, http.StatusUnprocessableEntity, r.status, "more than is left")
+		require.Contains(t, r.json["message"], "exceeds")
+		r = b.refund(map[string]any{"external_id": "r-1"}, "")
+		require.Equal(t, http.StatusOK, r.status)
+		require.Equal(t, json.Number("69.75"), r.json["amount"], "the remainder")
+		rest := r.json["refund_id"].(string)
+		r = b.refund(map[string]any{"payment_id": id}, "")
+		require.Equal(t, http.StatusUnprocessableEntity, r.status)
+		require.Equal(t, "PAID", b.lookup(id)["status"], "still PAID until the refunds settle")
+
+		b.settle()
+		d := b.lookup(id)
+		require.Equal(t, "REFUNDED", d["status"])
+		require.Equal(t, json.Number("100"), d["refunded_amount"])
+		avail, pending = b.balance()
+		require.Equal(t, json.Number("0"), avail)
+		require.Equal(t, json.Number("0"), pending)
+		require.Equal(t, [][]ledger.Entry{
+			{{Account: ledger.Available, Amount: -3025}, {Account: ledger.Pending, Amount: 3025}},
+			{{Account: ledger.Pending, Amount: -3025}, {Account: ledger.Settlement, Amount: 3025}},
+		}, b.entries(refundID))
+		require.Len(t, b.entries(rest), 2)
+		require.Equal(t, []string{gateway.EventCashinPaid, gateway.EventRefundCompleted, gateway.EventRefundCompleted}, b.eventTypes(id))
+		evs, err := b.db.Events(ctx, id)
+		require.NoError(t, err)
+		var first, last map[string]any
+		require.NoError(t, json.Unmarshal([]byte(evs[1].Payload), &first))
+		require.NoError(t, json.Unmarshal([]byte(evs[2].Payload), &last))
+		require.Equal(t, refundID, first["refund_id"])
+		require.Equal(t, 30.25, first["value"])
+		require.Equal(t, "PAID", first["statusTransaction"], "the charge's status after the first refund")
+		require.Equal(t, "REFUNDED", last["statusTransaction"])
+		r = b.refund(map[string]any{"payment_id": id}, "")
+		require.Equal(t, http.StatusUnprocessableEntity, r.status)
+		require.NoError(t, b.db.CheckLedger(ctx))
+	})
+}
+
+func TestRefundRules(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		pending := b.createCharge("rr-pending", "10").json["payment_id"].(string)
+		paid := b.paidCharge("rr-paid", "10")
+
+		r := b.refund(map[string]any{}, "")
+		require.Equal(t, http.StatusBadRequest, r.status)
+		r = b.refund(map[string]any{"payment_id": "0b7c3a52-2222-4222-8222-222222222222"}, "")
+		require.Equal(t, http.StatusNotFound, r.status)
+		r = b.refund(map[string]any{"payment_id": pending}, "")
+		require.Equal(t, http.StatusUnprocessableEntity, r.status)
+		require.Contains(t, r.json["message"], "PAID")
+		r = b.refund(map[string]any{"payment_id": paid, "amount": json.Number("0")}, "")
+		require.Equal(t, http.StatusBadRequest, r.status)
+		r = b.refund(map[string]any{"payment_id": paid, "amount": json.Number("10.01")}, "")
+		require.Equal(t, http.StatusUnprocessableEntity, r.status)
+
+		// A payout is not a charge.
+		po := b.do("POST", "/api/v1/gateway/pix-payment", payout("1", "CPF", "52998224725")).json["transaction_id"].(string)
+		require.Equal(t, http.StatusNotFound, b.refund(map[string]any{"payment_id": po}, "").status)
+		// Another client's charge is not found.
+		other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "o"})
+		require.NoError(t, err)
+		r = b.send(b.http, "POST", "/api/v1/gateway/refund", map[string]any{"payment_id": paid}, "application/json", other)
+		require.Equal(t, http.StatusNotFound, r.status)
+
+		// Spending the balance first: the refund cannot be held.
+		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/gateway/pix-payment", payout("9", "CPF", "52998224725")).status)
+		r = b.refund(map[string]any{"payment_id": paid}, "")
+		require.Equal(t, http.StatusUnprocessableEntity, r.status)
+		require.Equal(t, "Insufficient balance", r.json["message"])
+
+		// A failed refund releases its hold and leaves the charge PAID.
+		b.settle()
+		b.fund("20")
+		r = b.refund(map[string]any{"payment_id": paid, "reason": "sandbox:fail"}, "")
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		b.settle()
+		require.Equal(t, "PAID", b.lookup(paid)["status"])
+		require.Equal(t, json.Number("0"), b.lookup(paid)["refunded_amount"])
+		require.Equal(t, []string{gateway.EventCashinPaid, gateway.EventRefundFailed}, b.eventTypes(paid))
+
+		// 90 days after payment, no more refunds.
+		b.clock.Advance(91 * 24 * time.Hour)
+		r = b.refund(map[string]any{"payment_id": paid}, "")
+		require.Equal(t, http.StatusUnprocessableEntity, r.status)
+		require.Contains(t, r.json["message"], "90 days")
+		require.NoError(t, b.db.CheckLedger(context.Background()))
+	})
+}
+
+// TestRandomConcurrentMix drives charges, payments, payouts and refunds at
+// random from several goroutines, settling as it goes; afterwards every
+// account sums to zero, no balance is negative, and the API's balance agrees
+// with the ledger.
+func TestRandomConcurrentMix(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		ctx := context.Background()
+		var mu sync.Mutex
+		var paid []string
+		var wg sync.WaitGroup
+		for w := 0; w < 6; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(uint64(w), 7))
+				for i := 0; i < 25; i++ {
+					amount := fmt.Sprintf("%d.%02d", 1+r.IntN(50), r.IntN(100))
+					switch r.IntN(5) {
+					case 0, 1:
+						c := b.do("POST", "/api/v1/gateway/request-qrcode", validCharge(fmt.Sprintf("mix-%d-%d", w, i), amount))
+						require.Equal(t, http.StatusCreated, c.status)
+						id := c.json["payment_id"].(string)
+						if r.IntN(4) > 0 {
+							require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/charges/"+id+"/pay", nil).status)
+							mu.Lock()
+							paid = append(paid, id)
+							mu.Unlock()
+						}
+					case 2:
+						keys := []string{"fornecedor@example.com", "x@fail.sandbox", "y@reverse.sandbox"}
+						p := b.do("POST", "/api/v1/gateway/pix-payment", payout(amount, "EMAIL", keys[r.IntN(3)]))
+						require.Contains(t, []int{http.StatusOK, http.StatusUnprocessableEntity}, p.status, string(p.body))
+					case 3:
+						mu.Lock()
+						var id string
+						if len(paid) > 0 {
+							id = paid[r.IntN(len(paid))]
+						}
+						mu.Unlock()
+						if id != "" {
+							rf := b.refund(map[string]any{"payment_id": id, "amount": json.Number(fmt.Sprintf("0.%02d", 1+r.IntN(99)))}, "")
+							require.Contains(t, []int{http.StatusOK, http.StatusUnprocessableEntity}, rf.status, string(rf.body))
+						}
+					case 4:
+						_, err := b.gw.SettleDue(ctx, 10)
+						require.NoError(t, err)
+						_, err = b.gw.SettleRefundsDue(ctx, 10)
+						require.NoError(t, err)
+					}
+					require.NoError(t, b.db.CheckLedger(ctx))
+				}
+			}()
+		}
+		wg.Wait()
+		b.settle()
+		require.NoError(t, b.db.CheckLedger(ctx))
+		bal, err := b.db.Balances(ctx, b.cred.ClientID)
+		require.NoError(t, err)
+		require.Zero(t, bal[ledger.Pending], "everything settled")
+		require.GreaterOrEqual(t, int64(bal[ledger.Available]), int64(0))
+		avail, _ := b.balance()
+		require.Equal(t, json.Number(fmt.Sprint(int64(bal[ledger.Available]))), avail)
+	})
+}

@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/pix"
+)
+
+// Refund statuses.
+const (
+	RefundPending   = "PENDING"
+	RefundCompleted = "COMPLETED"
+	RefundFailed    = "FAILED"
+)
+
+// Refund is a return (devolução) of part or all of a paid charge.
+type Refund struct {
+	ID             string
+	ClientID       string
+	TransactionID  string // the charge
+	IdempotencyKey string
+	RequestHash    string
+	Status         string
+	Amount         pix.Amount
+	Reason         string
+	CreatedAt      time.Time
+	SettledAt      time.Time
+	SettleAt       time.Time
+}
+
+const refundColumns = `id, client_id, transaction_id, idempotency_key, request_hash, status, amount, reason, created_at, settled_at, settle_at`
+
+func scanRefund(row interface{ Scan(...any) error }) (Refund, error) {
+	var r Refund
+	var idem sql.NullString
+	var amount, created int64
+	var settled, settle sql.NullInt64
+	err := row.Scan(&r.ID, &r.ClientID, &r.TransactionID, &idem, &r.RequestHash, &r.Status, &amount, &r.Reason, &created, &settled, &settle)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Refund{}, ErrNotFound
+	}
+	if err != nil {
+		return Refund{}, fmt.Errorf("scan refund: %w", err)
+	}
+	r.IdempotencyKey, r.Amount, r.CreatedAt = idem.String, pix.Amount(amount), fromMS(created)
+	r.SettledAt, r.SettleAt = fromNullMS(settled), fromNullMS(settle)
+	return r, nil
+}
+
+// InsertRefund stores a refund unless the client already used its
+// idempotency key; it reports whether it inserted.
+func (tx *Tx) InsertRefund(ctx context.Context, r Refund) (bool, error) {
+	res, err := tx.exec(ctx, `INSERT INTO refunds (`+refundColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) ON CONFLICT DO NOTHING`,
+		r.ID, r.ClientID, r.TransactionID, nullString(r.IdempotencyKey), r.RequestHash, r.Status, int64(r.Amount), r.Reason,
+		ms(r.CreatedAt), nullMS(r.SettledAt), nullMS(r.SettleAt))
+	if err != nil {
+		return false, fmt.Errorf("insert refund: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("insert refund: %w", err)
+	}
+	return n == 1, nil
+}
+
+// RefundByIdempotencyKey returns the client's refund created with key, or ErrNotFound.
+func (q *Q) RefundByIdempotencyKey(ctx context.Context, clientID, key string) (Refund, error) {
+	return scanRefund(q.q.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE client_id = $1 AND idempotency_key = $2`, clientID, key))
+}
+
+// Refund returns the client's refund with the given id, or ErrNotFound.
+func (q *Q) Refund(ctx context.Context, clientID, id string) (Refund, error) {
+	return scanRefund(q.q.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1 AND client_id = $2`, id, clientID))
+}
+
+// Refunds returns the refunds of one charge, oldest first.
+func (q *Q) Refunds(ctx context.Context, transactionID string) ([]Refund, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE transaction_id = $1 ORDER BY created_at, id`, transactionID)
+	if err != nil {
+		return nil, fmt.Errorf("refunds: %w", err)
+	}
+	defer rows.Close()
+	var out []Refund
+	for rows.Next() {
+		r, err := scanRefund(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// DueRefunds returns up to limit PENDING refunds whose settle_at ≤ now,
+// locking them (PostgreSQL skips rows another node holds).
+func (tx *Tx) DueRefunds(ctx context.Context, now time.Time, limit int) ([]Refund, error) {
+	rows, err := tx.q.QueryContext(ctx, `SELECT `+refundColumns+` FROM refunds
+		WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`+tx.d.SkipLocked, ms(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due refunds: %w", err)
+	}
+	defer rows.Close()
+	var out []Refund
+	for rows.Next() {
+		r, err := scanRefund(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// FinishRefund moves a PENDING refund to status (COMPLETED or FAILED),
+// unschedules it and reports whether it did (false: already finished).
+func (tx *Tx) FinishRefund(ctx context.Context, id, status string, at time.Time) (bool, error) {
+	res, err := tx.exec(ctx, `UPDATE refunds SET status = $2, settled_at = $3, settle_at = NULL WHERE id = $1 AND status = 'PENDING'`, id, status, ms(at))
+	if err != nil {
+		return false, fmt.Errorf("finish refund: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("finish refund: %w", err)
+	}
+	return n == 1, nil
+}
+
+// AddRefundPending changes a charge's held refund amount by delta (positive
+// when a refund is created, negative when it settles) and, when settled is
+// non-zero, adds it to refunded_amount. The table's CHECK keeps
+// refunded_amount + refund_pending ≤ amount: a refund beyond the charge
+// returns ErrInsufficientFunds.
+func (tx *Tx) AddRefundPending(ctx context.Context, chargeID string, delta, settled pix.Amount) error {
+	return tx.updateOne(ctx, `UPDATE transactions SET refund_pending = refund_pending + $2, refunded_amount = refunded_amount + $3 WHERE id = $1`,
+		chargeID, int64(delta), int64(settled))
+}
+
+// SetStatus sets a transaction's status unconditionally (used where the
+// caller holds the row lock and has checked the transition).
+func (tx *Tx) SetStatus(ctx context.Context, id, status string) error {
+	return tx.updateOne(ctx, `UPDATE transactions SET status = $2 WHERE id = $1`, id, status)
+}
