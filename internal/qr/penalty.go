@@ -1,5 +1,7 @@
 package qr
 
+import "math/bits"
+
 // Penalty weights of ISO/IEC 18004 §7.8.3, and ours for false finders.
 const (
 	penaltyRun         = 3    // N1: a run of 5+ same-colour modules, +1 per extra
@@ -156,6 +158,123 @@ func crossOK(m []byte, n, p, stride, pos int) bool {
 	for ; at(i) == 1; i++ {
 		r[4]++
 	}
+	return ratioOK(r)
+}
+
+// The same scores on a bit-packed symbol, for sizes up to 64 (versions 1–11,
+// which covers every BR Code brcode.Encode can build): rows[y] bit x and
+// cols[x] bit y are the module at column x, row y. Each line is scored with a
+// handful of word operations instead of a branch per module. It must agree
+// with penalty exactly; a test checks that on random symbols.
+
+// fillLow returns v<<k with the k vacated low bits set (light outside).
+func fillLow(v uint64, k uint) uint64 { return v<<k | (1<<k - 1) }
+
+// fillHigh returns v>>k with the k vacated high bits set (light outside).
+func fillHigh(v uint64, k uint) uint64 { return v>>k | ^(^uint64(0) >> k) }
+
+func penaltyBits(rows, cols *[64]uint64, n int) int {
+	full := ^uint64(0) >> (64 - n)
+	score, dark := 0, 0
+	for y := 0; y < n; y++ {
+		r := rows[y]
+		score += lineBits(r, full) + lineBits(cols[y], full)
+		dark += bits.OnesCount64(r)
+		if y+1 < n {
+			same := ^(r ^ rows[y+1])
+			h := ^(r ^ (r >> 1))
+			score += penaltyBlock * bits.OnesCount64(same&(same>>1)&h&(full>>1))
+		}
+	}
+	total := n * n
+	k := (abs(dark*20-total*10)+total-1)/total - 1
+	score += k * penaltyBalance
+	score += (falseFindersBits(rows, cols, n) + falseFindersBits(cols, rows, n)) * penaltyFalseFinder
+	return score
+}
+
+// finderCore has bit s set where modules s..s+6 read 1011101.
+func finderCore(dark, light uint64) uint64 {
+	return dark & (light >> 1) & (dark >> 2) & (dark >> 3) & (dark >> 4) & (light >> 5) & (dark >> 6)
+}
+
+// lineBits is linePenalty for one packed line of n modules (full = n ones).
+func lineBits(dark, full uint64) int {
+	light := ^dark // modules past n read light
+	lt := light & full
+	a1 := dark & (dark >> 1) & (dark >> 2) & (dark >> 3) & (dark >> 4) // starts of 5 dark
+	a0 := lt & (lt >> 1) & (lt >> 2) & (lt >> 3) & (lt >> 4)           // starts of 5 light
+	// A run of r ≥ 5 scores 3+(r-5) = (r-4) run starts + 2 for its first.
+	score := bits.OnesCount64(a1) + 2*bits.OnesCount64(a1&^(a1<<1)) +
+		bits.OnesCount64(a0) + 2*bits.OnesCount64(a0&^(a0<<1))
+	p := finderCore(dark, light)
+	before := fillLow(light, 1) & fillLow(light, 2) & fillLow(light, 3) & fillLow(light, 4)
+	after := fillHigh(light, 7) & fillHigh(light, 8) & fillHigh(light, 9) & fillHigh(light, 10)
+	score += penaltyFinderLike * (bits.OnesCount64(p&before) + bits.OnesCount64(p&after))
+	return score
+}
+
+// falseFindersBits is falseFinders scanning lines (rows or columns) with
+// cross, the other orientation, for the check through the centre.
+func falseFindersBits(lines, cross *[64]uint64, n int) int {
+	count := 0
+	for l := 0; l < n; l++ {
+		dark := lines[l]
+		light := ^dark
+		f := finderCore(dark, light) & fillLow(light, 1) & fillHigh(light, 7)
+		for f != 0 {
+			s := bits.TrailingZeros64(f)
+			f &= f - 1
+			c := s + 3
+			if !inFinder(c, l, n) && crossOKBits(cross[c], n, l) {
+				count++
+			}
+		}
+	}
+	return count
+}
+
+// crossOKBits is crossOK on a packed line.
+func crossOKBits(line uint64, n, pos int) bool {
+	at := func(i int) bool { return i >= 0 && i < n && line>>i&1 != 0 }
+	if !at(pos) {
+		return false
+	}
+	var r [5]int
+	lo, hi := pos, pos
+	for at(lo - 1) {
+		lo--
+	}
+	for at(hi + 1) {
+		hi++
+	}
+	r[2] = hi - lo + 1
+	i := lo - 1
+	for ; i >= 0 && !at(i); i-- {
+		r[1]++
+	}
+	if i < 0 {
+		return false
+	}
+	for ; at(i); i-- {
+		r[0]++
+	}
+	i = hi + 1
+	for ; i < n && !at(i); i++ {
+		r[3]++
+	}
+	if i >= n {
+		return false
+	}
+	for ; at(i); i++ {
+		r[4]++
+	}
+	return ratioOK(r)
+}
+
+// ratioOK is ZXing's finder pattern ratio test on run lengths in modules,
+// plus its check that the total is within 40% of the 7 modules seen across.
+func ratioOK(r [5]int) bool {
 	t := r[0] + r[1] + r[2] + r[3] + r[4]
 	if 5*abs(t-7) >= 2*7 {
 		return false

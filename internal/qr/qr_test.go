@@ -59,21 +59,20 @@ func TestPNGDecodesToPayload(t *testing.T) {
 		require.Equal(t, code, text)
 
 		// Square, whole modules, 1-bit grayscale, and pixel for pixel the
-		// library's matrix (quiet zone included) at DefaultScale.
+		// symbol with a 4-module quiet zone at DefaultScale.
 		cfg, err := png.DecodeConfig(bytes.NewReader(data))
 		require.NoError(t, err)
 		require.Equal(t, color.GrayModel, cfg.ColorModel)
-		q, err := qrcode.New(code, qrcode.Medium)
-		require.NoError(t, err)
-		modules := q.Bitmap()
-		side := len(modules) * DefaultScale
+		mat, n := matrix(t, code, -1)
+		side := (n + 8) * DefaultScale
 		require.Equal(t, image.Rect(0, 0, side, side), img.Bounds())
 		gray, ok := img.(*image.Gray)
 		require.True(t, ok)
 		for y := 0; y < side; y++ {
 			for x := 0; x < side; x++ {
+				mx, my := x/DefaultScale-4, y/DefaultScale-4
 				want := uint8(0xFF)
-				if modules[y/DefaultScale][x/DefaultScale] {
+				if mx >= 0 && mx < n && my >= 0 && my < n && mat[my*n+mx] == 1 {
 					want = 0
 				}
 				if gray.GrayAt(x, y).Y != want {
@@ -82,6 +81,16 @@ func TestPNGDecodesToPayload(t *testing.T) {
 			}
 		}
 	}
+}
+
+// matrix encodes content with a fresh scratch and returns a copy of the
+// symbol and its size.
+func matrix(t testing.TB, content string, mask int) ([]byte, int) {
+	t.Helper()
+	var s scratch
+	m, n, err := s.encodeMatrix(content, mask)
+	require.NoError(t, err)
+	return bytes.Clone(m), n
 }
 
 func TestBase64PNG(t *testing.T) {
@@ -197,5 +206,30 @@ func BenchmarkMatrix(b *testing.B) {
 			b.Fatal(err)
 		}
 		_ = q.Bitmap()
+	}
+}
+
+// BenchmarkOurMatrix is this package's share of the same step: segmentation,
+// Reed-Solomon, placement and the eight-mask selection.
+func BenchmarkOurMatrix(b *testing.B) {
+	code := benchCode(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		s := scratchPool.Get().(*scratch)
+		if _, _, err := s.encodeMatrix(code, -1); err != nil {
+			b.Fatal(err)
+		}
+		scratchPool.Put(s)
+	}
+}
+
+// BenchmarkPNG is BenchmarkBase64PNG without the Base64 step.
+func BenchmarkPNG(b *testing.B) {
+	code := benchCode(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := PNG(code); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
