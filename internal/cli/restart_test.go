@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// api sends one authenticated JSON request to a running serve.
+func api(t *testing.T, addr string, c creds, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, "http://"+addr+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("stpi", c.ClientID)
+	req.Header.Set("stps", c.ClientSecret)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+func charge(ext string, amount float64) map[string]any {
+	return map[string]any{
+		"amount": amount, "external_id": ext, "payerQuestion": "Pedido", "postbackUrl": "https://merchant.example.com/h",
+		"payer": map[string]any{"name": "Maria", "document": "52998224725", "phoneNumber": "11987654321", "email": "m@example.com",
+			"address": map[string]any{"street": "Rua A", "number": "1", "neighborhood": "Centro", "city": "Recife", "state": "PE", "zipCode": "50000000"}},
+		"products": []any{map[string]any{"name": "X", "quantity": "1", "price": amount}},
+	}
+}
+
+// TestJobsSurviveRestart: charge expiry and payout settlement live in the
+// database, so work scheduled by one process is finished by the next one.
+func TestJobsSurviveRestart(t *testing.T) {
+	t.Parallel()
+	forEachDB(t, func(t *testing.T, dbURL string) {
+		flags := []string{"--charge-ttl", "2s", "--sandbox-payout-delay", "2s"}
+		first := startServe(t, dbURL, flags...)
+		c := decodeOne(t, first.stdout.String(), credKeys...)
+
+		status, body := api(t, first.addr, c, "POST", "/api/v1/gateway/request-qrcode", charge("restart-paid", 100))
+		require.Equal(t, http.StatusCreated, status, "%v", body)
+		paid := body["payment_id"].(string)
+		status, _ = api(t, first.addr, c, "POST", "/api/v1/sandbox/charges/"+paid+"/pay", nil)
+		require.Equal(t, http.StatusOK, status)
+		status, body = api(t, first.addr, c, "POST", "/api/v1/gateway/request-qrcode", charge("restart-unpaid", 5))
+		require.Equal(t, http.StatusCreated, status)
+		unpaid := body["payment_id"].(string)
+		status, body = api(t, first.addr, c, "POST", "/api/v1/gateway/pix-payment", map[string]any{
+			"amount": 40, "description": "x", "callbackUrl": "https://merchant.example.com/p",
+			"creditParty": map[string]any{"name": "F", "keyType": "EMAIL", "key": "f@example.com"}})
+		require.Equal(t, http.StatusOK, status, "%v", body)
+		payout := body["transaction_id"].(string)
+		first.stop(t) // before the TTL and the payout delay pass
+
+		time.Sleep(2500 * time.Millisecond)
+		second := startServe(t, dbURL, flags...)
+		require.Empty(t, second.stdout.String(), "no second sandbox client")
+		lookup := func(id string) string {
+			status, body := api(t, second.addr, c, "POST", "/api/v1/wallet/transaction", map[string]any{"payment_id": id})
+			require.Equal(t, http.StatusOK, status)
+			return body["data"].(map[string]any)["status"].(string)
+		}
+		require.Eventually(t, func() bool { return lookup(unpaid) == "CANCELLED" && lookup(payout) == "PAID" },
+			5*time.Second, 50*time.Millisecond, "the second process finishes the first one's work")
+		require.Equal(t, "PAID", lookup(paid))
+		status, body = api(t, second.addr, c, "GET", "/api/v1/wallet/balance", nil)
+		require.Equal(t, http.StatusOK, status)
+		data := body["data"].(map[string]any)
+		require.Equal(t, fmt.Sprint(6000), fmt.Sprint(data["available_cents"]), "10000 in, 4000 out")
+		require.Equal(t, "0", fmt.Sprint(data["pending_cents"]))
+		second.stop(t)
+	})
+}
