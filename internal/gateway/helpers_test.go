@@ -1,0 +1,29 @@
+package gateway_test
+
+import (
+	"encoding/json"
+
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+func chargeRequest(ext string) *gateway.ChargeRequest { return chargeRequestAmount(ext, "10.50") }
+
+func chargeRequestAmount(ext, amount string) *gateway.ChargeRequest {
+	return &gateway.ChargeRequest{
+		Amount: json.RawMessage(amount), ExternalID: ext, PayerQuestion: "Pedido", PostbackURL: "https://merchant.example.com/h",
+		Payer: &gateway.Payer{Name: "Maria", Document: "52998224725", PhoneNumber: "11987654321", Email: "m@example.com",
+			Address: &gateway.Address{Street: "Rua A", Number: "1", Neighborhood: "Centro", City: "Recife", State: "PE", ZipCode: "50000000"}},
+		Products: []gateway.Product{{Name: "X", Quantity: "1", Price: json.RawMessage(amount)}},
+	}
+}
+
+func payoutRequest(ext string) *gateway.PayoutRequest {
+	return &gateway.PayoutRequest{Amount: json.RawMessage("1.00"), Description: "x", CallbackURL: "https://merchant.example.com/p",
+		ExternalID: &ext, CreditParty: &gateway.CreditParty{Name: "F", KeyType: "EMAIL", Key: "f@example.com"}}
+}
+
+func sandboxPayment(t store.Transaction) provider.Payment {
+	return provider.Payment{TxID: t.TxID, Amount: t.Amount}
+}
