@@ -39,10 +39,11 @@ type grammar struct {
 	Serve   struct{} `cmd:"" help:"Serve the API (migrations are applied at start)."`
 	Migrate struct{} `cmd:"" help:"Apply database migrations and exit."`
 	Clients struct {
-		Create       clientsCreate `cmd:"" help:"Create a client; prints its credentials once, as JSON."`
-		List         struct{}      `cmd:"" help:"List clients as JSON."`
-		RotateSecret clientID      `cmd:"" name:"rotate-secret" help:"Replace a client's secret; prints the new one once."`
-		Disable      clientID      `cmd:"" help:"Disable a client; its credentials stop working at once."`
+		Create              clientsCreate `cmd:"" help:"Create a client; prints its credentials once, as JSON."`
+		List                struct{}      `cmd:"" help:"List clients as JSON."`
+		RotateSecret        clientID      `cmd:"" name:"rotate-secret" help:"Replace a client's secret; prints the new one once."`
+		Disable             clientID      `cmd:"" help:"Disable a client; its credentials stop working at once."`
+		RotateWebhookSecret clientID      `cmd:"" name:"rotate-webhook-secret" help:"Replace a client's webhook secret; for 24 h webhooks carry signatures by both."`
 	} `cmd:"" help:"Manage API clients."`
 }
 
@@ -97,6 +98,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		err = app.clientsRotate(ctx, g.Clients.RotateSecret.ID)
 	case "clients disable <id>":
 		err = app.clientsDisable(ctx, g.Clients.Disable.ID)
+	case "clients rotate-webhook-secret <id>":
+		err = app.clientsRotateWebhook(ctx, g.Clients.RotateWebhookSecret.ID)
 	default:
 		err = fmt.Errorf("unknown command %q", kctx.Command())
 	}
@@ -264,4 +267,17 @@ func (a *app) clientsDisable(ctx context.Context, id string) error {
 		return err
 	}
 	return a.printJSON(map[string]string{"client_id": id, "status": store.ClientDisabled})
+}
+
+func (a *app) clientsRotateWebhook(ctx context.Context, id string) error {
+	db, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	cred, err := a.gateway(db).RotateWebhookSecret(ctx, id)
+	if err != nil {
+		return err
+	}
+	return a.printJSON(map[string]string{"client_id": cred.ClientID, "webhook_secret": cred.WebhookSecret})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/job"
 	"github.com/pixgate/pixgate/internal/ratelimit"
+	"github.com/pixgate/pixgate/internal/webhook"
 )
 
 // ShutdownGrace is how long in-flight requests may run after SIGTERM.
@@ -25,6 +26,10 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	defer db.Close()
 	gw := a.gateway(db)
+	guard := webhook.Guard{AllowPrivate: a.settings.AllowPrivateWebhook, RequireHTTPS: !a.settings.Sandbox()}
+	dispatcher := &webhook.Dispatcher{DB: db, Client: guard.Client(webhook.DefaultTimeout), Schedule: a.settings.RetrySchedule, Log: a.log}
+	gw.CheckWebhookURL = guard.CheckURL
+	gw.Wake = dispatcher.Wake
 	if cred, created, err := gw.BootstrapSandbox(ctx); err != nil {
 		return fmt.Errorf("create sandbox client: %w", err)
 	} else if created {
@@ -67,8 +72,9 @@ func (a *app) serve(ctx context.Context) error {
 		{Name: "settle-payouts", Run: gw.SettleDue},
 		{Name: "settle-refunds", Run: gw.SettleRefundsDue},
 	}}
-	wg.Add(1)
+	wg.Add(2)
 	go func() { defer wg.Done(); runner.Run(jobsCtx) }()
+	go func() { defer wg.Done(); dispatcher.Run(jobsCtx) }()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -124,10 +124,10 @@ func (s *Service) ValidWebhookURL(u string) bool {
 	if err != nil || p.Host == "" || p.User != nil || p.Hostname() == "" {
 		return false
 	}
-	if p.Scheme == "https" {
-		return true
+	if p.Scheme != "https" && (p.Scheme != "http" || s.Env == "production") {
+		return false
 	}
-	return p.Scheme == "http" && s.Env != "production"
+	return s.CheckWebhookURL == nil || s.CheckWebhookURL(u) == nil
 }
 
 func isDigits(s string) bool {

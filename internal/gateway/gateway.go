@@ -40,6 +40,11 @@ type Service struct {
 	QR   *qr.Encoder
 	// Provider settles outgoing transfers (the sandbox simulator by default).
 	Provider provider.Provider
+	// Wake, when set, tells the webhook dispatcher that events are due now.
+	Wake func()
+	// CheckWebhookURL, when set, refuses webhook URLs that may not be
+	// called (SSRF guard); ValidWebhookURL's syntax checks always apply.
+	CheckWebhookURL func(string) error
 }
 
 // New returns a Service with the real clock and crypto/rand.
@@ -62,4 +67,11 @@ func (s *Service) newUUID() string {
 // newOrderedID returns a time-ordered (v7) UUID, for rows read back in order.
 func (s *Service) newOrderedID() string {
 	return uuid.Must(uuid.NewV7FromReader(s.Rand)).String()
+}
+
+// wake tells the webhook dispatcher, if any, that new events are due.
+func (s *Service) wake() {
+	if s.Wake != nil {
+		s.Wake()
+	}
 }

@@ -57,6 +57,7 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 	if err != nil {
 		return store.Transaction{}, fmt.Errorf("receive payment: %w", err)
 	}
+	s.wake()
 	return out, nil
 }
 
@@ -99,6 +100,7 @@ func (s *Service) ExpireCharge(ctx context.Context, c store.Client, id string) (
 	if err != nil {
 		return store.Transaction{}, fmt.Errorf("expire charge: %w", err)
 	}
+	s.wake()
 	return out, nil
 }
 
@@ -133,6 +135,9 @@ func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 	})
 	if err != nil {
 		return 0, fmt.Errorf("expire due charges: %w", err)
+	}
+	if n > 0 {
+		s.wake()
 	}
 	return n, nil
 }

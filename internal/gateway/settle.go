@@ -38,6 +38,9 @@ func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("settle payouts: %w", err)
 	}
+	if n > 0 {
+		s.wake()
+	}
 	return n, nil
 }
 
@@ -130,6 +133,9 @@ func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) 
 	})
 	if err != nil {
 		return 0, fmt.Errorf("settle refunds: %w", err)
+	}
+	if n > 0 {
+		s.wake()
 	}
 	return n, nil
 }

@@ -80,6 +80,8 @@ func (s *Server) Handler() http.Handler {
 	api.Handle("GET /api/v1/wallet/balance", s.handle(s.balance))
 	api.Handle("POST /api/v1/wallet/transaction", s.handle(s.lookup))
 	api.Handle("GET /api/v1/wallet/transactions", s.handle(s.history))
+	api.Handle("GET /api/v1/webhooks/deliveries", s.handle(s.deliveries))
+	api.Handle("POST /api/v1/webhooks/deliveries/{event_id}/retry", s.handle(s.retryDelivery))
 	if s.sandbox {
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/pay", s.handle(s.sandboxPay))
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/expire", s.handle(s.sandboxExpire))

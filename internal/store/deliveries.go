@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+const eventColumns = `id, client_id, transaction_id, type, url, payload, created_at, status, attempts, next_attempt_at`
+
+func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
+	var e Event
+	var created, next int64
+	err := row.Scan(&e.ID, &e.ClientID, &e.TransactionID, &e.Type, &e.URL, &e.Payload, &created, &e.Status, &e.Attempts, &next)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Event{}, ErrNotFound
+	}
+	if err != nil {
+		return Event{}, fmt.Errorf("scan event: %w", err)
+	}
+	e.CreatedAt, e.NextAttemptAt = fromMS(created), fromMS(next)
+	return e, nil
+}
+
+// ClaimEvents leases up to limit pending events that are due at now and not
+// leased by anyone else (or whose lease has run out), for owner until
+// leaseUntil. On PostgreSQL concurrent claimers skip each other's rows, so
+// two nodes never hold the same event at once.
+func (tx *Tx) ClaimEvents(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Event, error) {
+	rows, err := tx.q.QueryContext(ctx, `UPDATE events SET lease_owner = $1, lease_until = $2
+		WHERE id IN (SELECT id FROM events WHERE status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
+			ORDER BY next_attempt_at LIMIT $4`+tx.d.SkipLocked+`)
+		RETURNING `+eventColumns, owner, ms(leaseUntil), ms(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("claim events: %w", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Attempt is one recorded delivery attempt.
+type Attempt struct {
+	ID         string
+	EventID    string
+	At         time.Time
+	StatusCode int // 0 when no response was received
+	Latency    time.Duration
+	Error      string // "" when the receiver answered
+	Response   string // the first 1 KiB of the response body
+}
+
+// FinishAttempt records an attempt and the event's next state — status
+// (pending, delivered or failed), attempts and the next attempt time — and
+// releases owner's lease. It reports false, changing nothing but the
+// attempt log, when owner no longer holds the lease.
+func (tx *Tx) FinishAttempt(ctx context.Context, owner string, a Attempt, status string, attempts int, next time.Time) (bool, error) {
+	code := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
+	if _, err := tx.exec(ctx, `INSERT INTO delivery_attempts (id, event_id, at, status_code, latency_ms, error, response)
+		VALUES ($1,$2,$3,$4,$5,$6,$7)`, a.ID, a.EventID, ms(a.At), code, a.Latency.Milliseconds(), nullString(a.Error), a.Response); err != nil {
+		return false, fmt.Errorf("record attempt: %w", err)
+	}
+	res, err := tx.exec(ctx, `UPDATE events SET status = $3, attempts = $4, next_attempt_at = $5, lease_owner = '', lease_until = 0
+		WHERE id = $1 AND lease_owner = $2`, a.EventID, owner, status, attempts, ms(next))
+	if err != nil {
+		return false, fmt.Errorf("finish attempt: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("finish attempt: %w", err)
+	}
+	return n == 1, nil
+}
+
+// ReleaseEvent gives up owner's lease on an event without an attempt.
+func (tx *Tx) ReleaseEvent(ctx context.Context, owner, id string) error {
+	_, err := tx.exec(ctx, `UPDATE events SET lease_owner = '', lease_until = 0 WHERE id = $1 AND lease_owner = $2`, id, owner)
+	if err != nil {
+		return fmt.Errorf("release event: %w", err)
+	}
+	return nil
+}
+
+// RetryEvent makes the client's event due again at now (whatever its
+// status). Returns ErrNotFound if the client has no such event.
+func (tx *Tx) RetryEvent(ctx context.Context, clientID, id string, now time.Time) error {
+	return tx.updateOne(ctx, `UPDATE events SET status = 'pending', next_attempt_at = $3 WHERE id = $1 AND client_id = $2`,
+		id, clientID, ms(now))
+}
+
+// Event returns one event, or ErrNotFound.
+func (q *Q) Event(ctx context.Context, id string) (Event, error) {
+	return scanEvent(q.q.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
+}
+
+// Attempts returns the attempts of the given events, oldest first, by event id.
+func (q *Q) Attempts(ctx context.Context, transactionID string) (map[string][]Attempt, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT a.id, a.event_id, a.at, a.status_code, a.latency_ms, a.error, a.response
+		FROM delivery_attempts a JOIN events e ON e.id = a.event_id WHERE e.transaction_id = $1 ORDER BY a.at, a.id`, transactionID)
+	if err != nil {
+		return nil, fmt.Errorf("attempts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]Attempt{}
+	for rows.Next() {
+		var a Attempt
+		var at, latency int64
+		var code sql.NullInt64
+		var errText sql.NullString
+		if err := rows.Scan(&a.ID, &a.EventID, &at, &code, &latency, &errText, &a.Response); err != nil {
+			return nil, fmt.Errorf("attempts: %w", err)
+		}
+		a.At, a.StatusCode, a.Latency, a.Error = fromMS(at), int(code.Int64), time.Duration(latency)*time.Millisecond, errText.String
+		out[a.EventID] = append(out[a.EventID], a)
+	}
+	return out, rows.Err()
+}
+
+// OutboxLag returns how many events wait for delivery and the age of the oldest.
+func (q *Q) OutboxLag(ctx context.Context, now time.Time) (int64, time.Duration, error) {
+	var n int64
+	var oldest sql.NullInt64
+	if err := q.q.QueryRowContext(ctx, `SELECT COUNT(*), MIN(created_at) FROM events WHERE status = 'pending'`).Scan(&n, &oldest); err != nil {
+		return 0, 0, fmt.Errorf("outbox lag: %w", err)
+	}
+	if !oldest.Valid {
+		return n, 0, nil
+	}
+	return n, now.Sub(fromMS(oldest.Int64)), nil
+}
+
+// StatusCounts returns the number of transactions by type and status.
+func (q *Q) StatusCounts(ctx context.Context) (map[string]map[string]int64, error) {
+	rows, err := q.q.QueryContext(ctx, `SELECT type, status, COUNT(*) FROM transactions GROUP BY type, status`)
+	if err != nil {
+		return nil, fmt.Errorf("status counts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]map[string]int64{}
+	for rows.Next() {
+		var typ, status string
+		var n int64
+		if err := rows.Scan(&typ, &status, &n); err != nil {
+			return nil, fmt.Errorf("status counts: %w", err)
+		}
+		if out[typ] == nil {
+			out[typ] = map[string]int64{}
+		}
+		out[typ][status] = n
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,342 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/webhooksig"
+)
+
+// Delivery outcomes, as counted in metrics.
+const (
+	OutcomeDelivered = "delivered"
+	OutcomeRetry     = "retry"
+	OutcomeFailed    = "failed"
+	OutcomeRefused   = "refused"
+)
+
+// Defaults of a Dispatcher.
+const (
+	DefaultTimeout = 10 * time.Second
+	DefaultLease   = 12 * time.Second // a dead node's events are taken over within 15 s
+	DefaultPerHost = 4
+	DefaultWorkers = 32
+	maxRetryAfter  = 24 * time.Hour
+)
+
+// Dispatcher delivers outbox events to their URLs: at least once, signed per
+// Standard Webhooks, retried on Schedule, every attempt recorded. Several
+// dispatchers (one per node) may share a database: an event is leased to one
+// of them at a time.
+type Dispatcher struct {
+	DB       *store.DB
+	Client   *http.Client    // SSRF-guarded, see Guard.Client
+	Schedule []time.Duration // waits between attempts after the first
+	Now      func() time.Time
+	Log      *slog.Logger
+	Owner    string // this node's lease name; random when empty
+	Timeout  time.Duration
+	Lease    time.Duration
+	PerHost  int // concurrent deliveries per destination host
+	Workers  int // concurrent deliveries in all
+	Interval time.Duration
+	// Outcome, when set, is called once per attempt with its outcome.
+	Outcome func(outcome string)
+
+	once   sync.Once
+	mu     sync.Mutex
+	hosts  map[string]chan struct{}
+	slots  chan struct{}
+	wg     sync.WaitGroup
+	wakeup chan struct{}
+}
+
+func (d *Dispatcher) init() {
+	d.once.Do(func() {
+		if d.Owner == "" {
+			d.Owner = "node-" + uuid.NewString()
+		}
+		if d.Timeout <= 0 {
+			d.Timeout = DefaultTimeout
+		}
+		if d.Lease <= 0 {
+			d.Lease = DefaultLease
+		}
+		if d.PerHost <= 0 {
+			d.PerHost = DefaultPerHost
+		}
+		if d.Workers <= 0 {
+			d.Workers = DefaultWorkers
+		}
+		if d.Interval <= 0 {
+			d.Interval = 200 * time.Millisecond
+		}
+		if d.Now == nil {
+			d.Now = time.Now
+		}
+		d.hosts = map[string]chan struct{}{}
+		d.slots = make(chan struct{}, d.Workers)
+		d.wakeup = make(chan struct{}, 1)
+	})
+}
+
+// Wake asks a running dispatcher to look for due events now.
+func (d *Dispatcher) Wake() {
+	d.init()
+	select {
+	case d.wakeup <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers due events until ctx ends, then waits for deliveries in flight.
+func (d *Dispatcher) Run(ctx context.Context) {
+	d.init()
+	t := time.NewTicker(d.Interval)
+	defer t.Stop()
+	for {
+		if _, err := d.dispatch(ctx, false); err != nil && ctx.Err() == nil {
+			d.Log.WarnContext(ctx, "webhook dispatch failed", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			d.wg.Wait()
+			return
+		case <-t.C:
+		case <-d.wakeup:
+		}
+	}
+}
+
+// DeliverDue claims the events due now and delivers them, waiting for every
+// attempt to finish; it returns how many attempts it made.
+func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
+	d.init()
+	return d.dispatch(ctx, true)
+}
+
+func (d *Dispatcher) dispatch(ctx context.Context, wait bool) (int, error) {
+	free := d.Workers - len(d.slots)
+	if free <= 0 {
+		return 0, nil
+	}
+	now := d.Now()
+	var events []store.Event
+	err := d.DB.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		events, err = tx.ClaimEvents(ctx, d.Owner, now, now.Add(d.Lease), free)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("claim events: %w", err)
+	}
+	leaseEnd := now.Add(d.Lease)
+	var local sync.WaitGroup
+	for _, e := range events {
+		d.slots <- struct{}{}
+		d.wg.Add(1)
+		local.Add(1)
+		go func() {
+			defer func() { <-d.slots; d.wg.Done(); local.Done() }()
+			d.deliver(context.WithoutCancel(ctx), e, leaseEnd)
+		}()
+	}
+	if wait {
+		local.Wait()
+	}
+	return len(events), nil
+}
+
+// hostSlot returns the semaphore of a destination host.
+func (d *Dispatcher) hostSlot(rawURL string) chan struct{} {
+	host := rawURL
+	if u, err := url.Parse(rawURL); err == nil {
+		host = u.Host
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.hosts[host]
+	if s == nil {
+		s = make(chan struct{}, d.PerHost)
+		d.hosts[host] = s
+	}
+	return s
+}
+
+// deliver makes one attempt at e while the lease lasts.
+func (d *Dispatcher) deliver(ctx context.Context, e store.Event, leaseEnd time.Time) {
+	// Wait for the destination's slot only as long as the lease leaves
+	// room for a whole attempt; otherwise give the event back.
+	slot := d.hostSlot(e.URL)
+	waitCtx, cancel := context.WithDeadline(ctx, leaseEnd.Add(-d.Timeout-time.Second))
+	defer cancel()
+	select {
+	case slot <- struct{}{}:
+		defer func() { <-slot }()
+	case <-waitCtx.Done():
+		if err := d.DB.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, d.Owner, e.ID) }); err != nil {
+			d.Log.WarnContext(ctx, "release webhook event", "event_id", e.ID, "error", err.Error())
+		}
+		return
+	}
+
+	a, resp := d.attempt(ctx, e)
+	status, next, outcome := d.decide(e, a, resp)
+	var kept bool
+	err := d.DB.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		kept, err = tx.FinishAttempt(ctx, d.Owner, a, status, e.Attempts+1, next)
+		return err
+	})
+	if err != nil {
+		d.Log.ErrorContext(ctx, "record webhook attempt", "event_id", e.ID, "error", err.Error())
+		return
+	}
+	if !kept {
+		d.Log.WarnContext(ctx, "webhook lease lost during attempt", "event_id", e.ID)
+	}
+	if d.Outcome != nil {
+		d.Outcome(outcome)
+	}
+	d.Log.InfoContext(ctx, "webhook attempt", "event_id", e.ID, "event", e.Type, "status_code", a.StatusCode,
+		"latency_ms", a.Latency.Milliseconds(), "outcome", outcome, "attempt", e.Attempts+1)
+}
+
+// response is what decide needs of a receiver's answer.
+type response struct {
+	retryAfter string
+	refused    bool
+}
+
+// attempt sends e once.
+func (d *Dispatcher) attempt(ctx context.Context, e store.Event) (store.Attempt, response) {
+	start := d.Now()
+	a := store.Attempt{ID: uuid.Must(uuid.NewV7()).String(), EventID: e.ID, At: start}
+	secrets, err := d.secrets(ctx, e.ClientID, start)
+	if err != nil {
+		a.Error = "signing secret unavailable"
+		return a, response{}
+	}
+	sig, err := webhooksig.SignAll(secrets, e.ID, start, []byte(e.Payload))
+	if err != nil {
+		a.Error = "signing failed"
+		return a, response{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader([]byte(e.Payload)))
+	if err != nil {
+		a.Error = "invalid webhook URL"
+		return a, response{refused: true}
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "pixgate-webhooks/1")
+	h.Set("webhook-id", e.ID)
+	h.Set("webhook-timestamp", strconv.FormatInt(start.Unix(), 10))
+	h.Set("webhook-signature", sig)
+	resp, err := d.Client.Do(req)
+	a.Latency = d.Now().Sub(start)
+	if err != nil {
+		a.Error = describe(err)
+		return a, response{refused: errors.Is(err, ErrForbiddenDestination)}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	a.StatusCode = resp.StatusCode
+	a.Response = string(bytes.ToValidUTF8(body, []byte("\uFFFD")))
+	return a, response{retryAfter: resp.Header.Get("Retry-After")}
+}
+
+// describe turns a transport error into a short text without internals.
+func describe(err error) string {
+	switch {
+	case errors.Is(err, ErrForbiddenDestination):
+		return "destination refused: it resolves to a private or local address"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout: no answer within 10 s"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return "request failed: " + ue.Err.Error()
+	}
+	return "request failed: " + err.Error()
+}
+
+// decide returns the event's next status and attempt time after a.
+func (d *Dispatcher) decide(e store.Event, a store.Attempt, r response) (string, time.Time, string) {
+	now := d.Now()
+	switch {
+	case a.StatusCode >= 200 && a.StatusCode < 300:
+		return "delivered", now, OutcomeDelivered
+	case a.StatusCode == http.StatusGone:
+		return "failed", now, OutcomeFailed
+	case r.refused:
+		return "failed", now, OutcomeRefused
+	}
+	done := e.Attempts + 1 // attempts made, this one included
+	if done > len(d.Schedule) {
+		return "failed", now, OutcomeFailed
+	}
+	wait := jitter(d.Schedule[done-1])
+	if a.StatusCode == http.StatusTooManyRequests || a.StatusCode == http.StatusServiceUnavailable {
+		if ra, ok := parseRetryAfter(r.retryAfter, now); ok {
+			wait = ra
+		}
+	}
+	return "pending", now.Add(wait), OutcomeRetry
+}
+
+// jitter spreads a wait by ±10 % so retries from many events do not align.
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	spread := int64(d) / 10
+	if spread == 0 {
+		return d
+	}
+	return d + time.Duration(rand.Int64N(2*spread+1)-spread)
+}
+
+// parseRetryAfter reads a Retry-After of seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return min(time.Duration(s)*time.Second, maxRetryAfter), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(t.Sub(now), 0), maxRetryAfter), true
+	}
+	return 0, false
+}
+
+// secrets returns the client's webhook secrets to sign with: the current
+// one, and the previous one while its 24 h overlap lasts.
+func (d *Dispatcher) secrets(ctx context.Context, clientID string, now time.Time) ([]string, error) {
+	c, err := d.DB.Client(ctx, clientID)
+	if err != nil {
+		return nil, err
+	}
+	s := []string{c.WebhookSecret}
+	if c.PrevWebhookSecret != "" && now.Before(c.PrevWebhookUntil) {
+		s = append(s, c.PrevWebhookSecret)
+	}
+	return s, nil
+}
