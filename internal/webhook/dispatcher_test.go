@@ -389,4 +389,3 @@ func TestTwoDispatchersNeverOverlap(t *testing.T) {
 	require.Equal(t, 1, rec.maxSame, "no event was ever in flight twice")
 	require.Len(t, rec.got, events, "each delivered once")
 }
-
