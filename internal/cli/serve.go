@@ -12,7 +12,9 @@ import (
 
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/job"
+	"github.com/pixgate/pixgate/internal/metrics"
 	"github.com/pixgate/pixgate/internal/ratelimit"
+	redislimit "github.com/pixgate/pixgate/internal/ratelimit/redis"
 	"github.com/pixgate/pixgate/internal/webhook"
 )
 
@@ -37,8 +39,30 @@ func (a *app) serve(ctx context.Context) error {
 			return err
 		}
 	}
-	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: a.log, Ready: db.Ping,
-		Limiter: ratelimit.NewMemory(a.settings.RateLimitN)})
+	m := metrics.New()
+	db.OnPosting = m.Posting
+	dispatcher.Outcome = m.Delivery
+	m.SetStatusCounts(db.StatusCounts)
+	m.SetOutboxLag(func(ctx context.Context) (int64, float64, error) {
+		n, age, err := db.OutboxLag(ctx, time.Now())
+		return n, age.Seconds(), err
+	})
+	var limiter ratelimit.Limiter = ratelimit.NewMemory(a.settings.RateLimitN)
+	if a.settings.RedisURL != "" {
+		redislimit.SetDriverLogger(a.log)
+		rl, err := redislimit.New(a.settings.RedisURL, a.settings.RateLimitN)
+		if err != nil {
+			return fmt.Errorf("redis: %w", err)
+		}
+		defer rl.Close()
+		if err := rl.Ping(ctx); err != nil {
+			a.log.Warn("redis unreachable at start; serving without the shared rate limit until it answers", "error", err.Error())
+		}
+		limiter = rl
+	}
+	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: a.log, Ready: db.Ping, Limiter: limiter, RateLimit: a.settings.RateLimitN,
+		Limited: m.RateLimited, LimiterFailed: m.RateLimiterError, Metrics: m.Handler(),
+		Observe: func(r *http.Request, status int, d time.Duration) { m.ObserveRequest(metrics.RouteLabel(r), status, d) }})
 	if err != nil {
 		return err
 	}

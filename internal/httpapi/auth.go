@@ -35,6 +35,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				if s.limiterFailed != nil {
 					s.limiterFailed()
 				}
+				h := w.Header()
+				h.Set("X-RateLimit-Limit", strconv.Itoa(s.rateLimit))
+				h.Set("X-RateLimit-Remaining", strconv.Itoa(s.rateLimit))
+				h.Set("X-RateLimit-Reset", "0")
 			} else {
 				h := w.Header()
 				h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))

@@ -30,6 +30,8 @@ type Server struct {
 	limiter ratelimit.Limiter
 	// limited and limiterFailed, when set, count refusals and limiter outages.
 	limited, limiterFailed func()
+	rateLimit              int
+	metricsHandler         http.Handler
 }
 
 // Options configure a Server.
@@ -44,6 +46,10 @@ type Options struct {
 	Limiter ratelimit.Limiter
 	// Limited and LimiterFailed, when set, count 429s and limiter outages.
 	Limited, LimiterFailed func()
+	// RateLimit is the configured limit, shown when the limiter is down.
+	RateLimit int
+	// Metrics, when set, is served at /metrics.
+	Metrics http.Handler
 }
 
 // New returns the API server for the gateway's environment.
@@ -57,7 +63,7 @@ func New(o Options) (*Server, error) {
 		ready = func(context.Context) error { return nil }
 	}
 	return &Server{gw: o.Gateway, log: o.Log, sandbox: o.Gateway.Env == "sandbox", loc: loc, ready: ready, metrics: o.Observe,
-		limiter: o.Limiter, limited: o.Limited, limiterFailed: o.LimiterFailed}, nil
+		limiter: o.Limiter, limited: o.Limited, limiterFailed: o.LimiterFailed, rateLimit: o.RateLimit, metricsHandler: o.Metrics}, nil
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -91,6 +97,9 @@ func (s *Server) Handler() http.Handler {
 	root.Handle("GET /healthz", s.handle(s.healthz))
 	root.Handle("GET /readyz", s.handle(s.readyz))
 	root.Handle("GET /openapi.yaml", s.handle(s.openapi))
+	if s.metricsHandler != nil {
+		root.Handle("GET /metrics", s.metricsHandler)
+	}
 	root.Handle("GET /pay/{payment_id}", s.handle(s.payPage))
 	root.Handle("GET /assets/", s.assets())
 	if s.sandbox {

@@ -60,6 +60,7 @@ func (tx *Tx) Post(ctx context.Context, id, clientID, transactionID string, p le
 			return fmt.Errorf("insert entry: %w", err)
 		}
 	}
+	tx.posted = append(tx.posted, p.Kind)
 	return nil
 }
 

@@ -61,6 +61,9 @@ type DB struct {
 	writer *sql.DB
 	reader *sql.DB
 	d      *Dialect
+	// OnPosting, when set, is called after each commit once per ledger
+	// posting the transaction wrote (for metrics).
+	OnPosting func(kind string)
 }
 
 // New wraps opened pools. Drivers call it; applications call the driver's Open.
@@ -143,11 +146,17 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			_ = sqlTx.Rollback()
 		}
 	}()
-	if err = fn(&Tx{Q: Q{q: sqlTx, d: db.d}}); err != nil {
+	tx := &Tx{Q: Q{q: sqlTx, d: db.d}}
+	if err = fn(tx); err != nil {
 		return err
 	}
 	if err = sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	if db.OnPosting != nil {
+		for _, kind := range tx.posted {
+			db.OnPosting(kind)
+		}
 	}
 	return nil
 }
@@ -155,6 +164,7 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 // Tx is one read-write transaction. Its read methods see its own writes.
 type Tx struct {
 	Q
+	posted []string // kinds of the postings written, reported after commit
 }
 
 // querier is what *sql.DB and *sql.Tx have in common.

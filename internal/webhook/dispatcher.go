@@ -252,7 +252,7 @@ func (d *Dispatcher) attempt(ctx context.Context, e store.Event) (store.Attempt,
 	a.Latency = d.Now().Sub(start)
 	if err != nil {
 		a.Error = describe(err)
-		return a, response{refused: errors.Is(err, ErrForbiddenDestination)}
+		return a, response{refused: errors.Is(err, ErrForbiddenDestination) || errors.Is(err, ErrInvalidURL)}
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
