@@ -16,6 +16,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/config"
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/store/postgres"
@@ -119,7 +120,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(httpapi.LogHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})))
 }
 
 // app holds what every command needs.

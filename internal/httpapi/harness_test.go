@@ -24,6 +24,7 @@ import (
 	"github.com/pixgate/pixgate/internal/store/postgres"
 	"github.com/pixgate/pixgate/internal/store/sqlite"
 	"github.com/pixgate/pixgate/internal/testkit"
+	"github.com/pixgate/pixgate/internal/webhook"
 )
 
 // databases runs fn once per database driver, as parallel subtests.
@@ -88,11 +89,12 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 	}
 	db := open(t)
 	logs := &bytes.Buffer{}
-	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil))
+	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(&lockedWriter{w: logs}, nil)))
 	gw := gateway.New(db, o.env, gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja Exemplo Ltda", City: "São Paulo"},
 		24*time.Hour, 50*time.Millisecond, log)
 	clk := &clock{}
 	gw.Now = clk.Now
+	gw.CheckWebhookURL = webhook.Guard{AllowPrivate: o.env == "sandbox", RequireHTTPS: o.env == "production"}.CheckURL
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(o.rateLimit)})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())

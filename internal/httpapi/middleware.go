@@ -59,13 +59,9 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// logger returns the server's logger carrying the request id.
-func (s *Server) logger(ctx context.Context) *slog.Logger {
-	if id, ok := ctx.Value(requestIDKey).(string); ok {
-		return s.log.With("request_id", id)
-	}
-	return s.log
-}
+// logger returns the server's logger. Built with LogHandler, its records
+// logged with a request context carry request_id.
+func (s *Server) logger(context.Context) *slog.Logger { return s.log }
 
 // observe is the outermost middleware: request id, security headers, panic
 // recovery (the spec's 500 body, never a stack trace) and one log line per

@@ -297,8 +297,18 @@ func TestProductionHasNoSandbox(t *testing.T) {
 		r = b.do("GET", "/pay/"+id, nil, gateway.Credentials{})
 		require.Equal(t, http.StatusOK, r.status)
 		require.NotContains(t, string(r.body), "sandbox-pay")
-		charge = validCharge("prod-2", "3")
-		charge["postbackUrl"] = "http://merchant.example.com/hook"
-		require.Equal(t, http.StatusBadRequest, b.do("POST", "/api/v1/gateway/request-qrcode", charge).status, "https only in production")
+		for _, u := range []string{"http://merchant.example.com/hook", "https://127.0.0.1/h", "https://localhost/h", "https://10.0.0.1/x",
+			"https://[::1]/x", "https://169.254.169.254/latest/meta-data", "https://user:pw@merchant.example.com/h"} {
+			charge = validCharge("prod-2", "3")
+			charge["postbackUrl"] = u
+			r := b.do("POST", "/api/v1/gateway/request-qrcode", charge)
+			require.Equal(t, http.StatusBadRequest, r.status, "%s must be refused in production", u)
+			require.Contains(t, string(r.body), "postbackUrl")
+			p := payout("1", "CPF", "52998224725")
+			p["callbackUrl"] = u
+			r = b.do("POST", "/api/v1/gateway/pix-payment", p)
+			require.Equal(t, http.StatusBadRequest, r.status, u)
+			require.Contains(t, string(r.body), "callbackUrl")
+		}
 	})
 }
