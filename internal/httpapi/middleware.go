@@ -15,7 +15,12 @@ type ctxKey int
 const (
 	requestIDKey ctxKey = iota
 	clientKey
+	patternKey
 )
+
+// patternHolder carries the innermost matched route pattern back out to
+// observe, since nested muxes set Pattern on their own request copies.
+type patternHolder struct{ pattern string }
 
 // statusRecorder remembers the status a handler wrote.
 type statusRecorder struct {
@@ -82,7 +87,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if r.TLS != nil {
 			h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
 		}
-		ctx := context.WithValue(r.Context(), requestIDKey, id)
+		holder := &patternHolder{}
+		ctx := context.WithValue(context.WithValue(r.Context(), requestIDKey, id), patternKey, holder)
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
@@ -95,6 +101,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 					s.writeError(rec, r, fmt.Errorf("panic"))
 				}
 			}
+			r.Pattern = holder.pattern
 			s.logger(ctx).LogAttrs(ctx, slog.LevelInfo, "request",
 				slog.String("method", r.Method), slog.String("route", r.Pattern),
 				slog.Int("status", rec.status), slog.Int64("duration_us", time.Since(start).Microseconds()))
@@ -113,6 +120,9 @@ func (s *Server) routed(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
+			if ph, ok := r.Context().Value(patternKey).(*patternHolder); ok {
+				ph.pattern = pattern
+			}
 			mux.ServeHTTP(w, r)
 			return
 		}
