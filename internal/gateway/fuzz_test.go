@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/pixgate/pixgate/internal/pix"
+)
+
+// FuzzDecodeRequests feeds arbitrary bodies to the charge, payout and refund
+// request decoding and validation: whatever arrives, the outcome is a
+// domain error of a 4xx kind or a valid request, never a panic and never an
+// internal error.
+func FuzzDecodeRequests(f *testing.F) {
+	for _, seed := range []string{
+		`{"amount":10.5,"external_id":"a","payer":{"name":"n","document":"52998224725","phoneNumber":"11987654321","email":"a@b.co","address":{"street":"s","number":"1","neighborhood":"n","city":"c","state":"SP","zipCode":"01001000"}},"payerQuestion":"q","postbackUrl":"https://x.example/h","products":[{"name":"p","quantity":"1","price":10.5}]}`,
+		`{"amount":"10","products":[{"price":1e400}]}`,
+		`{"amount":1,"description":"d","creditParty":{"name":"n","keyType":"EVP","key":"123e4567-e89b-42d3-a456-426614174000"},"callbackUrl":"https://x.example"}`,
+		`{"payment_id":"x","amount":-1}`, `[]`, `null`, `{"payer":null,"products":null}`, `{"amount":1e-7}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	s := &Service{Env: "sandbox"}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		check := func(err error) {
+			if err == nil {
+				return
+			}
+			switch pix.ErrorCode(err) {
+			case pix.EInvalid, pix.EInvalidKey:
+			default:
+				t.Fatalf("unexpected error kind for %q: %v", body, err)
+			}
+		}
+		var c ChargeRequest
+		if json.NewDecoder(bytes.NewReader(body)).Decode(&c) == nil {
+			amount, err := s.validateCharge(&c)
+			check(err)
+			if err == nil && (amount <= 0 || amount > pix.MaxAmount) {
+				t.Fatalf("accepted amount %d out of range", amount)
+			}
+		}
+		var p PayoutRequest
+		if json.NewDecoder(bytes.NewReader(body)).Decode(&p) == nil {
+			_, err := s.validatePayout(&p, "")
+			check(err)
+		}
+		if _, err := RequestHash("x", body); err == nil {
+			// Equal values hash alike however they are spaced.
+			spaced := append([]byte(" \n"), body...)
+			if h1, _ := RequestHash("x", body); func() string { h2, _ := RequestHash("x", spaced); return h2 }() != h1 {
+				t.Fatalf("hash depends on leading white space")
+			}
+		}
+	})
+}
