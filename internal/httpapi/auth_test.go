@@ -135,6 +135,10 @@ func TestHealthAndDocument(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.status)
 		require.JSONEq(t, `{"status":"ok"}`, string(r.body))
 		require.Empty(t, r.header.Get("X-RateLimit-Limit"), "not counted against anyone")
+		for h, v := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
+			"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"} {
+			require.Equal(t, v, r.header.Get(h), h)
+		}
 		r = b.do("GET", "/readyz", nil, none)
 		require.Equal(t, http.StatusOK, r.status)
 		r = b.do("GET", "/openapi.yaml", nil, none)
