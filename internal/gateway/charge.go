@@ -55,6 +55,9 @@ type ChargeRequest struct {
 	PayerQuestion string          `json:"payerQuestion"`
 	PostbackURL   string          `json:"postbackUrl"`
 	Products      []Product       `json:"products"`
+	// IdempotencyKey is the optional Idempotency-Key header; it works as
+	// external_id does.
+	IdempotencyKey string `json:"-"`
 }
 
 // ChargeResponse is the 201 body of a created charge (and of its replays).
@@ -164,6 +167,9 @@ func (s *Service) validateCharge(r *ChargeRequest) (pix.Amount, error) {
 		}
 	}
 	is.text("payerQuestion", r.PayerQuestion, 140)
+	if r.IdempotencyKey != "" && !ValidIdempotencyKey(r.IdempotencyKey) {
+		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+	}
 	is.check("postbackUrl", r.PostbackURL, s.ValidWebhookURL, "must be an absolute https URL")
 	switch {
 	case r.Products == nil:
@@ -197,11 +203,14 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 	if err != nil {
 		return ChargeResponse{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
 	}
+	find := func(q finder) (store.Transaction, bool, error) {
+		return findPrevious(ctx, q, c.ID, r.ExternalID, r.IdempotencyKey)
+	}
 	// Fast path: a replay needs no QR code and no write.
-	if prev, err := s.DB.TransactionByExternalID(ctx, c.ID, r.ExternalID); err == nil {
-		return s.replayCharge(prev, hash)
-	} else if !errors.Is(err, store.ErrNotFound) {
+	if prev, ok, err := find(s.DB); err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+	} else if ok {
+		return s.replayCharge(prev, hash)
 	}
 
 	now := s.now()
@@ -224,7 +233,7 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 	}
 	fee := min(c.CashinFee.Fee(amount), amount)
 	t := store.Transaction{
-		ID: s.newUUID(), ClientID: c.ID, Type: store.TypeCashin, ExternalID: r.ExternalID, RequestHash: hash,
+		ID: s.newUUID(), ClientID: c.ID, Type: store.TypeCashin, ExternalID: r.ExternalID, IdempotencyKey: r.IdempotencyKey, RequestHash: hash,
 		Status: StatusPending, Amount: amount, Tax: fee, CreatedAt: now, ExpiresAt: now.Add(s.ChargeTTL),
 		TxID: txid, QRCode: code, CallbackURL: r.PostbackURL, Details: string(details),
 	}
@@ -239,7 +248,10 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 		if inserted, err = tx.InsertTransaction(ctx, t); err != nil || inserted {
 			return err
 		}
-		prev, err = tx.TransactionByExternalID(ctx, c.ID, r.ExternalID)
+		var ok bool
+		if prev, ok, err = find(tx); err == nil && !ok {
+			err = fmt.Errorf("charge %s conflicted with no visible row", t.ID)
+		}
 		return err
 	})
 	if err != nil {
@@ -267,4 +279,28 @@ func (s *Service) replayCharge(prev store.Transaction, hash string) (ChargeRespo
 func chargeResponse(t store.Transaction, image string) ChargeResponse {
 	return ChargeResponse{PaymentID: t.ID, ExternalID: t.ExternalID, Amount: t.Amount, QRCode: t.QRCode,
 		QRCodeImage: image, Status: StatusPending, ExpiresAt: FormatTime(t.ExpiresAt)}
+}
+
+// finder reads previous transactions; *store.DB and *store.Tx are finders.
+type finder interface {
+	TransactionByExternalID(ctx context.Context, clientID, externalID string) (store.Transaction, error)
+	TransactionByIdempotencyKey(ctx context.Context, clientID, key string) (store.Transaction, error)
+}
+
+// findPrevious returns the client's transaction created with externalID or
+// with the idempotency key, if either was given and exists.
+func findPrevious(ctx context.Context, q finder, clientID, externalID, key string) (store.Transaction, bool, error) {
+	if externalID != "" {
+		t, err := q.TransactionByExternalID(ctx, clientID, externalID)
+		if err == nil || !errors.Is(err, store.ErrNotFound) {
+			return t, err == nil, err
+		}
+	}
+	if key != "" {
+		t, err := q.TransactionByIdempotencyKey(ctx, clientID, key)
+		if err == nil || !errors.Is(err, store.ErrNotFound) {
+			return t, err == nil, err
+		}
+	}
+	return store.Transaction{}, false, nil
 }

@@ -109,23 +109,8 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 	if r.ExternalID != nil {
 		ext = *r.ExternalID
 	}
-	find := func(q interface {
-		TransactionByExternalID(context.Context, string, string) (store.Transaction, error)
-		TransactionByIdempotencyKey(context.Context, string, string) (store.Transaction, error)
-	}) (store.Transaction, bool, error) {
-		if ext != "" {
-			t, err := q.TransactionByExternalID(ctx, c.ID, ext)
-			if err == nil || !errors.Is(err, store.ErrNotFound) {
-				return t, err == nil, err
-			}
-		}
-		if idemKey != "" {
-			t, err := q.TransactionByIdempotencyKey(ctx, c.ID, idemKey)
-			if err == nil || !errors.Is(err, store.ErrNotFound) {
-				return t, err == nil, err
-			}
-		}
-		return store.Transaction{}, false, nil
+	find := func(q finder) (store.Transaction, bool, error) {
+		return findPrevious(ctx, q, c.ID, ext, idemKey)
 	}
 	if prev, ok, err := find(s.DB); err != nil {
 		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)

@@ -18,25 +18,32 @@ import (
 // or returned (PAID now, REVERSED one delay later, amount back and tax kept,
 // pix.cashout.reversed) — each in the transaction that claimed the row, so a
 // payout is never settled twice, even across nodes.
+//
+// Each payout settles in its own transaction: a batch would lock several
+// clients' accounts in an order no other transaction follows, and deadlock.
 func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 	now := s.now()
-	n := 0
-	err := s.DB.Write(ctx, func(tx *store.Tx) error {
-		n = 0
-		due, err := tx.DueSettlements(ctx, now, limit)
-		if err != nil {
-			return err
-		}
-		for _, t := range due {
-			if err := s.settlePayout(ctx, tx, t, now); err != nil {
-				return fmt.Errorf("payout %s: %w", t.ID, err)
-			}
-			n++
-		}
-		return nil
-	})
+	ids, err := s.DB.DueSettlementIDs(ctx, now, limit)
 	if err != nil {
 		return 0, fmt.Errorf("settle payouts: %w", err)
+	}
+	n := 0
+	for _, id := range ids {
+		settled := false
+		err := s.DB.Write(ctx, func(tx *store.Tx) error {
+			t, ok, err := tx.ClaimSettlement(ctx, id, now)
+			if err != nil || !ok {
+				return err
+			}
+			settled = true
+			return s.settlePayout(ctx, tx, t, now)
+		})
+		if err != nil {
+			return n, fmt.Errorf("settle payout %s: %w", id, err)
+		}
+		if settled {
+			n++
+		}
 	}
 	if n > 0 {
 		s.wake()
@@ -116,23 +123,27 @@ var errChanged = errors.New("changed concurrently")
 // back to available; pix.refund.failed).
 func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) {
 	now := s.now()
-	n := 0
-	err := s.DB.Write(ctx, func(tx *store.Tx) error {
-		n = 0
-		due, err := tx.DueRefunds(ctx, now, limit)
-		if err != nil {
-			return err
-		}
-		for _, r := range due {
-			if err := s.settleRefund(ctx, tx, r, now); err != nil {
-				return fmt.Errorf("refund %s: %w", r.ID, err)
-			}
-			n++
-		}
-		return nil
-	})
+	ids, err := s.DB.DueRefundIDs(ctx, now, limit)
 	if err != nil {
 		return 0, fmt.Errorf("settle refunds: %w", err)
+	}
+	n := 0
+	for _, id := range ids {
+		settled := false
+		err := s.DB.Write(ctx, func(tx *store.Tx) error {
+			r, ok, err := tx.ClaimRefund(ctx, id, now)
+			if err != nil || !ok {
+				return err
+			}
+			settled = true
+			return s.settleRefund(ctx, tx, r, now)
+		})
+		if err != nil {
+			return n, fmt.Errorf("settle refund %s: %w", id, err)
+		}
+		if settled {
+			n++
+		}
 	}
 	if n > 0 {
 		s.wake()

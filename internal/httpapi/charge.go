@@ -12,6 +12,7 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	req.IdempotencyKey = r.Header.Get("Idempotency-Key")
 	resp, replayed, err := s.gw.CreateCharge(r.Context(), client(r), &req, body)
 	if err != nil {
 		return err

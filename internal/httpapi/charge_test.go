@@ -237,3 +237,29 @@ func TestChargeValidation(t *testing.T) {
 		require.Equal(t, http.StatusCreated, b.do("POST", "/api/v1/gateway/request-qrcode", cnpj).status)
 	})
 }
+
+func TestChargeIdempotencyKeyHeader(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		send := func(ext, key string) response {
+			raw, err := json.Marshal(validCharge(ext, "5"))
+			require.NoError(t, err)
+			req, err := http.NewRequest("POST", b.srv.URL+"/api/v1/gateway/request-qrcode", bytesReader(raw))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", key)
+			req.Header.Set("stpi", b.cred.ClientID)
+			req.Header.Set("stps", b.cred.ClientSecret)
+			return b.doReq(req)
+		}
+		first := send("k-1", "key-A")
+		require.Equal(t, http.StatusCreated, first.status)
+		again := send("k-1", "key-A")
+		require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+		require.Equal(t, string(first.body), string(again.body))
+		other := send("k-2", "key-A")
+		require.Equal(t, http.StatusUnprocessableEntity, other.status, "the key is bound to its first body")
+		require.Equal(t, 1, b.count(b.cred.ClientID))
+	})
+}

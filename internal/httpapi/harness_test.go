@@ -91,7 +91,7 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 	logs := &bytes.Buffer{}
 	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(&lockedWriter{w: logs}, nil)))
 	gw := gateway.New(db, o.env, gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja Exemplo Ltda", City: "São Paulo"},
-		24*time.Hour, 50*time.Millisecond, log)
+		24*time.Hour, time.Hour, log)
 	clk := &clock{}
 	gw.Now = clk.Now
 	gw.CheckWebhookURL = webhook.Guard{AllowPrivate: o.env == "sandbox", RequireHTTPS: o.env == "production"}.CheckURL

@@ -36,10 +36,11 @@ func (b *bundle) fund(amount string) {
 	require.Equal(b.t, http.StatusOK, r.status, string(r.body))
 }
 
-// settle advances the clock past the payout delay and runs settlement until nothing is due.
+// settle advances the clock past the payout delay (1 h in these tests) and
+// runs settlement until nothing is due.
 func (b *bundle) settle() {
 	b.t.Helper()
-	b.clock.Advance(time.Second)
+	b.clock.Advance(time.Hour + time.Second)
 	for {
 		n, err := b.gw.SettleDue(context.Background(), 100)
 		require.NoError(b.t, err)
@@ -48,7 +49,7 @@ func (b *bundle) settle() {
 		if n+m == 0 {
 			return
 		}
-		b.clock.Advance(time.Second)
+		b.clock.Advance(time.Hour + time.Second)
 	}
 }
 

@@ -32,6 +32,7 @@ type Server struct {
 	limited, limiterFailed func()
 	rateLimit              int
 	metricsHandler         http.Handler
+	admin                  http.Handler
 }
 
 // Options configure a Server.
@@ -50,6 +51,8 @@ type Options struct {
 	RateLimit int
 	// Metrics, when set, is served at /metrics.
 	Metrics http.Handler
+	// Admin, when set, is the administration panel, served at /admin/.
+	Admin http.Handler
 }
 
 // New returns the API server for the gateway's environment.
@@ -63,7 +66,7 @@ func New(o Options) (*Server, error) {
 		ready = func(context.Context) error { return nil }
 	}
 	return &Server{gw: o.Gateway, log: o.Log, sandbox: o.Gateway.Env == "sandbox", loc: loc, ready: ready, metrics: o.Observe,
-		limiter: o.Limiter, limited: o.Limited, limiterFailed: o.LimiterFailed, rateLimit: o.RateLimit, metricsHandler: o.Metrics}, nil
+		limiter: o.Limiter, limited: o.Limited, limiterFailed: o.LimiterFailed, rateLimit: o.RateLimit, metricsHandler: o.Metrics, admin: o.Admin}, nil
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -104,6 +107,10 @@ func (s *Server) Handler() http.Handler {
 	root.Handle("GET /assets/", s.assets())
 	if s.sandbox {
 		root.Handle("POST /pay/{payment_id}/sandbox-pay", s.handle(s.payPageSandboxPay))
+	}
+	if s.admin != nil {
+		root.Handle("/admin/", s.admin)
+		root.Handle("GET /admin", http.RedirectHandler("/admin/", http.StatusMovedPermanently))
 	}
 	root.Handle("/api/v1/", s.authenticate(s.routed(api)))
 	return s.observe(s.routed(root))

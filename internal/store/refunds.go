@@ -144,3 +144,20 @@ func (tx *Tx) AddRefundPending(ctx context.Context, chargeID string, delta, sett
 func (tx *Tx) SetStatus(ctx context.Context, id, status string) error {
 	return tx.updateOne(ctx, `UPDATE transactions SET status = $2 WHERE id = $1`, id, status)
 }
+
+// DueRefundIDs returns the ids of up to limit refunds whose settle_at ≤ now,
+// without locking; ClaimRefund claims each.
+func (q *Q) DueRefundIDs(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	return q.ids(ctx, `SELECT id FROM refunds WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`, ms(now), limit)
+}
+
+// ClaimRefund locks the refund if it is still due at now and no other node
+// holds it; ok is false otherwise.
+func (tx *Tx) ClaimRefund(ctx context.Context, id string, now time.Time) (Refund, bool, error) {
+	r, err := scanRefund(tx.q.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds
+		WHERE id = $1 AND settle_at IS NOT NULL AND settle_at <= $2`+tx.d.SkipLocked, id, ms(now)))
+	if errors.Is(err, ErrNotFound) {
+		return Refund{}, false, nil
+	}
+	return r, err == nil, err
+}

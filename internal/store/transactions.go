@@ -153,6 +153,40 @@ func (tx *Tx) DueSettlements(ctx context.Context, now time.Time, limit int) ([]T
 		WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`+tx.d.SkipLocked, ms(now), limit)
 }
 
+// DueSettlementIDs returns the ids of up to limit transactions whose
+// settle_at ≤ now, without locking; ClaimSettlement claims each.
+func (q *Q) DueSettlementIDs(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	return q.ids(ctx, `SELECT id FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`, ms(now), limit)
+}
+
+// ClaimSettlement locks the transaction if it is still due at now and no
+// other node holds it; ok is false otherwise.
+func (tx *Tx) ClaimSettlement(ctx context.Context, id string, now time.Time) (Transaction, bool, error) {
+	t, err := scanTransaction(tx.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions
+		WHERE id = $1 AND settle_at IS NOT NULL AND settle_at <= $2`+tx.d.SkipLocked, id, ms(now)))
+	if errors.Is(err, ErrNotFound) {
+		return Transaction{}, false, nil
+	}
+	return t, err == nil, err
+}
+
+func (q *Q) ids(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("due ids: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("due ids: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
 func (q *Q) list(ctx context.Context, query string, args ...any) ([]Transaction, error) {
 	rows, err := q.q.QueryContext(ctx, query, args...)
 	if err != nil {

@@ -50,9 +50,18 @@ func TestSlowReceiverDoesNotStallOthers(t *testing.T) {
 			f.paidCharge(t, "slow"+string(rune('a'+i)), slow.URL)
 		}
 		f.paidCharge(t, "fast", fastURL)
-		n, err := f.disp.DeliverDue(context.Background())
-		require.NoError(t, err)
-		require.Equal(t, 7, n)
+		// Events that cannot get a slot on their host while their lease
+		// leaves room for a whole attempt are given back and claimed again.
+		for i := 0; i < 20; i++ {
+			_, err := f.disp.DeliverDue(context.Background())
+			require.NoError(t, err)
+			mu.Lock()
+			done := len(order)
+			mu.Unlock()
+			if done == 7 {
+				break
+			}
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		require.Len(t, order, 7)

@@ -377,6 +377,19 @@ func Exercise(t *testing.T, open Opener) {
 			require.NoError(t, err)
 			require.Len(t, rows, 1)
 			require.Equal(t, payout.ID, rows[0].ID)
+			return nil
+		}))
+		ids, err := db.DueSettlementIDs(ctx, t0.Add(time.Hour), 10)
+		require.NoError(t, err)
+		require.Equal(t, []string{payout.ID}, ids)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			got, ok, err := tx.ClaimSettlement(ctx, payout.ID, t0.Add(time.Hour))
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, payout.ID, got.ID)
+			_, ok, err = tx.ClaimSettlement(ctx, payout.ID, t0) // not due yet at t0
+			require.NoError(t, err)
+			require.False(t, ok)
 			return tx.SetSettleAt(ctx, payout.ID, time.Time{})
 		}))
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
