@@ -45,11 +45,11 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 		if err != nil || !ok {
 			return errors.Join(err, fmt.Errorf("charge %s changed concurrently", t.ID))
 		}
-		if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(t.Amount, t.Tax), now); err != nil {
+		out.Status, out.ConfirmedAt = StatusPaid, now
+		if err := s.emit(ctx, tx, out, EventCashinPaid, StatusPaid, t.Amount, t.Tax, "", now); err != nil {
 			return err
 		}
-		out.Status, out.ConfirmedAt = StatusPaid, now
-		return s.emit(ctx, tx, out, EventCashinPaid, StatusPaid, t.Amount, t.Tax, "", now)
+		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(t.Amount, t.Tax), now)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pixgate/pixgate/internal/ledger"
@@ -18,23 +19,36 @@ var AccountKinds = ledger.Kinds
 func AccountID(clientID string, kind ledger.Kind) string { return clientID + ":" + string(kind) }
 
 // Post applies a balanced posting to the client's accounts and records it,
-// all inside tx. Accounts are updated in id order so concurrent postings
-// never deadlock. A posting that would take available or pending below zero
-// returns ErrInsufficientFunds and must abort the transaction.
+// all inside tx. The posting and its entries are inserted first and the
+// balances updated last, in account-id order: the hot balance rows stay
+// locked for as short a time as possible, and concurrent postings never
+// deadlock. Callers make Post the last statement of their transaction for
+// the same reason. A posting that would take available or pending below
+// zero returns ErrInsufficientFunds and must abort the transaction.
 func (tx *Tx) Post(ctx context.Context, id, clientID, transactionID string, p ledger.Posting, now time.Time) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	entries := slices.Clone(p.Entries)
-	slices.SortStableFunc(entries, func(a, b ledger.Entry) int {
-		switch {
-		case a.Account < b.Account:
-			return -1
-		case a.Account > b.Account:
-			return 1
+	if _, err := tx.exec(ctx, `INSERT INTO postings (id, client_id, transaction_id, kind, created_at) VALUES ($1,$2,$3,$4,$5)`,
+		id, clientID, transactionID, p.Kind, ms(now)); err != nil {
+		return fmt.Errorf("insert posting: %w", err)
+	}
+	var q strings.Builder
+	args := make([]any, 0, 4*len(p.Entries))
+	q.WriteString(`INSERT INTO entries (posting_id, seq, account_id, amount) VALUES `)
+	for i, e := range p.Entries {
+		if i > 0 {
+			q.WriteString(", ")
 		}
-		return 0
-	})
+		n := len(args)
+		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4)
+		args = append(args, id, i, AccountID(clientID, e.Account), int64(e.Amount))
+	}
+	if _, err := tx.exec(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("insert entries: %w", err)
+	}
+	entries := slices.Clone(p.Entries)
+	slices.SortStableFunc(entries, func(a, b ledger.Entry) int { return strings.Compare(string(a.Account), string(b.Account)) })
 	for _, e := range entries {
 		res, err := tx.exec(ctx, `UPDATE accounts SET balance = balance + $1
 			WHERE id = $2 AND (kind NOT IN ('available', 'pending') OR balance + $1 >= 0)`,
@@ -48,16 +62,6 @@ func (tx *Tx) Post(ctx context.Context, id, clientID, transactionID string, p le
 		}
 		if n == 0 {
 			return ErrInsufficientFunds
-		}
-	}
-	if _, err := tx.exec(ctx, `INSERT INTO postings (id, client_id, transaction_id, kind, created_at) VALUES ($1,$2,$3,$4,$5)`,
-		id, clientID, transactionID, p.Kind, ms(now)); err != nil {
-		return fmt.Errorf("insert posting: %w", err)
-	}
-	for i, e := range p.Entries {
-		if _, err := tx.exec(ctx, `INSERT INTO entries (posting_id, seq, account_id, amount) VALUES ($1,$2,$3,$4)`,
-			id, i, AccountID(clientID, e.Account), int64(e.Amount)); err != nil {
-			return fmt.Errorf("insert entry: %w", err)
 		}
 	}
 	tx.posted = append(tx.posted, p.Kind)
