@@ -46,6 +46,10 @@ type grammar struct {
 		Disable             clientID      `cmd:"" help:"Disable a client; its credentials stop working at once."`
 		RotateWebhookSecret clientID      `cmd:"" name:"rotate-webhook-secret" help:"Replace a client's webhook secret; for 24 h webhooks carry signatures by both."`
 	} `cmd:"" help:"Manage API clients."`
+	Users struct {
+		Create usersCreate `cmd:"" help:"Create an administration panel user; prints its generated password once, as JSON."`
+	} `cmd:"" help:"Manage administration panel users."`
+	Bench benchCmd `cmd:"" help:"Load-test a running pixgate server (sandbox) and check every acknowledged operation from outside."`
 }
 
 type exitCode int
@@ -101,6 +105,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		err = app.clientsDisable(ctx, g.Clients.Disable.ID)
 	case "clients rotate-webhook-secret <id>":
 		err = app.clientsRotateWebhook(ctx, g.Clients.RotateWebhookSecret.ID)
+	case "bench":
+		err = app.bench(ctx, g.Bench)
+	case "users create":
+		err = app.usersCreate(ctx, g.Users.Create)
 	default:
 		err = fmt.Errorf("unknown command %q", kctx.Command())
 	}

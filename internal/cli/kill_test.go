@@ -120,7 +120,7 @@ func TestKillUnderLoad(t *testing.T) {
 			"--webhook-retry-schedule", "100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms"}
 
 		p := startProc(t, dbURL, flags...)
-		c := decodeOne(t, p.stdout.String(), credKeys...)
+		c := decodeOne(t, p.stdout.String(), serveKeys...)
 		var mu sync.Mutex
 		var acks []acked
 		ack := func(kind, id string) { mu.Lock(); acks = append(acks, acked{kind, id}); mu.Unlock() }

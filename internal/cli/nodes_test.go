@@ -42,7 +42,7 @@ func TestTwoNodesActAsOne(t *testing.T) {
 	a.waitListening(t)
 	b.waitListening(t)
 	out := a.stdout.String() + b.stdout.String()
-	c := decodeOne(t, out, credKeys...) // exactly one node created the sandbox client
+	c := decodeOne(t, out, serveKeys...) // exactly one node created the sandbox client
 	nodes := []string{a.addr, b.addr}
 
 	// The same idempotent charge, at once on both nodes.

@@ -52,7 +52,7 @@ func TestJobsSurviveRestart(t *testing.T) {
 	forEachDB(t, func(t *testing.T, dbURL string) {
 		flags := []string{"--charge-ttl", "2s", "--sandbox-payout-delay", "2s"}
 		first := startServe(t, dbURL, flags...)
-		c := decodeOne(t, first.stdout.String(), credKeys...)
+		c := decodeOne(t, first.stdout.String(), serveKeys...)
 
 		status, body := api(t, first.addr, c, "POST", "/api/v1/gateway/request-qrcode", charge("restart-paid", 100))
 		require.Equal(t, http.StatusCreated, status, "%v", body)

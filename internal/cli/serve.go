@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/admin"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/job"
 	"github.com/pixgate/pixgate/internal/metrics"
@@ -35,7 +36,7 @@ func (a *app) serve(ctx context.Context) error {
 	if cred, created, err := gw.BootstrapSandbox(ctx); err != nil {
 		return fmt.Errorf("create sandbox client: %w", err)
 	} else if created {
-		if err := a.printJSON(cred); err != nil {
+		if err := a.printSandboxBootstrap(ctx, gw, cred); err != nil {
 			return err
 		}
 	}
@@ -60,7 +61,11 @@ func (a *app) serve(ctx context.Context) error {
 		}
 		limiter = rl
 	}
-	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: a.log, Ready: db.Ping, Limiter: limiter, RateLimit: a.settings.RateLimitN,
+	panel, err := admin.New(admin.Options{Gateway: gw, Log: a.log})
+	if err != nil {
+		return err
+	}
+	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: a.log, Ready: db.Ping, Limiter: limiter, RateLimit: a.settings.RateLimitN, Admin: panel,
 		Limited: m.RateLimited, LimiterFailed: m.RateLimiterError, Metrics: m.Handler(),
 		Observe: func(r *http.Request, status int, d time.Duration) { m.ObserveRequest(metrics.RouteLabel(r), status, d) }})
 	if err != nil {

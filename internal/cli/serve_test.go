@@ -173,7 +173,7 @@ func TestServe(t *testing.T) {
 		// First start on an empty sandbox database: the sandbox client is
 		// created and its credentials printed once, and never logged.
 		s := startServe(t, db)
-		sb := decodeOne(t, s.stdout.String(), credKeys...)
+		sb := decodeOne(t, s.stdout.String(), serveKeys...)
 		requireNewClient(t, sb, "sandbox", "sandbox")
 		require.NotContains(t, s.stderr.String(), sb.ClientSecret, "secret logged")
 		require.NotContains(t, s.stderr.String(), sb.WebhookSecret, "webhook secret logged")
@@ -239,7 +239,7 @@ func TestServeConcurrentStart(t *testing.T) {
 		n.waitListening(t)
 		require.Equal(t, http.StatusOK, getStatus(t, "http://"+n.addr+"/readyz"))
 		if out := n.stdout.String(); out != "" {
-			printed = append(printed, decodeOne(t, out, credKeys...))
+			printed = append(printed, decodeOne(t, out, serveKeys...))
 		}
 	}
 	require.Len(t, printed, 1, "exactly one node creates and prints the sandbox client")
@@ -335,7 +335,7 @@ func TestSIGTERM(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "no /healthz within 15 s; stderr:\n%s", stderr.String())
 	}
 	require.Equal(t, addr, listeningAddr(t, stderr.String()))
-	sb := decodeOne(t, stdout.String(), credKeys...)
+	sb := decodeOne(t, stdout.String(), serveKeys...)
 	requireNewClient(t, sb, "sandbox", "sandbox")
 
 	finish := slowRequest(t, addr, sb)

@@ -14,12 +14,14 @@ import (
 
 func TestStore(t *testing.T) {
 	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) *store.DB {
+	open := func(t *testing.T) *store.DB {
 		db, err := postgres.Open(context.Background(), testkit.PostgresURL(t), 8)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = db.Close() })
 		_, err = db.Migrate(context.Background())
 		require.NoError(t, err)
 		return db
-	})
+	}
+	storetest.Exercise(t, open)
+	storetest.ExerciseAdmin(t, open)
 }

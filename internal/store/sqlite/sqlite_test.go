@@ -14,14 +14,16 @@ import (
 
 func TestStore(t *testing.T) {
 	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) *store.DB {
+	open := func(t *testing.T) *store.DB {
 		db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "sub", "pixgate.db"))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = db.Close() })
 		_, err = db.Migrate(context.Background())
 		require.NoError(t, err)
 		return db
-	})
+	}
+	storetest.Exercise(t, open)
+	storetest.ExerciseAdmin(t, open)
 }
 
 func TestPath(t *testing.T) {

@@ -1,0 +1,274 @@
+package admin
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/pix"
+)
+
+// Languages of the panel. Portuguese is the default.
+const (
+	langPT = "pt-BR"
+	langEN = "en"
+)
+
+const langCookie = "pixgate_lang"
+
+// lang is the language of one response; templates call its methods.
+type lang struct {
+	Code string
+	loc  *time.Location
+}
+
+// pickLang chooses the language: ?lang= (remembered in a cookie), then the
+// cookie, then Portuguese.
+func pickLang(w http.ResponseWriter, r *http.Request, loc *time.Location, secure bool) lang {
+	code := ""
+	if q := r.URL.Query().Get("lang"); q == langPT || q == langEN {
+		code = q
+		http.SetCookie(w, &http.Cookie{Name: langCookie, Value: q, Path: "/admin/", MaxAge: 365 * 24 * 3600,
+			HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode})
+	} else if c, err := r.Cookie(langCookie); err == nil && (c.Value == langPT || c.Value == langEN) {
+		code = c.Value
+	}
+	if code == "" {
+		code = langPT
+	}
+	return lang{Code: code, loc: loc}
+}
+
+// T translates key; args fill the message's verbs. An unknown key shows
+// itself, so a missing translation is visible rather than blank.
+func (l lang) T(key string, args ...any) string {
+	m, ok := messages[key]
+	if !ok {
+		return key
+	}
+	s := m[0]
+	if l.Code == langEN {
+		s = m[1]
+	}
+	if len(args) > 0 {
+		return fmt.Sprintf(s, args...)
+	}
+	return s
+}
+
+// Tf is T with the arguments in a slice.
+func (l lang) Tf(key string, args []any) string { return l.T(key, args...) }
+
+// Money formats centavos as reais: R$ 1.234,56 (pt-BR) or R$ 1,234.56 (en).
+func (l lang) Money(a pix.Amount) string {
+	neg := a < 0
+	if neg {
+		a = -a
+	}
+	s := a.String() // 1234.56
+	intPart, frac := s[:len(s)-3], s[len(s)-2:]
+	thousands, decimal := ".", ","
+	if l.Code == langEN {
+		thousands, decimal = ",", "."
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteString("−")
+	}
+	b.WriteString("R$ ")
+	for i := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteString(thousands)
+		}
+		b.WriteByte(intPart[i])
+	}
+	b.WriteString(decimal)
+	b.WriteString(frac)
+	return b.String()
+}
+
+// Signed formats a ledger entry with its sign: +R$ 10,00 or −R$ 10,00.
+func (l lang) Signed(a pix.Amount) string {
+	if a > 0 {
+		return "+" + l.Money(a)
+	}
+	return l.Money(a)
+}
+
+// Time formats t in São Paulo time; the zero time is a dash.
+func (l lang) Time(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	if l.Code == langEN {
+		return t.In(l.loc).Format("2006-01-02 15:04:05")
+	}
+	return t.In(l.loc).Format("02/01/2006 15:04:05")
+}
+
+// Percent formats basis points: 1,5% (pt-BR) or 1.5% (en).
+func (l lang) Percent(bp int64) string {
+	s := pix.FormatPercent(bp)
+	if l.Code == langPT {
+		s = strings.ReplaceAll(s, ".", ",")
+	}
+	return s + "%"
+}
+
+// Status translates a transaction status.
+func (l lang) Status(s string) string { return l.T("status." + s) }
+
+// Type translates a transaction type.
+func (l lang) Type(s string) string { return l.T("type." + s) }
+
+// messages holds every text of the panel: key → {pt-BR, en}.
+var messages = map[string][2]string{
+	"app.name":          {"pixgate · painel", "pixgate · admin"},
+	"app.sandbox":       {"sandbox", "sandbox"},
+	"app.production":    {"produção", "production"},
+	"nav.overview":      {"Visão geral", "Overview"},
+	"nav.transactions":  {"Transações", "Transactions"},
+	"nav.settings":      {"Configurações da API", "API settings"},
+	"nav.clients":       {"Clientes", "Clients"},
+	"nav.logout":        {"Sair", "Log out"},
+	"nav.all":           {"Todos os clientes", "All clients"},
+	"nav.skip":          {"Pular para o conteúdo", "Skip to content"},
+	"nav.language":      {"Idioma", "Language"},
+	"login.title":       {"Entrar", "Log in"},
+	"login.email":       {"E-mail", "E-mail"},
+	"login.password":    {"Senha", "Password"},
+	"login.submit":      {"Entrar", "Log in"},
+	"login.failed":      {"E-mail ou senha incorretos.", "Wrong e-mail or password."},
+	"login.expired":     {"Sua sessão terminou. Entre novamente.", "Your session ended. Please log in again."},
+	"login.loggedout":   {"Você saiu.", "You have logged out."},
+	"login.hint":        {"Acesso restrito a operadores e lojistas cadastrados.", "For registered operators and merchants only."},
+	"error.title":       {"Erro", "Error"},
+	"error.404":         {"Página não encontrada.", "Page not found."},
+	"error.403":         {"Formulário expirado ou inválido. Recarregue a página e tente novamente.", "This form has expired or is invalid. Reload the page and try again."},
+	"error.429":         {"Muitas tentativas de login. Aguarde %d minutos e tente novamente.", "Too many login attempts. Wait %d minutes and try again."},
+	"error.500":         {"Algo deu errado do nosso lado. Tente novamente.", "Something went wrong on our side. Please try again."},
+	"error.back":        {"Voltar ao painel", "Back to the panel"},
+	"overview.title":    {"Visão geral", "Overview"},
+	"overview.all":      {"Todos os clientes", "All clients"},
+	"overview.balance":  {"Saldo disponível", "Available balance"},
+	"overview.pending":  {"Saldo reservado", "Reserved balance"},
+	"overview.cashin":   {"Recebido hoje", "Received today"},
+	"overview.cashout":  {"Pago hoje", "Paid out today"},
+	"overview.ops":      {"%d operações", "%d operations"},
+	"overview.today":    {"Criadas hoje, por status", "Created today, by status"},
+	"overview.none":     {"Nenhuma transação hoje.", "No transactions today."},
+	"overview.failing":  {"Webhooks com falha", "Failing webhooks"},
+	"overview.nofail":   {"Nenhum webhook com falha.", "No failing webhooks."},
+	"overview.clients":  {"Clientes (%d)", "Clients (%d)"},
+	"overview.daynote":  {"Hoje = dia corrente no horário de Brasília.", "Today = the current day in Brasília time."},
+	"col.client":        {"Cliente", "Client"},
+	"col.type":          {"Tipo", "Type"},
+	"col.status":        {"Status", "Status"},
+	"col.count":         {"Quantidade", "Count"},
+	"col.amount":        {"Valor", "Amount"},
+	"col.tax":           {"Tarifa", "Fee"},
+	"col.created":       {"Criada em", "Created"},
+	"col.id":            {"ID", "ID"},
+	"col.external":      {"external_id", "external_id"},
+	"col.event":         {"Evento", "Event"},
+	"col.attempts":      {"Tentativas", "Attempts"},
+	"col.next":          {"Próxima tentativa", "Next attempt"},
+	"col.url":           {"URL", "URL"},
+	"col.at":            {"Quando", "When"},
+	"col.code":          {"HTTP", "HTTP"},
+	"col.latency":       {"Latência", "Latency"},
+	"col.error":         {"Erro", "Error"},
+	"col.account":       {"Conta", "Account"},
+	"col.kind":          {"Lançamento", "Posting"},
+	"col.name":          {"Nome", "Name"},
+	"col.env":           {"Ambiente", "Environment"},
+	"col.actions":       {"Ações", "Actions"},
+	"tx.title":          {"Transações", "Transactions"},
+	"tx.search":         {"payment_id ou external_id", "payment_id or external_id"},
+	"tx.searchbtn":      {"Buscar", "Search"},
+	"tx.filter":         {"Filtrar", "Filter"},
+	"tx.allstatus":      {"Todos os status", "All statuses"},
+	"tx.alltypes":       {"Todos os tipos", "All types"},
+	"tx.none":           {"Nenhuma transação encontrada.", "No transactions found."},
+	"tx.next":           {"Próxima página →", "Next page →"},
+	"tx.first":          {"← Primeira página", "← First page"},
+	"tx.clear":          {"Limpar", "Clear"},
+	"tx.badcursor":      {"Link de página inválido; mostrando a primeira página.", "Invalid page link; showing the first page."},
+	"detail.title":      {"Transação", "Transaction"},
+	"detail.summary":    {"Resumo", "Summary"},
+	"detail.refunded":   {"Devolvido", "Refunded"},
+	"detail.confirmed":  {"Confirmada em", "Confirmed"},
+	"detail.expires":    {"Expira em", "Expires"},
+	"detail.callback":   {"URL de notificação", "Notification URL"},
+	"detail.txid":       {"txid (BR Code)", "txid (BR Code)"},
+	"detail.paypage":    {"Página de pagamento", "Payment page"},
+	"detail.ledger":     {"Lançamentos no razão", "Ledger postings"},
+	"detail.noledger":   {"Nenhum lançamento.", "No postings."},
+	"detail.refunds":    {"Devoluções", "Refunds"},
+	"detail.events":     {"Eventos e entregas de webhook", "Events and webhook deliveries"},
+	"detail.noevents":   {"Nenhum evento.", "No events."},
+	"detail.noattempts": {"Nenhuma tentativa ainda.", "No attempts yet."},
+	"detail.resend":     {"Reenviar", "Resend"},
+	"detail.resent":     {"Entrega agendada novamente.", "Delivery scheduled again."},
+	"detail.sandbox":    {"Ações de sandbox", "Sandbox actions"},
+	"detail.pay":        {"Pagar cobrança", "Pay charge"},
+	"detail.expire":     {"Expirar cobrança", "Expire charge"},
+	"detail.paid":       {"Cobrança paga (sandbox).", "Charge paid (sandbox)."},
+	"detail.expired":    {"Cobrança expirada (sandbox).", "Charge expired (sandbox)."},
+	"detail.notpayable": {"Esta cobrança não pode mais ser alterada.", "This charge can no longer be changed."},
+	"detail.payload":    {"Corpo enviado", "Body sent"},
+	"settings.title":    {"Configurações da API", "API settings"},
+	"settings.creds":    {"Credenciais", "Credentials"},
+	"settings.clientid": {"client_id (cabeçalho stpi)", "client_id (stpi header)"},
+	"settings.secret":   {"client_secret (cabeçalho stps)", "client_secret (stps header)"},
+	"settings.secretno": {"Guardado apenas como hash; não pode ser exibido. Gere um novo se o perdeu.", "Stored only as a hash; it cannot be shown. Generate a new one if you lost it."},
+	"settings.rotate":   {"Gerar novo client_secret", "Generate a new client_secret"},
+	"settings.rotatewarn": {"O secret atual deixa de funcionar imediatamente.",
+		"The current secret stops working at once."},
+	"settings.newsecret": {"Novo client_secret — copie agora; ele não será exibido de novo:",
+		"New client_secret — copy it now; it will not be shown again:"},
+	"settings.webhook":        {"Segredo de webhook", "Webhook secret"},
+	"settings.whshow":         {"Mostrar segredo de webhook", "Show webhook secret"},
+	"settings.whrotate":       {"Gerar novo segredo de webhook", "Generate a new webhook secret"},
+	"settings.whwarn":         {"Durante 24 h os webhooks levam assinaturas com o segredo antigo e o novo.", "For 24 h webhooks carry signatures by both the old and the new secret."},
+	"settings.whnew":          {"Novo segredo de webhook:", "New webhook secret:"},
+	"settings.fees":           {"Tarifas", "Fees"},
+	"settings.feecashin":      {"Cobranças (cash-in)", "Charges (cash-in)"},
+	"settings.feepayout":      {"Pagamentos (cash-out)", "Payouts (cash-out)"},
+	"settings.percent":        {"Percentual", "Percent"},
+	"settings.fixed":          {"Fixo (R$)", "Fixed (R$)"},
+	"settings.feesave":        {"Salvar tarifas", "Save fees"},
+	"settings.feesaved":       {"Tarifas atualizadas.", "Fees updated."},
+	"settings.feebad":         {"Tarifas inválidas: percentual de 0 a 100 e valor fixo de 0 a 1.000.000,00, com até duas casas decimais.", "Invalid fees: percent from 0 to 100 and fixed value from 0 to 1,000,000.00, with at most two decimals."},
+	"settings.feeonly":        {"Somente operadores alteram as tarifas.", "Only operators change fees."},
+	"settings.status":         {"Status do cliente", "Client status"},
+	"settings.disable":        {"Desativar cliente", "Disable client"},
+	"settings.disableconfirm": {"Entendo que as credenciais deste cliente deixam de funcionar imediatamente.", "I understand that this client's credentials stop working at once."},
+	"settings.confirm":        {"Marque a confirmação para desativar o cliente.", "Tick the confirmation to disable the client."},
+	"settings.disabled":       {"Cliente desativado: suas credenciais não funcionam mais.", "Client disabled: its credentials no longer work."},
+	"settings.copy":           {"Copiar", "Copy"},
+	"settings.copied":         {"Copiado!", "Copied!"},
+	"clients.title":           {"Clientes", "Clients"},
+	"clients.create":          {"Novo cliente", "New client"},
+	"clients.name":            {"Nome", "Name"},
+	"clients.submit":          {"Criar cliente", "Create client"},
+	"clients.created":         {"Cliente criado. Copie as credenciais agora; o client_secret não será exibido de novo.", "Client created. Copy the credentials now; the client_secret will not be shown again."},
+	"clients.badname":         {"Informe um nome de 1 a 100 caracteres.", "Enter a name of 1 to 100 characters."},
+	"clients.none":            {"Nenhum cliente ainda.", "No clients yet."},
+	"clients.open":            {"Abrir", "Open"},
+	"status.PENDING":          {"Pendente", "Pending"},
+	"status.PAID":             {"Pago", "Paid"},
+	"status.CANCELLED":        {"Cancelado", "Cancelled"},
+	"status.REFUNDED":         {"Devolvido", "Refunded"},
+	"status.REVERSED":         {"Estornado", "Reversed"},
+	"status.COMPLETED":        {"Concluído", "Completed"},
+	"status.FAILED":           {"Falhou", "Failed"},
+	"status.pending":          {"pendente", "pending"},
+	"status.delivered":        {"entregue", "delivered"},
+	"status.failed":           {"falhou", "failed"},
+	"status.active":           {"ativo", "active"},
+	"status.disabled":         {"desativado", "disabled"},
+	"type.cashin":             {"Cobrança", "Charge"},
+	"type.cashout":            {"Pagamento", "Payout"},
+}

@@ -1,0 +1,359 @@
+package admin
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// notices are the ?m= values a redirect may carry, and the message each
+// shows: success notices and alerts. Anything else shows nothing.
+var notices = map[string]struct {
+	key   string
+	alert bool
+}{
+	"resent":     {"detail.resent", false},
+	"paid":       {"detail.paid", false},
+	"expired":    {"detail.expired", false},
+	"notpayable": {"detail.notpayable", true},
+	"fees":       {"settings.feesaved", false},
+	"disabled":   {"settings.disabled", false},
+	"confirm":    {"settings.confirm", true},
+}
+
+func (v *view) notice(r *http.Request) {
+	if n, ok := notices[r.URL.Query().Get("m")]; ok {
+		if n.alert {
+			v.Alert = n.key
+		} else {
+			v.Notice = n.key
+		}
+	}
+}
+
+// scope returns the session and the client named by the path. A merchant
+// user asking for another client, or anyone asking for a client that does
+// not exist, gets the same 404.
+func (h *Handler) scope(r *http.Request) (*session, store.Client, error) {
+	s, _ := sessionFrom(r)
+	id := r.PathValue("client")
+	if s.user.Role != store.RoleOperator && id != s.user.ClientID {
+		return nil, store.Client{}, errNotFound
+	}
+	c, err := h.db.Client(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, store.Client{}, errNotFound
+	}
+	if err != nil {
+		return nil, store.Client{}, err
+	}
+	return s, c, nil
+}
+
+func clientBase(id string) string { return "/admin/c/" + url.PathEscape(id) }
+
+// statusRow is one line of the counts-by-status table.
+type statusRow struct {
+	Type, Status string
+	N            int64
+}
+
+// failing is a failing webhook with what the page links it to.
+type failing struct {
+	Event      store.Event
+	ClientName string
+}
+
+type overviewData struct {
+	Available, Pending pix.Amount
+	Activity           store.Activity
+	Rows               []statusRow
+	Failing            []failing
+	ClientCount        int
+}
+
+// today returns the current day in São Paulo as [start, end).
+func (h *Handler) today() (time.Time, time.Time) {
+	now := h.gw.Now().In(h.loc)
+	start := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, h.loc)
+	return start, start.AddDate(0, 0, 1)
+}
+
+func (h *Handler) overview(r *http.Request, clientID string) (overviewData, error) {
+	ctx := r.Context()
+	var d overviewData
+	var bal ledger.Balances
+	var err error
+	if clientID == "" {
+		bal, err = h.db.TotalBalances(ctx)
+	} else {
+		bal, err = h.db.Balances(ctx, clientID)
+	}
+	if err != nil {
+		return d, err
+	}
+	d.Available, d.Pending = bal[ledger.Available], bal[ledger.Pending]
+	from, to := h.today()
+	if d.Activity, err = h.db.Activity(ctx, clientID, from, to); err != nil {
+		return d, err
+	}
+	for _, typ := range []string{store.TypeCashin, store.TypeCashout} {
+		for _, st := range gateway.LookupStatuses {
+			if n := d.Activity.Counts[typ][st]; n > 0 {
+				d.Rows = append(d.Rows, statusRow{Type: typ, Status: st, N: n})
+			}
+		}
+	}
+	events, err := h.db.FailingEvents(ctx, clientID, 20)
+	if err != nil {
+		return d, err
+	}
+	clients, err := h.db.Clients(ctx)
+	if err != nil {
+		return d, err
+	}
+	names := make(map[string]string, len(clients))
+	for _, c := range clients {
+		names[c.ID] = c.Name
+	}
+	d.ClientCount = len(clients)
+	for _, e := range events {
+		d.Failing = append(d.Failing, failing{Event: e, ClientName: names[e.ClientID]})
+	}
+	return d, nil
+}
+
+// home is the operators' overview of every client; merchant users go to
+// their client's overview.
+func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
+	s, _ := sessionFrom(r)
+	if s.user.Role != store.RoleOperator {
+		return redirect(w, clientBase(s.user.ClientID)+"/")
+	}
+	d, err := h.overview(r, "")
+	if err != nil {
+		return err
+	}
+	v := &view{Page: "home", D: d}
+	v.session(s)
+	h.render(w, r, http.StatusOK, v)
+	return nil
+}
+
+func (h *Handler) clientOverview(w http.ResponseWriter, r *http.Request) error {
+	s, c, err := h.scope(r)
+	if err != nil {
+		return err
+	}
+	d, err := h.overview(r, c.ID)
+	if err != nil {
+		return err
+	}
+	v := &view{Page: "overview", Client: &c, D: d}
+	v.session(s)
+	h.render(w, r, http.StatusOK, v)
+	return nil
+}
+
+// feeForm is the text of the four fee fields.
+type feeForm struct {
+	CashinPercent, CashinFixed, PayoutPercent, PayoutFixed string
+}
+
+func feeFormOf(c store.Client) feeForm {
+	return feeForm{pix.FormatPercent(c.CashinFee.PercentBP), c.CashinFee.Fixed.String(),
+		pix.FormatPercent(c.PayoutFee.PercentBP), c.PayoutFee.Fixed.String()}
+}
+
+// parse reads the fee fields; a decimal comma is accepted. Empty means 0.
+func (f feeForm) parse() (cashin, payout pix.FeeRule, ok bool) {
+	ok = true
+	pct := func(s string) int64 {
+		bp, err := pix.ParsePercent(decimalText(s))
+		ok = ok && err == nil
+		return bp
+	}
+	fixed := func(s string) pix.Amount {
+		a, err := pix.ParseAmountString(decimalText(s))
+		ok = ok && err == nil
+		return a
+	}
+	cashin = pix.FeeRule{PercentBP: pct(f.CashinPercent), Fixed: fixed(f.CashinFixed)}
+	payout = pix.FeeRule{PercentBP: pct(f.PayoutPercent), Fixed: fixed(f.PayoutFixed)}
+	return cashin, payout, ok
+}
+
+func decimalText(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), ",", ".")
+	if s == "" {
+		return "0"
+	}
+	return s
+}
+
+func feeFormFrom(r *http.Request) feeForm {
+	f := r.PostForm
+	return feeForm{f.Get("cashin_percent"), f.Get("cashin_fixed"), f.Get("payout_percent"), f.Get("payout_fixed")}
+}
+
+type clientsData struct {
+	Clients []store.Client
+	Name    string
+	Fees    feeForm
+}
+
+func (h *Handler) clientsPage(w http.ResponseWriter, r *http.Request) error {
+	return h.renderClients(w, r, http.StatusOK, "", clientsData{Fees: feeForm{"0", "0", "0", "0"}})
+}
+
+func (h *Handler) renderClients(w http.ResponseWriter, r *http.Request, status int, alert string, d clientsData) error {
+	s, _ := sessionFrom(r)
+	cs, err := h.db.Clients(r.Context())
+	if err != nil {
+		return err
+	}
+	d.Clients = cs
+	v := &view{Page: "clients", Self: "/admin/clients", Alert: alert, D: d}
+	v.session(s)
+	h.render(w, r, status, v)
+	return nil
+}
+
+type createdData struct {
+	Cred gateway.Credentials
+}
+
+// createClient creates a client and shows its credentials, once.
+func (h *Handler) createClient(w http.ResponseWriter, r *http.Request) error {
+	s, _ := sessionFrom(r)
+	name := strings.TrimSpace(r.PostForm.Get("name"))
+	fees := feeFormFrom(r)
+	d := clientsData{Name: name, Fees: fees}
+	if name == "" || len(name) > 100 {
+		return h.renderClients(w, r, http.StatusBadRequest, "clients.badname", d)
+	}
+	cashin, payout, ok := fees.parse()
+	if !ok {
+		return h.renderClients(w, r, http.StatusBadRequest, "settings.feebad", d)
+	}
+	cred, err := h.gw.CreateClient(r.Context(), gateway.ClientParams{Name: name, CashinFee: cashin, PayoutFee: payout})
+	if pix.ErrorCode(err) == pix.EInvalid {
+		return h.renderClients(w, r, http.StatusBadRequest, "settings.feebad", d)
+	}
+	if err != nil {
+		return err
+	}
+	h.log.InfoContext(r.Context(), "admin created client", "user_id", s.user.ID, "client_id", cred.ClientID)
+	c, err := h.db.Client(r.Context(), cred.ClientID)
+	if err != nil {
+		return err
+	}
+	v := &view{Page: "client_created", Self: clientBase(c.ID) + "/settings", Client: &c, Notice: "clients.created", D: createdData{Cred: cred}}
+	v.session(s)
+	h.render(w, r, http.StatusOK, v)
+	return nil
+}
+
+type settingsData struct {
+	NewSecret        string
+	NewWebhookSecret string
+	Fees             feeForm
+}
+
+func (h *Handler) renderSettings(w http.ResponseWriter, r *http.Request, status int, v *view, d settingsData) {
+	v.Page, v.Self = "settings", clientBase(v.Client.ID)+"/settings"
+	v.D = d
+	h.render(w, r, status, v)
+}
+
+func (h *Handler) settings(w http.ResponseWriter, r *http.Request) error {
+	s, c, err := h.scope(r)
+	if err != nil {
+		return err
+	}
+	v := &view{Client: &c}
+	v.session(s)
+	v.notice(r)
+	h.renderSettings(w, r, http.StatusOK, v, settingsData{Fees: feeFormOf(c)})
+	return nil
+}
+
+// rotateSecret replaces the client's secret and shows the new one, once:
+// the page answers the POST itself, so the secret is never in a URL.
+func (h *Handler) rotateSecret(w http.ResponseWriter, r *http.Request) error {
+	s, c, err := h.scope(r)
+	if err != nil {
+		return err
+	}
+	cred, err := h.gw.RotateSecret(r.Context(), c.ID)
+	if err != nil {
+		return err
+	}
+	h.log.InfoContext(r.Context(), "admin rotated client secret", "user_id", s.user.ID, "client_id", c.ID)
+	v := &view{Client: &c}
+	v.session(s)
+	h.renderSettings(w, r, http.StatusOK, v, settingsData{NewSecret: cred.ClientSecret, Fees: feeFormOf(c)})
+	return nil
+}
+
+func (h *Handler) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	s, c, err := h.scope(r)
+	if err != nil {
+		return err
+	}
+	cred, err := h.gw.RotateWebhookSecret(r.Context(), c.ID)
+	if err != nil {
+		return err
+	}
+	h.log.InfoContext(r.Context(), "admin rotated webhook secret", "user_id", s.user.ID, "client_id", c.ID)
+	if c, err = h.db.Client(r.Context(), c.ID); err != nil {
+		return err
+	}
+	v := &view{Client: &c}
+	v.session(s)
+	h.renderSettings(w, r, http.StatusOK, v, settingsData{NewWebhookSecret: cred.WebhookSecret, Fees: feeFormOf(c)})
+	return nil
+}
+
+func (h *Handler) setFees(w http.ResponseWriter, r *http.Request) error {
+	s, c, err := h.scope(r)
+	if err != nil {
+		return err
+	}
+	f := feeFormFrom(r)
+	cashin, payout, ok := f.parse()
+	if !ok {
+		v := &view{Client: &c, Alert: "settings.feebad"}
+		v.session(s)
+		h.renderSettings(w, r, http.StatusBadRequest, v, settingsData{Fees: f})
+		return nil
+	}
+	err = h.db.Write(r.Context(), func(tx *store.Tx) error { return tx.SetClientFees(r.Context(), c.ID, cashin, payout) })
+	if err != nil {
+		return err
+	}
+	h.log.InfoContext(r.Context(), "admin changed fees", "user_id", s.user.ID, "client_id", c.ID)
+	return redirect(w, clientBase(c.ID)+"/settings?m=fees")
+}
+
+func (h *Handler) disableClient(w http.ResponseWriter, r *http.Request) error {
+	s, c, err := h.scope(r)
+	if err != nil {
+		return err
+	}
+	if r.PostForm.Get("confirm") != "yes" {
+		return redirect(w, clientBase(c.ID)+"/settings?m=confirm")
+	}
+	if err := h.gw.DisableClient(r.Context(), c.ID); err != nil {
+		return err
+	}
+	h.log.InfoContext(r.Context(), "admin disabled client", "user_id", s.user.ID, "client_id", c.ID)
+	return redirect(w, clientBase(c.ID)+"/settings?m=disabled")
+}

@@ -1,0 +1,174 @@
+package admin
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// PasswordCost is the bcrypt cost of stored passwords (2^12 rounds, about
+// a quarter of a second): slow enough to make a stolen hash expensive to
+// guess, fast enough for a login.
+const PasswordCost = 12
+
+// SandboxAdminEmail is the operator the sandbox creates on its first start.
+const SandboxAdminEmail = "admin@sandbox.local"
+
+// UserParams describes a user to create.
+type UserParams struct {
+	Email    string
+	Role     string // store.RoleOperator or store.RoleMerchant
+	ClientID string // required for merchant users, refused for operators
+	// Cost is the bcrypt cost; 0 means PasswordCost. Tests lower it.
+	Cost int
+}
+
+// NewUser is a created user and its generated password, shown once.
+type NewUser struct {
+	User     store.User
+	Password string
+}
+
+// normalizeEmail trims and lower-cases an e-mail address.
+func normalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+func validEmail(s string) bool {
+	if s == "" || len(s) > 254 || strings.ContainsAny(s, " \t\r\n<>\"") {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s {
+		return false
+	}
+	local, domain, ok := strings.Cut(s, "@")
+	return ok && local != "" && domain != "" && !strings.Contains(domain, "@")
+}
+
+// generatePassword returns 18 random bytes as 24 URL-safe Base64 characters
+// (144 bits).
+func generatePassword(r io.Reader) (string, error) {
+	b := make([]byte, 18)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", fmt.Errorf("generate password: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// prepareUser validates p and builds the user with a fresh password, without
+// storing it. Errors: EInvalid.
+func prepareUser(rnd io.Reader, now time.Time, p UserParams) (NewUser, error) {
+	email := normalizeEmail(p.Email)
+	if !validEmail(email) {
+		return NewUser{}, pix.Errorf(pix.EInvalid, "invalid e-mail address %q", p.Email)
+	}
+	switch p.Role {
+	case store.RoleOperator:
+		if p.ClientID != "" {
+			return NewUser{}, pix.Errorf(pix.EInvalid, "operators see every client: --client is only for merchant users")
+		}
+	case store.RoleMerchant:
+		if p.ClientID == "" {
+			return NewUser{}, pix.Errorf(pix.EInvalid, "merchant users need --client")
+		}
+	default:
+		return NewUser{}, pix.Errorf(pix.EInvalid, "invalid role %q: operator or merchant", p.Role)
+	}
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	password, err := generatePassword(rnd)
+	if err != nil {
+		return NewUser{}, err
+	}
+	cost := p.Cost
+	if cost == 0 {
+		cost = PasswordCost
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), cost)
+	if err != nil {
+		return NewUser{}, fmt.Errorf("hash password: %w", err)
+	}
+	id, err := uuid.NewRandomFromReader(rnd)
+	if err != nil {
+		return NewUser{}, fmt.Errorf("user id: %w", err)
+	}
+	u := store.User{ID: id.String(), Email: email, PasswordHash: string(hash), Role: p.Role, ClientID: p.ClientID,
+		CreatedAt: now.UTC().Truncate(time.Millisecond)}
+	return NewUser{User: u, Password: password}, nil
+}
+
+// CreateUser creates a panel user with a generated password, which it
+// returns once; only its bcrypt hash is stored. Errors: EInvalid (e-mail,
+// role or client flag), ENotFound (no such client), EConflict (e-mail taken).
+func CreateUser(ctx context.Context, gw *gateway.Service, p UserParams) (NewUser, error) {
+	nu, err := prepareUser(gw.Rand, gw.Now(), p)
+	if err != nil {
+		return NewUser{}, err
+	}
+	err = gw.DB.Write(ctx, func(tx *store.Tx) error {
+		if p.ClientID != "" {
+			if _, err := tx.Client(ctx, p.ClientID); errors.Is(err, store.ErrNotFound) {
+				return pix.Errorf(pix.ENotFound, "client %q not found", p.ClientID)
+			} else if err != nil {
+				return err
+			}
+		}
+		return tx.InsertUser(ctx, nu.User)
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return NewUser{}, pix.Errorf(pix.EConflict, "a user with e-mail %q exists", nu.User.Email)
+	}
+	if err != nil {
+		return NewUser{}, fmt.Errorf("create user: %w", err)
+	}
+	return nu, nil
+}
+
+// BootstrapSandbox creates the operator admin@sandbox.local when the
+// database has no user yet, in sandbox only, and returns it with its
+// password; created is false when it did nothing. Across nodes starting
+// together at most one is created.
+func BootstrapSandbox(ctx context.Context, gw *gateway.Service) (nu NewUser, created bool, err error) {
+	if gw.Env != "sandbox" {
+		return NewUser{}, false, nil
+	}
+	if n, err := gw.DB.CountUsers(ctx); err != nil || n > 0 {
+		return NewUser{}, false, err
+	}
+	nu, err = prepareUser(gw.Rand, gw.Now(), UserParams{Email: SandboxAdminEmail, Role: store.RoleOperator})
+	if err != nil {
+		return NewUser{}, false, err
+	}
+	err = gw.DB.Write(ctx, func(tx *store.Tx) error {
+		created = false
+		ok, err := tx.ClaimBootstrap(ctx, "sandbox-admin", gw.Now().UTC())
+		if err != nil || !ok {
+			return err
+		}
+		if n, err := tx.CountUsers(ctx); err != nil || n > 0 {
+			return err
+		}
+		if err := tx.InsertUser(ctx, nu.User); err != nil {
+			return err
+		}
+		created = true
+		return nil
+	})
+	if err != nil {
+		return NewUser{}, false, fmt.Errorf("create sandbox admin: %w", err)
+	}
+	return nu, created, nil
+}

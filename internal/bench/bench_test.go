@@ -1,0 +1,237 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/bench"
+	"github.com/pixgate/pixgate/internal/cli"
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/store/sqlite"
+	"github.com/pixgate/pixgate/internal/testkit"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// server is a real `pixgate serve` (cli.Main) running in this process.
+type server struct {
+	url     string
+	sandbox bench.Credential // the client serve bootstraps on an empty database
+}
+
+// startServe runs serve on dbURL until the test ends and waits until it listens.
+func startServe(t *testing.T, dbURL string) server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", dbURL,
+			"--rate-limit", "100000", "--sandbox-payout-delay", "100ms"}, stdout, stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Errorf("serve did not stop")
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			var e struct {
+				Msg  string `json:"msg"`
+				Addr string `json:"addr"`
+			}
+			if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "listening" && e.Addr != "" {
+				var cred struct {
+					ClientID     string `json:"client_id"`
+					ClientSecret string `json:"client_secret"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(strings.SplitN(stdout.String(), "\n", 2)[0]), &cred), "sandbox credentials on stdout")
+				return server{url: "http://" + e.Addr, sandbox: bench.Credential{ID: cred.ClientID, Secret: cred.ClientSecret}}
+			}
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d; stderr:\n%s", code, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not listen; stderr:\n%s", stderr.String())
+		}
+	}
+}
+
+func requireEveryOp(t *testing.T, rep bench.Report) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, o := range rep.Operations {
+		seen[o.Op] = true
+		require.Positive(t, o.Count, "%s count", o.Op)
+		require.Positive(t, o.OK, "%s ok (errors %v)", o.Op, o.Errors)
+		require.Positive(t, o.OKRPS, "%s ok/s", o.Op)
+		require.LessOrEqual(t, o.P50MS, o.P95MS, o.Op)
+		require.LessOrEqual(t, o.P95MS, o.P99MS, o.Op)
+		require.LessOrEqual(t, o.P99MS, o.MaxMS, o.Op)
+		require.Positive(t, o.P50MS, o.Op)
+	}
+	for _, op := range bench.Ops {
+		require.True(t, seen[op], "report has no %s row", op)
+	}
+	require.Equal(t, len(bench.Ops), len(rep.Operations))
+}
+
+// TestBenchCommand runs `pixgate bench` against `pixgate serve` on each
+// database, with an existing client and two it creates itself, and requires
+// every operation to have been measured and the outside check to pass.
+func TestBenchCommand(t *testing.T) {
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			dbURL := filepath.Join(t.TempDir(), "pixgate.db")
+			if kind == "postgres" {
+				dbURL = testkit.PostgresURL(t)
+			}
+			srv := startServe(t, dbURL)
+			var stdout, stderr bytes.Buffer
+			code := cli.Main(context.Background(), []string{"bench", "--database-url", dbURL, "--target", srv.url,
+				"--client", srv.sandbox.ID + ":" + srv.sandbox.Secret, "--create-clients", "2",
+				"--duration", "2s", "--concurrency", "4", "--settle-timeout", "30s", "--json"}, &stdout, &stderr)
+			require.Equal(t, 0, code, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+			var rep bench.Report
+			dec := json.NewDecoder(&stdout)
+			dec.DisallowUnknownFields()
+			require.NoError(t, dec.Decode(&rep), "one JSON document")
+			require.False(t, dec.More(), "nothing after the JSON document")
+			require.Equal(t, "closed", rep.Mode)
+			require.Equal(t, 3, rep.Clients)
+			requireEveryOp(t, rep)
+			require.NotNil(t, rep.Check)
+			require.True(t, rep.Check.OK, "mismatches: %v", rep.Check.Mismatches)
+			require.Zero(t, rep.Check.MismatchCount)
+			require.Positive(t, rep.Check.Charges)
+			require.Positive(t, rep.Check.Payouts)
+			require.Equal(t, 3, rep.Check.Clients)
+			require.Positive(t, rep.WebhooksReceived, "the bench's receiver got webhooks")
+		})
+	}
+}
+
+// TestBenchOpenLoop runs the fixed-rate mode and prints the table.
+func TestBenchOpenLoop(t *testing.T) {
+	dbURL := filepath.Join(t.TempDir(), "pixgate.db")
+	srv := startServe(t, dbURL)
+	var out bytes.Buffer
+	err := bench.Run(context.Background(), bench.Config{Target: srv.url, Duration: 1500 * time.Millisecond, Rate: 200,
+		Clients: []bench.Credential{srv.sandbox}, CreateClients: 1, DatabaseURL: dbURL, SettleTimeout: 30 * time.Second}, &out)
+	require.NoError(t, err, out.String())
+	text := out.String()
+	require.Contains(t, text, "200 req/s (open loop)")
+	for _, op := range append(bench.Ops, "total") {
+		require.Regexp(t, `(?m)^\s*`+op+`\s+[1-9]\d*\s`, text, "table row for %s", op)
+	}
+	require.Contains(t, text, "check: OK")
+}
+
+func badRun(t *testing.T, dbURL string, srv server, tamper func(ctx context.Context, h bench.Hook) error) bench.Report {
+	t.Helper()
+	restore := bench.SetAfterLoad(tamper)
+	defer restore()
+	var out bytes.Buffer
+	err := bench.Run(context.Background(), bench.Config{Target: srv.url, Duration: time.Second, Concurrency: 4,
+		CreateClients: 2, DatabaseURL: dbURL, SettleTimeout: 30 * time.Second, JSON: true}, &out)
+	require.Error(t, err)
+	require.True(t, errors.Is(err, bench.ErrCheckFailed), "error %v", err)
+	var rep bench.Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	requireEveryOp(t, rep)
+	require.False(t, rep.Check.OK)
+	require.Positive(t, rep.Check.MismatchCount)
+	return rep
+}
+
+func mismatchesContain(t *testing.T, rep bench.Report, substrings ...string) {
+	t.Helper()
+	all := strings.Join(rep.Check.Mismatches, "\n")
+	for _, s := range substrings {
+		require.Contains(t, all, s)
+	}
+}
+
+// TestCheckFailsOnTamperedDatabase alters the server's database behind its
+// back after the load — one paid charge now reads CANCELLED, one balance has
+// an extra centavo — and requires the check to report both and Run to fail
+// with ErrCheckFailed.
+func TestCheckFailsOnTamperedDatabase(t *testing.T) {
+	dbURL := filepath.Join(t.TempDir(), "pixgate.db")
+	srv := startServe(t, dbURL)
+	var tamperedCharge, tamperedClient string
+	rep := badRun(t, dbURL, srv, func(ctx context.Context, h bench.Hook) error {
+		db, err := sqlite.Open(ctx, dbURL)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		ids := h.ClientIDs()
+		tamperedClient = ids[1]
+		return db.Write(ctx, func(tx *store.Tx) error {
+			rows, _, err := db.History(ctx, ids[0], store.HistoryFilter{Status: "PAID", Type: store.TypeCashin, Limit: 1})
+			if err != nil || len(rows) != 1 {
+				return errors.Join(err, errors.New("no paid charge to tamper with"))
+			}
+			tamperedCharge = rows[0].ID
+			if err := store.RawExec(ctx, tx, `UPDATE transactions SET status = 'CANCELLED' WHERE id = $1`, tamperedCharge); err != nil {
+				return err
+			}
+			if err := store.RawExec(ctx, tx, `UPDATE accounts SET balance = balance + 1 WHERE id = $1`,
+				store.AccountID(tamperedClient, ledger.Available)); err != nil {
+				return err
+			}
+			return store.RawExec(ctx, tx, `UPDATE accounts SET balance = balance - 1 WHERE id = $1`,
+				store.AccountID(tamperedClient, ledger.Settlement))
+		})
+	})
+	mismatchesContain(t, rep, "charge "+tamperedCharge, "reads CANCELLED, want PAID", "client "+tamperedClient+": balance", "difference +1 / +0")
+}
+
+// TestCheckFailsOnFabricatedAcknowledgement feeds the checker a paid charge
+// the server never created.
+func TestCheckFailsOnFabricatedAcknowledgement(t *testing.T) {
+	dbURL := filepath.Join(t.TempDir(), "pixgate.db")
+	srv := startServe(t, dbURL)
+	fake := uuid.NewString()
+	rep := badRun(t, dbURL, srv, func(ctx context.Context, h bench.Hook) error {
+		h.FabricatePaidCharge(0, fake, 1234)
+		return nil
+	})
+	mismatchesContain(t, rep, "acknowledged charge "+fake)
+	require.Equal(t, 1, rep.Check.MismatchCount, "only the fabricated charge: %v", rep.Check.Mismatches)
+}

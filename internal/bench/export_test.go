@@ -1,0 +1,32 @@
+package bench
+
+import (
+	"context"
+
+	"github.com/pixgate/pixgate/internal/pix"
+)
+
+// Hook gives tests a look inside a run between its load and its check.
+type Hook struct{ r *runner }
+
+// ClientIDs returns the ids of the clients the run used.
+func (h Hook) ClientIDs() []string {
+	ids := make([]string, len(h.r.clients))
+	for i, c := range h.r.clients {
+		ids[i] = c.cred.ID
+	}
+	return ids
+}
+
+// FabricatePaidCharge records a charge the server never acknowledged as if
+// it had been created and paid.
+func (h Hook) FabricatePaidCharge(client int, paymentID string, amount pix.Amount) {
+	h.r.clients[client].addCharge(&chargeRec{id: paymentID, ext: "fabricated-" + paymentID, amount: amount, pay: payAcked}, false)
+}
+
+// SetAfterLoad installs f to run after the load and before the check, until
+// the returned function is called.
+func SetAfterLoad(f func(ctx context.Context, h Hook) error) (restore func()) {
+	afterLoad = func(ctx context.Context, r *runner) error { return f(ctx, Hook{r}) }
+	return func() { afterLoad = nil }
+}

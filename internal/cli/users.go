@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/pixgate/pixgate/internal/admin"
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+type usersCreate struct {
+	Email  string `required:"" help:"The user's e-mail address, used to log in."`
+	Role   string `required:"" enum:"operator,merchant" help:"operator (sees every client) or merchant (sees only --client)."`
+	Client string `name:"client" help:"Merchant users: the id of their client."`
+}
+
+// userJSON is what users create prints, once: the password is not stored.
+type userJSON struct {
+	Email    string  `json:"email"`
+	Password string  `json:"password"`
+	Role     string  `json:"role"`
+	ClientID *string `json:"client_id"`
+}
+
+func (a *app) usersCreate(ctx context.Context, u usersCreate) error {
+	db, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	nu, err := admin.CreateUser(ctx, a.gateway(db), admin.UserParams{Email: u.Email, Role: u.Role, ClientID: u.Client})
+	if err != nil {
+		return err
+	}
+	out := userJSON{Email: nu.User.Email, Password: nu.Password, Role: nu.User.Role}
+	if nu.User.Role == store.RoleMerchant {
+		out.ClientID = &nu.User.ClientID
+	}
+	return a.printJSON(out)
+}
+
+// sandboxBootstrap is what the first sandbox start prints: the sandbox
+// client's credentials and the panel's operator, in one JSON object.
+type sandboxBootstrap struct {
+	gateway.Credentials
+	AdminEmail    string `json:"admin_email,omitempty"`
+	AdminPassword string `json:"admin_password,omitempty"`
+}
+
+// printSandboxBootstrap creates the sandbox operator admin@sandbox.local
+// (when no user exists yet) and prints it with the new sandbox client.
+func (a *app) printSandboxBootstrap(ctx context.Context, gw *gateway.Service, cred gateway.Credentials) error {
+	out := sandboxBootstrap{Credentials: cred}
+	nu, created, err := admin.BootstrapSandbox(ctx, gw)
+	if err != nil {
+		return err
+	}
+	if created {
+		out.AdminEmail, out.AdminPassword = nu.User.Email, nu.Password
+	}
+	return a.printJSON(out)
+}

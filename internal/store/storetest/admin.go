@@ -1,0 +1,258 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// ExerciseAdmin runs the storage behaviours of the administration panel:
+// users, sessions, login attempts, fee changes and the overview queries.
+func ExerciseAdmin(t *testing.T, open Opener) {
+	ctx := context.Background()
+
+	t.Run("Users are unique by e-mail and merchant users need a client", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		op := store.User{ID: uuid.NewString(), Email: "ops@example.com", PasswordHash: "h1", Role: store.RoleOperator, CreatedAt: t0}
+		m := store.User{ID: uuid.NewString(), Email: "shop@example.com", PasswordHash: "h2", Role: store.RoleMerchant, ClientID: c.ID, CreatedAt: t0.Add(time.Second)}
+		for _, u := range []store.User{op, m} {
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.InsertUser(ctx, u) }))
+		}
+		got, err := db.UserByEmail(ctx, "shop@example.com")
+		require.NoError(t, err)
+		require.Equal(t, m, got)
+		got, err = db.User(ctx, op.ID)
+		require.NoError(t, err)
+		require.Equal(t, op, got)
+		_, err = db.UserByEmail(ctx, "nobody@example.com")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		n, err := db.CountUsers(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		all, err := db.Users(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []store.User{op, m}, all)
+
+		dup := op
+		dup.ID = uuid.NewString()
+		err = db.Write(ctx, func(tx *store.Tx) error { return tx.InsertUser(ctx, dup) })
+		require.ErrorIs(t, err, store.ErrConflict)
+		// The schema itself refuses a merchant without a client, an operator
+		// with one, and an unknown role.
+		for _, bad := range []store.User{
+			{ID: uuid.NewString(), Email: "a@example.com", PasswordHash: "h", Role: store.RoleMerchant, CreatedAt: t0},
+			{ID: uuid.NewString(), Email: "b@example.com", PasswordHash: "h", Role: store.RoleOperator, ClientID: c.ID, CreatedAt: t0},
+			{ID: uuid.NewString(), Email: "c@example.com", PasswordHash: "h", Role: "root", CreatedAt: t0},
+		} {
+			err := db.Write(ctx, func(tx *store.Tx) error { return tx.InsertUser(ctx, bad) })
+			require.Error(t, err, "%+v", bad)
+		}
+	})
+
+	t.Run("Sessions expire and can be deleted", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		u := store.User{ID: uuid.NewString(), Email: "ops@example.com", PasswordHash: "h", Role: store.RoleOperator, CreatedAt: t0}
+		s := store.Session{ID: "sess1", UserID: u.ID, CSRFToken: "csrf1", CreatedAt: t0, ExpiresAt: t0.Add(12 * time.Hour)}
+		old := store.Session{ID: "sess0", UserID: u.ID, CSRFToken: "csrf0", CreatedAt: t0.Add(-13 * time.Hour), ExpiresAt: t0.Add(-time.Hour)}
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			if err := tx.InsertUser(ctx, u); err != nil {
+				return err
+			}
+			if err := tx.InsertSession(ctx, s); err != nil {
+				return err
+			}
+			return tx.InsertSession(ctx, old)
+		}))
+		gs, gu, err := db.SessionUser(ctx, "sess1", t0.Add(time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, s, gs)
+		require.Equal(t, u, gu)
+		_, _, err = db.SessionUser(ctx, "sess1", t0.Add(12*time.Hour))
+		require.ErrorIs(t, err, store.ErrNotFound, "a session is over at expires_at")
+		_, _, err = db.SessionUser(ctx, "sess0", t0)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, _, err = db.SessionUser(ctx, "nope", t0)
+		require.ErrorIs(t, err, store.ErrNotFound)
+
+		var removed int64
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			var err error
+			removed, err = tx.DeleteExpiredSessions(ctx, t0)
+			return err
+		}))
+		require.EqualValues(t, 1, removed)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.DeleteSession(ctx, "sess1") }))
+		_, _, err = db.SessionUser(ctx, "sess1", t0)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.DeleteSession(ctx, "sess1") }), "deleting twice is fine")
+	})
+
+	t.Run("Login attempts are counted per pair and per address within a window", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for i := range 3 {
+				if err := tx.RecordLoginAttempt(ctx, "a@example.com", "10.0.0.1", t0.Add(time.Duration(i)*time.Minute)); err != nil {
+					return err
+				}
+			}
+			if err := tx.RecordLoginAttempt(ctx, "b@example.com", "10.0.0.1", t0); err != nil {
+				return err
+			}
+			return tx.RecordLoginAttempt(ctx, "a@example.com", "10.0.0.2", t0)
+		}))
+		pair, ip, err := db.LoginAttempts(ctx, "a@example.com", "10.0.0.1", t0)
+		require.NoError(t, err)
+		require.Equal(t, 3, pair)
+		require.Equal(t, 4, ip)
+		pair, ip, err = db.LoginAttempts(ctx, "a@example.com", "10.0.0.1", t0.Add(90*time.Second))
+		require.NoError(t, err)
+		require.Equal(t, 1, pair, "older attempts leave the window")
+		require.Equal(t, 1, ip)
+
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.ClearLoginAttempts(ctx, "a@example.com", "10.0.0.1") }))
+		pair, ip, err = db.LoginAttempts(ctx, "a@example.com", "10.0.0.1", t0)
+		require.NoError(t, err)
+		require.Zero(t, pair)
+		require.Equal(t, 1, ip, "other e-mails from the address stay counted")
+		pair, _, err = db.LoginAttempts(ctx, "a@example.com", "10.0.0.2", t0)
+		require.NoError(t, err)
+		require.Equal(t, 1, pair, "other addresses stay counted")
+
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.PruneLoginAttempts(ctx, t0.Add(time.Second)) }))
+		_, ip, err = db.LoginAttempts(ctx, "x", "10.0.0.1", time.Time{})
+		require.NoError(t, err)
+		require.Zero(t, ip)
+	})
+
+	t.Run("Fee rules can be changed", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		in, out := pix.FeeRule{PercentBP: 99, Fixed: 5}, pix.FeeRule{PercentBP: 0, Fixed: 150}
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientFees(ctx, c.ID, in, out) }))
+		got, err := db.Client(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, in, got.CashinFee)
+		require.Equal(t, out, got.PayoutFee)
+		err = db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientFees(ctx, "nope", in, out) })
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+
+	t.Run("Activity, total balances and failing events", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		a, b := NewClient(t, db), NewClient(t, db)
+		day := t0.Truncate(24 * time.Hour)
+		paid := newTx(a, store.TypeCashin, "p1", 1000, day.Add(time.Hour))
+		pending := newTx(a, store.TypeCashin, "p2", 500, day.Add(2*time.Hour))
+		yesterday := newTx(a, store.TypeCashin, "p3", 700, day.Add(-time.Hour))
+		payout := newTx(b, store.TypeCashout, "o1", 300, day.Add(3*time.Hour))
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for _, x := range []store.Transaction{paid, pending, yesterday, payout} {
+				if _, err := tx.InsertTransaction(ctx, x); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.TransitionTransaction(ctx, paid.ID, "PENDING", "PAID", day.Add(90*time.Minute)); err != nil {
+				return err
+			}
+			// Paid today although created yesterday: in today's volume.
+			if _, err := tx.TransitionTransaction(ctx, yesterday.ID, "PENDING", "PAID", day.Add(4*time.Hour)); err != nil {
+				return err
+			}
+			if _, err := tx.TransitionTransaction(ctx, payout.ID, "PENDING", "PAID", day.Add(5*time.Hour)); err != nil {
+				return err
+			}
+			return tx.Post(ctx, uuid.NewString(), a.ID, paid.ID, ledger.CashinPaid(1000, 0), day.Add(90*time.Minute))
+		}))
+		end := day.Add(24 * time.Hour)
+		act, err := db.Activity(ctx, a.ID, day, end)
+		require.NoError(t, err)
+		require.Equal(t, map[string]map[string]int64{store.TypeCashin: {"PAID": 1, "PENDING": 1}}, act.Counts)
+		require.Equal(t, pix.Amount(1700), act.CashinVolume)
+		require.EqualValues(t, 2, act.CashinPaid)
+		require.Zero(t, act.CashoutVolume)
+
+		all, err := db.Activity(ctx, "", day, end)
+		require.NoError(t, err)
+		require.Equal(t, map[string]map[string]int64{store.TypeCashin: {"PAID": 1, "PENDING": 1}, store.TypeCashout: {"PAID": 1}}, all.Counts)
+		require.Equal(t, pix.Amount(300), all.CashoutVolume)
+		require.EqualValues(t, 1, all.CashoutPaid)
+
+		tot, err := db.TotalBalances(ctx)
+		require.NoError(t, err)
+		require.Equal(t, pix.Amount(1000), tot[ledger.Available])
+		require.Zero(t, tot[ledger.Pending])
+
+		// Events: delivered, failed for good, pending after a failed attempt,
+		// and pending never tried.
+		mk := func(id string, c store.Client, at time.Time) store.Event {
+			return store.Event{ID: id, ClientID: c.ID, TransactionID: paid.ID, Type: "pix.cashin.paid", URL: "https://x", Payload: "{}", CreatedAt: at}
+		}
+		events := []store.Event{mk("evt_ok", a, t0), mk("evt_failed", a, t0.Add(time.Second)), mk("evt_retrying", b, t0.Add(2*time.Second)), mk("evt_new", a, t0.Add(3*time.Second))}
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for _, e := range events {
+				if err := tx.InsertEvent(ctx, e); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		finish := func(id, status string) {
+			now := t0.Add(time.Minute)
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				claimed, err := tx.ClaimEvents(ctx, "w", now, now.Add(time.Minute), 10)
+				if err != nil {
+					return err
+				}
+				for _, e := range claimed {
+					if e.ID != id {
+						if err := tx.ReleaseEvent(ctx, "w", e.ID); err != nil {
+							return err
+						}
+						continue
+					}
+					code := 500
+					if status == "delivered" {
+						code = 200
+					}
+					if _, err := tx.FinishAttempt(ctx, "w", store.Attempt{ID: uuid.NewString(), EventID: id, At: now, StatusCode: code}, status, 1, now.Add(time.Hour)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+		}
+		finish("evt_ok", "delivered")
+		finish("evt_failed", "failed")
+		finish("evt_retrying", "pending")
+		got, err := db.FailingEvents(ctx, "", 10)
+		require.NoError(t, err)
+		require.Equal(t, []string{"evt_retrying", "evt_failed"}, eventIDs(got))
+		got, err = db.FailingEvents(ctx, a.ID, 10)
+		require.NoError(t, err)
+		require.Equal(t, []string{"evt_failed"}, eventIDs(got))
+		got, err = db.FailingEvents(ctx, "", 1)
+		require.NoError(t, err)
+		require.Equal(t, []string{"evt_retrying"}, eventIDs(got))
+	})
+}
+
+func eventIDs(es []store.Event) []string {
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.ID)
+	}
+	return out
+}

@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# Usage: scripts/bench/run.sh [WORKDIR]
+#
+# The ceilings side by side (BENCHMARKS.md): what PostgreSQL alone sustains
+# for pixgate's payout and charge transactions (pgbench with
+# scripts/bench/pgbench-{payout,charge}.sql), next to what `pixgate serve`
+# sustains on that same database through its HTTP API (`pixgate bench`), and
+# `pixgate bench` against a SQLite server.
+#
+#  1. starts a private PostgreSQL (scripts/start-postgres.sh), runs
+#     `pixgate migrate`, seeds CLIENTS clients pgb_1…pgb_N with funded accounts;
+#  2. pgbench -M prepared -j 2 -c C -T T for both shapes, C in CONC;
+#  3. empties the data tables, starts `pixgate serve` on that database with
+#     --rate-limit RATE_LIMIT, creates CLIENTS clients (`pixgate clients
+#     create`), runs `pixgate bench --mix payout=1` and `--mix charge=1` at
+#     each C, then each mix in open loop at half its best throughput (p99);
+#  4. `pixgate serve` on SQLite: both mixes at each C in SQLITE_CONC and the
+#     default mix at the first;
+#  5. prints one table. Raw outputs (pgbench logs, bench JSON, server logs)
+#     stay in WORKDIR (default: a new temp dir).
+#
+# Environment: T (seconds per measurement, default 20), CONC (default
+# "16 32 64"), SQLITE_CONC (default "16 64"), CLIENTS (default 64),
+# RATE_LIMIT (default 60000 per client per 60 s; the in-memory limiter keeps
+# one 24-byte slot per allowed request per client, so do not use 10^9).
+# Needs go, jq, pgbench and PostgreSQL's server binaries
+# (scripts/install-deps.sh installs PostgreSQL).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+T=${T:-20}
+CONC=${CONC:-16 32 64}
+SQLITE_CONC=${SQLITE_CONC:-16 64}
+CLIENTS=${CLIENTS:-64}
+RATE_LIMIT=${RATE_LIMIT:-60000}
+work=${1:-$(mktemp -d "${TMPDIR:-/tmp}/pixbench.XXXXXX")}
+mkdir -p "$work"
+work=$(cd "$work" && pwd -P)
+
+for tool in go jq pgbench psql; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "run.sh: $tool not found" >&2
+		exit 1
+	fi
+done
+
+# log MESSAGE: to stderr, with the time and the 1-minute load average (the
+# figures are only as good as the machine is quiet).
+log() { echo "[$(date +%H:%M:%S) load $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)] $*" >&2; }
+
+serve_pid=
+cleanup() {
+	if [[ -n $serve_pid ]]; then
+		kill "$serve_pid" 2>/dev/null || true
+		wait "$serve_pid" 2>/dev/null || true
+	fi
+	bash "$root/scripts/stop-postgres.sh" "$work/pg" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+log "building pixgate into $work"
+(cd "$root" && go build -o "$work/pixgate" ./cmd/pixgate)
+pixgate=$work/pixgate
+
+log "starting PostgreSQL in $work/pg"
+pg=$(bash "$root/scripts/start-postgres.sh" "$work/pg")
+"$pixgate" migrate --database-url "$pg" 2>"$work/migrate.log"
+
+log "seeding $CLIENTS pgbench clients"
+psql -q -v ON_ERROR_STOP=1 "$pg" <<SQL
+INSERT INTO clients (id, name, environment, secret_hash, webhook_secret, status, created_at)
+	SELECT 'pgb_' || i, 'pgbench ' || i, 'sandbox', md5(i::text), 'whsec_pgbench', 'active', 0
+	FROM generate_series(1, $CLIENTS) i;
+INSERT INTO accounts (id, client_id, kind, balance)
+	SELECT 'pgb_' || i || ':' || k, 'pgb_' || i, k,
+		CASE k WHEN 'available' THEN 100000000000000 WHEN 'settlement' THEN -100000000000000 ELSE 0 END
+	FROM generate_series(1, $CLIENTS) i, unnest(ARRAY['available', 'pending', 'settlement', 'fees']) k;
+SQL
+
+# percentiles FILE...: p50 p95 p99 in ms of the latency column (µs) of pgbench -l logs.
+percentiles() {
+	{ cat "$@" 2>/dev/null || true; } | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END {
+		if (NR == 0) { print "0 0 0"; exit }
+		split("0.50 0.95 0.99", q, " ")
+		for (i = 1; i <= 3; i++) { k = int(NR * q[i] + 0.999999); if (k < 1) k = 1; printf "%.2f ", a[k] / 1000 }
+		print ""
+	}'
+}
+
+declare -A PGB_TPS PGB_LAT PIX_OK PIX_LAT PIX_CHECK
+for shape in payout charge; do
+	for c in $CONC; do
+		log "pgbench $shape -c $c -T $T"
+		rm -f "$work/pgb-$shape-$c".*
+		pgbench -n -M prepared -j 2 -c "$c" -T "$T" -D clients="$CLIENTS" -l --log-prefix="$work/pgb-$shape-$c" \
+			-f "$root/scripts/bench/pgbench-$shape.sql" "$pg" >"$work/pgbench-$shape-$c.txt" 2>&1
+		PGB_TPS[$shape/$c]=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$work/pgbench-$shape-$c.txt")
+		PGB_LAT[$shape/$c]=$(percentiles "$work/pgb-$shape-$c".*)
+		rm -f "$work/pgb-$shape-$c".*
+	done
+done
+
+log "emptying the data tables for pixgate serve"
+psql -q -v ON_ERROR_STOP=1 "$pg" <<SQL
+TRUNCATE delivery_attempts, events, entries, postings, refunds, transactions;
+UPDATE accounts SET balance = CASE kind WHEN 'available' THEN 100000000000000 WHEN 'settlement' THEN -100000000000000 ELSE 0 END
+	WHERE client_id LIKE 'pgb\_%';
+VACUUM ANALYZE;
+SQL
+
+# start_serve DBURL NAME: starts pixgate serve and sets url.
+start_serve() {
+	"$pixgate" serve --addr 127.0.0.1:0 --database-url "$1" --rate-limit "$RATE_LIMIT" \
+		>"$work/serve-$2.out" 2>"$work/serve-$2.log" &
+	serve_pid=$!
+	url=
+	for _ in $(seq 200); do
+		url=$(jq -r 'select(.msg == "listening") | .addr' "$work/serve-$2.log" 2>/dev/null | head -n 1)
+		[[ -n $url ]] && break
+		sleep 0.1
+	done
+	if [[ -z $url ]]; then
+		echo "run.sh: pixgate serve did not start:" >&2
+		tail "$work/serve-$2.log" >&2
+		exit 1
+	fi
+	url=http://$url
+}
+
+stop_serve() {
+	kill "$serve_pid"
+	wait "$serve_pid" || true
+	serve_pid=
+}
+
+# create_clients DBURL: sets client_args to --client ID:SECRET for CLIENTS new clients.
+create_clients() {
+	client_args=()
+	for i in $(seq "$CLIENTS"); do
+		cred=$("$pixgate" clients create --database-url "$1" --name "bench $i" \
+			--cashin-fee-percent 0.99 --payout-fee-fixed 0.50 2>/dev/null | jq -r '"\(.client_id):\(.client_secret)"')
+		client_args+=(--client "$cred")
+	done
+}
+
+# bench NAME ARGS...: runs pixgate bench, keeps its JSON as WORK/NAME.json.
+bench() {
+	local name=$1
+	shift
+	log "pixgate bench $name"
+	local rc=0
+	"$pixgate" bench --target "$url" "${client_args[@]}" --duration "${T}s" --json "$@" \
+		>"$work/$name.json" 2>"$work/$name.err" || rc=$?
+	if ((rc != 0)); then
+		log "pixgate bench $name: exit $rc (see $work/$name.err)"
+	fi
+	PIX_CHECK[$name]=$(jq -r 'if .check.ok then "ok" else "FAILED(\(.check.mismatch_count))" end' "$work/$name.json" 2>/dev/null || echo "no report")
+}
+
+# op NAME OP FIELD: a figure of one operation of a bench report.
+op() {
+	local v
+	v=$(jq -r --arg op "$2" ".operations[] | select(.op == \$op) | .$3" "$work/$1.json" 2>/dev/null || true)
+	echo "${v:-0}"
+}
+
+start_serve "$pg" pg
+create_clients "$pg"
+for shape in payout charge; do
+	best=0
+	for c in $CONC; do
+		bench "pg-$shape-$c" --mix "$shape=1" --concurrency "$c"
+		ok=$(op "pg-$shape-$c" "$shape" ok_rps)
+		PIX_OK[$shape/$c]=$ok
+		PIX_LAT[$shape/$c]="$(op "pg-$shape-$c" "$shape" p50_ms) $(op "pg-$shape-$c" "$shape" p95_ms) $(op "pg-$shape-$c" "$shape" p99_ms)"
+		best=$(jq -n --argjson a "$best" --argjson b "$ok" '[$a, $b] | max')
+	done
+	half=$(jq -n --argjson b "$best" '($b / 2) | floor')
+	bench "pg-$shape-half" --mix "$shape=1" --rate "$half"
+	PIX_OK[$shape/half]=$half
+	PIX_LAT[$shape/half]="$(op "pg-$shape-half" "$shape" p50_ms) $(op "pg-$shape-half" "$shape" p95_ms) $(op "pg-$shape-half" "$shape" p99_ms)"
+	PIX_OK[$shape/half-got]=$(op "pg-$shape-half" "$shape" ok_rps)
+done
+stop_serve
+
+start_serve "sqlite://$work/sqlite/pixgate.db" sqlite
+create_clients "$work/sqlite/pixgate.db"
+for shape in payout charge; do
+	for c in $SQLITE_CONC; do
+		bench "sqlite-$shape-$c" --mix "$shape=1" --concurrency "$c"
+	done
+done
+first=${SQLITE_CONC%% *}
+bench "sqlite-mix-$first" --concurrency "$first"
+stop_serve
+
+# ---- the table ----
+ratio() { jq -n --argjson a "${1:-0}" --argjson b "${2:-0}" 'if $b > 0 then ($a / $b * 100 | round / 100) else 0 end'; }
+echo
+echo "PostgreSQL (pgbench = the transaction alone; pixgate = HTTP API through pixgate serve), $CLIENTS clients, ${T}s each"
+printf '%-7s %5s | %9s %-22s | %9s %-22s | %5s %s\n' shape conc "pgb tps" "pgb p50/p95/p99 ms" "pix ok/s" "pix p50/p95/p99 ms" ratio check
+for shape in payout charge; do
+	for c in $CONC; do
+		read -r a b d <<<"${PGB_LAT[$shape/$c]}"
+		read -r e f g <<<"${PIX_LAT[$shape/$c]}"
+		printf '%-7s %5s | %9.0f %-22s | %9.0f %-22s | %5s %s\n' "$shape" "$c" "${PGB_TPS[$shape/$c]:-0}" "$a/$b/$d" \
+			"${PIX_OK[$shape/$c]:-0}" "$e/$f/$g" "$(ratio "${PIX_OK[$shape/$c]}" "${PGB_TPS[$shape/$c]}")" "${PIX_CHECK[pg-$shape-$c]}"
+	done
+	read -r e f g <<<"${PIX_LAT[$shape/half]}"
+	printf '%-7s %5s | %9s %-22s | %9.0f %-22s | %5s %s\n' "$shape" "half" "" "open loop at ${PIX_OK[$shape/half]}/s" \
+		"${PIX_OK[$shape/half-got]:-0}" "$e/$f/$g" "" "${PIX_CHECK[pg-$shape-half]}"
+done
+echo
+echo "SQLite (pixgate serve on one file), $CLIENTS clients, ${T}s each"
+printf '%-7s %5s | %9s %-22s | %s\n' mix conc "ok/s" "p50/p95/p99 ms" check
+for shape in payout charge; do
+	for c in $SQLITE_CONC; do
+		n=sqlite-$shape-$c
+		printf '%-7s %5s | %9.0f %-22s | %s\n' "$shape" "$c" "$(op "$n" "$shape" ok_rps)" \
+			"$(op "$n" "$shape" p50_ms)/$(op "$n" "$shape" p95_ms)/$(op "$n" "$shape" p99_ms)" "${PIX_CHECK[$n]}"
+	done
+done
+n=sqlite-mix-$first
+printf '%-7s %5s | %9.0f %-22s | %s\n' default "$first" "$(jq -r .total.ok_rps "$work/$n.json")" \
+	"$(jq -r '"\(.total.p50_ms)/\(.total.p95_ms)/\(.total.p99_ms)"' "$work/$n.json")" "${PIX_CHECK[$n]}"
+echo
+echo "raw results: $work"
