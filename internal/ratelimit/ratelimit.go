@@ -54,7 +54,9 @@ type shard struct {
 	lastSweep time.Time
 }
 
-// ring holds the accepted request times of one key, oldest first.
+// ring holds the accepted request times of one key, oldest first. It grows
+// with use (never beyond the limit) and compacts as times leave the window,
+// so an idle or light key costs a few bytes whatever the limit.
 type ring struct {
 	times []time.Time
 	start int
@@ -63,14 +65,27 @@ type ring struct {
 
 func (r *ring) oldest() time.Time { return r.times[r.start] }
 
-func (r *ring) pop() { r.start = (r.start + 1) % len(r.times); r.n-- }
+func (r *ring) pop() {
+	r.times[r.start] = time.Time{}
+	r.start++
+	r.n--
+	if r.n == 0 {
+		r.times, r.start = r.times[:0], 0
+	}
+}
 
 func (r *ring) push(t time.Time) {
-	r.times[(r.start+r.n)%len(r.times)] = t
+	if r.start > 0 && len(r.times) == cap(r.times) && r.start >= len(r.times)/2 {
+		// Reuse the dead prefix before growing.
+		copy(r.times, r.times[r.start:])
+		r.times = r.times[:r.n]
+		r.start = 0
+	}
+	r.times = append(r.times, t)
 	r.n++
 }
 
-func (r *ring) newest() time.Time { return r.times[(r.start+r.n-1)%len(r.times)] }
+func (r *ring) newest() time.Time { return r.times[r.start+r.n-1] }
 
 // NewMemory returns an in-memory limiter of limit requests per Window.
 func NewMemory(limit int) *Memory {
@@ -91,7 +106,7 @@ func (m *Memory) Allow(_ context.Context, key string, now time.Time) (Decision, 
 	}
 	r := s.keys[key]
 	if r == nil {
-		r = &ring{times: make([]time.Time, m.limit)}
+		r = &ring{}
 		s.keys[key] = r
 	}
 	for r.n > 0 && !now.Before(r.oldest().Add(Window)) {

@@ -72,3 +72,26 @@ func TestMemoryEvictsIdleKeys(t *testing.T) {
 	}
 	require.Equal(t, 2000, m.Len(), "the 1000 idle keys are gone")
 }
+
+// TestMemoryHugeLimitCostsLittle: a key's memory follows its traffic, not
+// the configured limit.
+func TestMemoryHugeLimitCostsLittle(t *testing.T) {
+	t.Parallel()
+	m := NewMemory(1_000_000_000)
+	for i := 0; i < 10_000; i++ {
+		d, err := m.Allow(context.Background(), fmt.Sprint("k", i%100), t0.Add(time.Duration(i)*time.Millisecond))
+		require.NoError(t, err)
+		require.True(t, d.Allowed)
+	}
+	total := 0
+	for i := range m.shards {
+		for _, r := range m.shards[i].keys {
+			total += cap(r.times)
+		}
+	}
+	require.Less(t, total, 100_000, "capacity follows the 10,000 requests, not the limit")
+	// Times leaving the window are dropped and their room reused.
+	d, _ := m.Allow(context.Background(), "k1", t0.Add(5*time.Minute))
+	require.True(t, d.Allowed)
+	require.Equal(t, 1_000_000_000-1, d.Remaining)
+}
