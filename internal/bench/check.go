@@ -102,6 +102,7 @@ func (r *runner) check(ctx context.Context) CheckReport {
 
 	// Let pending payouts settle before looking them up one by one.
 	pendingLeft := map[string]int64{}
+	var drained time.Duration
 	var pmu sync.Mutex
 	_ = r.forEachClient(ctx, func(ctx context.Context, c *clientState) error {
 		for {
@@ -111,11 +112,12 @@ func (r *runner) check(ctx context.Context) CheckReport {
 				return nil
 			}
 			if b.pending == 0 || time.Now().After(deadline) {
+				pmu.Lock()
 				if b.pending != 0 {
-					pmu.Lock()
 					pendingLeft[c.cred.ID] = b.pending
-					pmu.Unlock()
 				}
+				drained = max(drained, time.Since(start))
+				pmu.Unlock()
 				return nil
 			}
 			if sleep(ctx, 100*time.Millisecond) != nil {
@@ -229,6 +231,7 @@ func (r *runner) check(ctx context.Context) CheckReport {
 	}
 	rep.OK = k.count == 0
 	rep.DurationS = time.Since(start).Seconds()
+	rep.PendingDrainedS = drained.Seconds()
 	return rep
 }
 

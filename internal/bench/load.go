@@ -387,25 +387,63 @@ func (r *runner) forEachClient(ctx context.Context, fn func(ctx context.Context,
 	return nil
 }
 
-// baseline records each client's balance before the run. Pending payouts
-// of earlier runs must settle first, or the final balance could not be
-// predicted.
+// baselineQuiet is how long a client that already has transactions must
+// hold still (no pending balance, available unchanged) before its balance
+// counts as the baseline: a completed payout that its bank returns changes
+// available one payout delay later without ever showing as pending.
+const baselineQuiet = 3 * time.Second
+
+// hasHistory reports whether the client has any transaction yet.
+func (r *runner) hasHistory(ctx context.Context, c *clientState) (bool, error) {
+	st, b, err := r.callRetry(ctx, c.cred, http.MethodGet, "/api/v1/wallet/transactions?limit=1", nil)
+	if err != nil {
+		return false, fmt.Errorf("client %s: history: %w", c.cred.ID, err)
+	}
+	var resp struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	if st != http.StatusOK || json.Unmarshal(b, &resp) != nil {
+		return false, fmt.Errorf("client %s: history answered %d: %s", c.cred.ID, st, snippet(b))
+	}
+	return len(resp.Data) > 0, nil
+}
+
+// baseline records each client's balance before the run, once nothing of
+// earlier runs is still settling (or the predicted final balance would be
+// off by whatever settles during this one).
 func (r *runner) baseline(ctx context.Context) error {
 	deadline := time.Now().Add(r.cfg.SettleTimeout)
 	return r.forEachClient(ctx, func(ctx context.Context, c *clientState) error {
+		used, err := r.hasHistory(ctx, c)
+		if err != nil {
+			return err
+		}
+		var prev *balance
 		for {
 			b, err := r.readBalance(ctx, c)
 			if err != nil {
 				return err
 			}
-			if b.pending == 0 {
+			switch {
+			case b.pending == 0 && !used:
+				c.baseline = b
+				return nil
+			case b.pending == 0 && prev != nil && *prev == b:
 				c.baseline = b
 				return nil
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("client %s still holds %d centavos pending after %s; let its payouts settle first", c.cred.ID, b.pending, r.cfg.SettleTimeout)
+				return fmt.Errorf("client %s is still settling earlier operations after %s (pending_cents %d); let them finish first",
+					c.cred.ID, r.cfg.SettleTimeout, b.pending)
 			}
-			if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			wait := 200 * time.Millisecond
+			if b.pending == 0 {
+				wait = baselineQuiet
+				prev = &b
+			} else {
+				prev = nil
+			}
+			if err := sleep(ctx, wait); err != nil {
 				return err
 			}
 		}

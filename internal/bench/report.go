@@ -53,7 +53,10 @@ type CheckReport struct {
 	Rejected int  `json:"rejected"`
 	// RejectedChecked is how many refused operations were confirmed absent
 	// (a sample when there are very many).
-	RejectedChecked int      `json:"rejected_checked"`
+	RejectedChecked int `json:"rejected_checked"`
+	// PendingDrainedS is how long after the load every client's
+	// pending_cents reached 0 (all payouts out of PENDING).
+	PendingDrainedS float64  `json:"pending_drained_s"`
 	DurationS       float64  `json:"duration_s"`
 	MismatchCount   int      `json:"mismatch_count"`
 	Mismatches      []string `json:"mismatches"`
@@ -112,7 +115,8 @@ func writeCheck(w io.Writer, rep Report) error {
 	what := fmt.Sprintf("%d charges, %d payouts, %d of unknown outcome, %d of %d refused operations, %d balances",
 		c.Charges, c.Payouts, c.Unknown, c.RejectedChecked, c.Rejected, c.Clients)
 	if c.OK {
-		_, err := fmt.Fprintf(w, "check: OK — %s agree with the acknowledgements (%.1f s)\n", what, c.DurationS)
+		_, err := fmt.Fprintf(w, "check: OK — %s agree with the acknowledgements (pending payouts drained %.1f s after the load; check took %.1f s)\n",
+			what, c.PendingDrainedS, c.DurationS)
 		return err
 	}
 	fmt.Fprintf(w, "check: FAILED — %d mismatches in %s (%.1f s):\n", c.MismatchCount, what, c.DurationS)

@@ -42,15 +42,20 @@ operations imply. Any mismatch is listed and the exit code is 1.
 Clients: --client ID:SECRET (repeatable) and/or --create-clients N, which
 opens the server's database (--database-url, same --env) and creates N clients
 with a 0.99% cash-in fee and a R$ 0.50 payout fee. Use clients nobody else
-uses during the run.
+uses during the run; a client that already has transactions must first hold
+still (nothing pending, available unchanged for 3 s).
 
 Rate limit: the server accepts --rate-limit requests per client per rolling
 60 s (default 100, i.e. 1.7 req/s per client). A load of R req/s needs at
-least R*60/limit clients, so start the server under test with a high limit,
-for example:
+least R*60/limit clients, so start the server under test with a high limit
+and use several clients, for example (about 64,000 req/s of headroom):
 
-  pixgate serve --database-url ./bench.db --rate-limit 1000000000 &
-  pixgate bench --database-url ./bench.db --create-clients 16 --concurrency 32 --duration 30s
+  pixgate serve --database-url ./bench.db --rate-limit 60000 &
+  pixgate bench --database-url ./bench.db --create-clients 64 --concurrency 32 --duration 30s
+
+Do not use an absurd limit such as 1000000000: the in-memory limiter keeps
+24 bytes per allowed request per client, allocated up front, and the
+server's garbage collector then dominates what you measure.
 
 Requests refused with 429 are reported as errors.`
 }

@@ -203,14 +203,11 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 	if err != nil {
 		return ChargeResponse{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
 	}
+	// No read before the insert: the unique indexes detect a duplicate, and
+	// only then is the earlier charge read (a round trip saved on every
+	// new charge).
 	find := func(q finder) (store.Transaction, bool, error) {
 		return findPrevious(ctx, q, c.ID, r.ExternalID, r.IdempotencyKey)
-	}
-	// Fast path: a replay needs no QR code and no write.
-	if prev, ok, err := find(s.DB); err != nil {
-		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
-	} else if ok {
-		return s.replayCharge(prev, hash)
 	}
 
 	now := s.now()
@@ -237,10 +234,6 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 		Status: StatusPending, Amount: amount, Tax: fee, CreatedAt: now, ExpiresAt: now.Add(s.ChargeTTL),
 		TxID: txid, QRCode: code, CallbackURL: r.PostbackURL, Details: string(details),
 	}
-	image, err := s.QR.Base64PNG(code)
-	if err != nil {
-		return ChargeResponse{}, false, fmt.Errorf("create charge: render QR: %w", err)
-	}
 	var prev store.Transaction
 	inserted := false
 	err = s.DB.Write(ctx, func(tx *store.Tx) error {
@@ -259,6 +252,10 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 	}
 	if !inserted {
 		return s.replayCharge(prev, hash)
+	}
+	image, err := s.QR.Base64PNG(code)
+	if err != nil {
+		return ChargeResponse{}, false, fmt.Errorf("create charge: render QR: %w", err)
 	}
 	return chargeResponse(t, image), false, nil
 }

@@ -109,13 +109,9 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 	if r.ExternalID != nil {
 		ext = *r.ExternalID
 	}
+	// As for charges, a duplicate is found by the insert, not by a read first.
 	find := func(q finder) (store.Transaction, bool, error) {
 		return findPrevious(ctx, q, c.ID, ext, idemKey)
-	}
-	if prev, ok, err := find(s.DB); err != nil {
-		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
-	} else if ok {
-		return replayPayout(prev, hash)
 	}
 
 	now := s.now()

@@ -11,9 +11,10 @@
 #     `pixgate migrate`, seeds CLIENTS clients pgb_1…pgb_N with funded accounts;
 #  2. pgbench -M prepared -j 2 -c C -T T for both shapes, C in CONC;
 #  3. empties the data tables, starts `pixgate serve` on that database with
-#     --rate-limit RATE_LIMIT, creates CLIENTS clients (`pixgate clients
-#     create`), runs `pixgate bench --mix payout=1` and `--mix charge=1` at
-#     each C, then each mix in open loop at half its best throughput (p99);
+#     --rate-limit RATE_LIMIT and runs `pixgate bench --mix payout=1` and
+#     `--mix charge=1` at each C, then each mix in open loop at half its best
+#     throughput (the p99 target); every bench run creates CLIENTS new clients
+#     (--create-clients) and waits, in its check, until all its payouts settled;
 #  4. `pixgate serve` on SQLite: both mixes at each C in SQLITE_CONC and the
 #     default mix at the first;
 #  5. prints one table. Raw outputs (pgbench logs, bench JSON, server logs)
@@ -57,6 +58,7 @@ cleanup() {
 	bash "$root/scripts/stop-postgres.sh" "$work/pg" 2>/dev/null || true
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 log "building pixgate into $work"
 (cd "$root" && go build -o "$work/pixgate" ./cmd/pixgate)
@@ -133,23 +135,16 @@ stop_serve() {
 	serve_pid=
 }
 
-# create_clients DBURL: sets client_args to --client ID:SECRET for CLIENTS new clients.
-create_clients() {
-	client_args=()
-	for i in $(seq "$CLIENTS"); do
-		cred=$("$pixgate" clients create --database-url "$1" --name "bench $i" \
-			--cashin-fee-percent 0.99 --payout-fee-fixed 0.50 2>/dev/null | jq -r '"\(.client_id):\(.client_secret)"')
-		client_args+=(--client "$cred")
-	done
-}
-
-# bench NAME ARGS...: runs pixgate bench, keeps its JSON as WORK/NAME.json.
+# bench DBURL NAME ARGS...: runs pixgate bench with CLIENTS new clients,
+# keeps its JSON as WORK/NAME.json. The check waits for every payout to
+# settle (up to 10 min), so the next run starts on an idle server.
 bench() {
-	local name=$1
-	shift
+	local db=$1 name=$2
+	shift 2
 	log "pixgate bench $name"
 	local rc=0
-	"$pixgate" bench --target "$url" "${client_args[@]}" --duration "${T}s" --json "$@" \
+	"$pixgate" bench --target "$url" --database-url "$db" --create-clients "$CLIENTS" --duration "${T}s" \
+		--settle-timeout 600s --json "$@" \
 		>"$work/$name.json" 2>"$work/$name.err" || rc=$?
 	if ((rc != 0)); then
 		log "pixgate bench $name: exit $rc (see $work/$name.err)"
@@ -164,64 +159,70 @@ op() {
 	echo "${v:-0}"
 }
 
+# The ceiling runs send plain payouts (no sandbox keys that fail or are
+# returned), the shape pgbench-payout.sql models.
+plain=(--payout-fail-percent 0 --payout-reverse-percent 0)
 start_serve "$pg" pg
-create_clients "$pg"
 for shape in payout charge; do
 	best=0
 	for c in $CONC; do
-		bench "pg-$shape-$c" --mix "$shape=1" --concurrency "$c"
+		bench "$pg" "pg-$shape-$c" --mix "$shape=1" --concurrency "$c" "${plain[@]}"
 		ok=$(op "pg-$shape-$c" "$shape" ok_rps)
 		PIX_OK[$shape/$c]=$ok
 		PIX_LAT[$shape/$c]="$(op "pg-$shape-$c" "$shape" p50_ms) $(op "pg-$shape-$c" "$shape" p95_ms) $(op "pg-$shape-$c" "$shape" p99_ms)"
 		best=$(jq -n --argjson a "$best" --argjson b "$ok" '[$a, $b] | max')
 	done
 	half=$(jq -n --argjson b "$best" '($b / 2) | floor')
-	bench "pg-$shape-half" --mix "$shape=1" --rate "$half"
+	bench "$pg" "pg-$shape-half" --mix "$shape=1" --rate "$half" "${plain[@]}"
 	PIX_OK[$shape/half]=$half
 	PIX_LAT[$shape/half]="$(op "pg-$shape-half" "$shape" p50_ms) $(op "pg-$shape-half" "$shape" p95_ms) $(op "pg-$shape-half" "$shape" p99_ms)"
 	PIX_OK[$shape/half-got]=$(op "pg-$shape-half" "$shape" ok_rps)
 done
 stop_serve
 
-start_serve "sqlite://$work/sqlite/pixgate.db" sqlite
-create_clients "$work/sqlite/pixgate.db"
+lite=sqlite://$work/sqlite/pixgate.db
+start_serve "$lite" sqlite
 for shape in payout charge; do
 	for c in $SQLITE_CONC; do
-		bench "sqlite-$shape-$c" --mix "$shape=1" --concurrency "$c"
+		bench "$lite" "sqlite-$shape-$c" --mix "$shape=1" --concurrency "$c" "${plain[@]}"
 	done
 done
 first=${SQLITE_CONC%% *}
-bench "sqlite-mix-$first" --concurrency "$first"
+# The default mix, with 5 % failing and 5 % returned payouts.
+bench "$lite" "sqlite-mix-$first" --concurrency "$first"
 stop_serve
 
 # ---- the table ----
+# drain NAME: seconds after the load until no payout of the run was PENDING.
+drain() { jq -r '.check.pending_drained_s // 0 | . * 10 | round / 10' "$work/$1.json" 2>/dev/null || echo 0; }
 ratio() { jq -n --argjson a "${1:-0}" --argjson b "${2:-0}" 'if $b > 0 then ($a / $b * 100 | round / 100) else 0 end'; }
 echo
 echo "PostgreSQL (pgbench = the transaction alone; pixgate = HTTP API through pixgate serve), $CLIENTS clients, ${T}s each"
-printf '%-7s %5s | %9s %-22s | %9s %-22s | %5s %s\n' shape conc "pgb tps" "pgb p50/p95/p99 ms" "pix ok/s" "pix p50/p95/p99 ms" ratio check
+printf '%-7s %5s | %9s %-22s | %9s %-22s | %5s | %7s %s\n' shape conc "pgb tps" "pgb p50/p95/p99 ms" "pix ok/s" "pix p50/p95/p99 ms" ratio drain-s check
 for shape in payout charge; do
 	for c in $CONC; do
 		read -r a b d <<<"${PGB_LAT[$shape/$c]}"
 		read -r e f g <<<"${PIX_LAT[$shape/$c]}"
-		printf '%-7s %5s | %9.0f %-22s | %9.0f %-22s | %5s %s\n' "$shape" "$c" "${PGB_TPS[$shape/$c]:-0}" "$a/$b/$d" \
-			"${PIX_OK[$shape/$c]:-0}" "$e/$f/$g" "$(ratio "${PIX_OK[$shape/$c]}" "${PGB_TPS[$shape/$c]}")" "${PIX_CHECK[pg-$shape-$c]}"
+		printf '%-7s %5s | %9.0f %-22s | %9.0f %-22s | %5s | %7s %s\n' "$shape" "$c" "${PGB_TPS[$shape/$c]:-0}" "$a/$b/$d" \
+			"${PIX_OK[$shape/$c]:-0}" "$e/$f/$g" "$(ratio "${PIX_OK[$shape/$c]}" "${PGB_TPS[$shape/$c]}")" \
+			"$(drain "pg-$shape-$c")" "${PIX_CHECK[pg-$shape-$c]}"
 	done
 	read -r e f g <<<"${PIX_LAT[$shape/half]}"
-	printf '%-7s %5s | %9s %-22s | %9.0f %-22s | %5s %s\n' "$shape" "half" "" "open loop at ${PIX_OK[$shape/half]}/s" \
-		"${PIX_OK[$shape/half-got]:-0}" "$e/$f/$g" "" "${PIX_CHECK[pg-$shape-half]}"
+	printf '%-7s %5s | %9s %-22s | %9.0f %-22s | %5s | %7s %s\n' "$shape" "half" "" "open loop at ${PIX_OK[$shape/half]}/s" \
+		"${PIX_OK[$shape/half-got]:-0}" "$e/$f/$g" "" "$(drain "pg-$shape-half")" "${PIX_CHECK[pg-$shape-half]}"
 done
 echo
 echo "SQLite (pixgate serve on one file), $CLIENTS clients, ${T}s each"
-printf '%-7s %5s | %9s %-22s | %s\n' mix conc "ok/s" "p50/p95/p99 ms" check
+printf '%-7s %5s | %9s %-22s | %7s %s\n' mix conc "ok/s" "p50/p95/p99 ms" drain-s check
 for shape in payout charge; do
 	for c in $SQLITE_CONC; do
 		n=sqlite-$shape-$c
-		printf '%-7s %5s | %9.0f %-22s | %s\n' "$shape" "$c" "$(op "$n" "$shape" ok_rps)" \
-			"$(op "$n" "$shape" p50_ms)/$(op "$n" "$shape" p95_ms)/$(op "$n" "$shape" p99_ms)" "${PIX_CHECK[$n]}"
+		printf '%-7s %5s | %9.0f %-22s | %7s %s\n' "$shape" "$c" "$(op "$n" "$shape" ok_rps)" \
+			"$(op "$n" "$shape" p50_ms)/$(op "$n" "$shape" p95_ms)/$(op "$n" "$shape" p99_ms)" "$(drain "$n")" "${PIX_CHECK[$n]}"
 	done
 done
 n=sqlite-mix-$first
-printf '%-7s %5s | %9.0f %-22s | %s\n' default "$first" "$(jq -r .total.ok_rps "$work/$n.json")" \
-	"$(jq -r '"\(.total.p50_ms)/\(.total.p95_ms)/\(.total.p99_ms)"' "$work/$n.json")" "${PIX_CHECK[$n]}"
+printf '%-7s %5s | %9.0f %-22s | %7s %s\n' default "$first" "$(jq -r '.total.ok_rps // 0' "$work/$n.json" 2>/dev/null || echo 0)" \
+	"$(jq -r '"\(.total.p50_ms)/\(.total.p95_ms)/\(.total.p99_ms)"' "$work/$n.json" 2>/dev/null || true)" "$(drain "$n")" "${PIX_CHECK[$n]}"
 echo
 echo "raw results: $work"

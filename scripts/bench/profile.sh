@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Usage: scripts/bench/profile.sh [WORKDIR]
+#
+# Where the CPU goes, per operation, at C=32 (BENCHMARKS.md, "What binds"):
+# for the payout and the charge shapes, first pgbench alone, then `pixgate
+# bench` through `pixgate serve`, each run for 25 s with a 10 s window in the
+# middle measured by scripts/bench/cpu.sh (CPU seconds of the load
+# generator, of pixgate serve and of PostgreSQL). With PERF=1 it also
+# records `perf record -g` of pixgate serve in that window
+# (WORKDIR/perf-SHAPE.data; read with `perf report -i … --no-children`).
+# After each pgbench shape it runs the -reads.sql variant for 10 s (tps only).
+#
+# Environment: C (default 32), CLIENTS (default 64), RATE_LIMIT (60000).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+C=${C:-32}
+CLIENTS=${CLIENTS:-64}
+RATE_LIMIT=${RATE_LIMIT:-60000}
+work=${1:-$(mktemp -d "${TMPDIR:-/tmp}/pixprof.XXXXXX")}
+mkdir -p "$work"
+work=$(cd "$work" && pwd -P)
+cpu=$root/scripts/bench/cpu.sh
+
+serve_pid=
+cleanup() {
+	[[ -n $serve_pid ]] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
+	bash "$root/scripts/stop-postgres.sh" "$work/pg" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+(cd "$root" && go build -o "$work/pixgate" ./cmd/pixgate)
+pg=$(bash "$root/scripts/start-postgres.sh" "$work/pg")
+"$work/pixgate" migrate --database-url "$pg" 2>/dev/null
+psql -q -v ON_ERROR_STOP=1 "$pg" <<SQL
+INSERT INTO clients (id, name, environment, secret_hash, webhook_secret, status, created_at)
+	SELECT 'pgb_' || i, 'pgbench ' || i, 'sandbox', md5(i::text), 'whsec_pgbench', 'active', 0
+	FROM generate_series(1, $CLIENTS) i;
+INSERT INTO accounts (id, client_id, kind, balance)
+	SELECT 'pgb_' || i || ':' || k, 'pgb_' || i, k,
+		CASE k WHEN 'available' THEN 100000000000000 WHEN 'settlement' THEN -100000000000000 ELSE 0 END
+	FROM generate_series(1, $CLIENTS) i, unnest(ARRAY['available', 'pending', 'settlement', 'fees']) k;
+SQL
+
+for shape in payout charge; do
+	pgbench -n -M prepared -j 2 -c "$C" -T 25 -D clients="$CLIENTS" -f "$root/scripts/bench/pgbench-$shape.sql" "$pg" \
+		>"$work/pgbench-$shape.txt" 2>&1 &
+	load=$!
+	sleep 8
+	echo "pgbench $shape -c $C:" >&2
+	bash "$cpu" "$work/pg" "$load" sleep 10
+	wait "$load"
+	grep '^tps' "$work/pgbench-$shape.txt" >&2
+	echo "pgbench $shape with the two reads pixgate adds (pgbench-$shape-reads.sql), -c $C -T 10:" >&2
+	pgbench -n -M prepared -j 2 -c "$C" -T 10 -D clients="$CLIENTS" -f "$root/scripts/bench/pgbench-$shape-reads.sql" "$pg" 2>&1 |
+		grep '^tps' >&2
+done
+
+"$work/pixgate" serve --addr 127.0.0.1:0 --database-url "$pg" --rate-limit "$RATE_LIMIT" \
+	>"$work/serve.out" 2>"$work/serve.log" &
+serve_pid=$!
+for _ in $(seq 100); do
+	addr=$(jq -r 'select(.msg == "listening") | .addr' "$work/serve.log" 2>/dev/null | head -n 1)
+	[[ -n $addr ]] && break
+	sleep 0.1
+done
+for shape in payout charge; do
+	"$work/pixgate" bench --target "http://$addr" --database-url "$pg" --create-clients "$CLIENTS" \
+		--mix "$shape=1" --concurrency "$C" --duration 25s --payout-fail-percent 0 --payout-reverse-percent 0 \
+		--settle-timeout 600s >"$work/bench-$shape.txt" 2>"$work/bench-$shape.err" &
+	load=$!
+	sleep 8 # creating clients and funding them come first
+	echo "pixgate bench $shape -c $C:" >&2
+	if [[ ${PERF:-0} == 1 ]]; then
+		bash "$cpu" "$work/pg" "$serve_pid,$load" perf record -q -g -p "$serve_pid" -o "$work/perf-$shape.data" -- sleep 10
+	else
+		bash "$cpu" "$work/pg" "$serve_pid,$load" sleep 10
+	fi
+	wait "$load" || true
+	grep -E "^ *$shape " "$work/bench-$shape.txt" >&2
+done
+echo "results in $work" >&2
