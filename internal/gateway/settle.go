@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/pixgate/pixgate/internal/ledger"
@@ -27,8 +28,7 @@ func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("settle payouts: %w", err)
 	}
-	n := 0
-	for _, id := range ids {
+	n, err := s.each(ctx, ids, func(id string) (bool, error) {
 		settled := false
 		err := s.DB.Write(ctx, func(tx *store.Tx) error {
 			t, ok, err := tx.ClaimSettlement(ctx, id, now)
@@ -39,12 +39,10 @@ func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 			return s.settlePayout(ctx, tx, t, now)
 		})
 		if err != nil {
-			return n, fmt.Errorf("settle payout %s: %w", id, err)
+			return false, fmt.Errorf("settle payout %s: %w", id, err)
 		}
-		if settled {
-			n++
-		}
-	}
+		return settled, nil
+	})
 	if n > 0 {
 		s.wake()
 	}
@@ -117,6 +115,49 @@ func (s *Service) settlePayout(ctx context.Context, tx *store.Tx, t store.Transa
 
 var errChanged = errors.New("changed concurrently")
 
+// settleWorkers is how many items of a batch settle at once. Each is its own
+// short transaction claimed with SKIP LOCKED, so on PostgreSQL they run in
+// parallel; SQLite's single writer simply takes them in turn.
+const settleWorkers = 4
+
+// each runs fn on every id with up to settleWorkers at once and returns how
+// many reported done, and the first error (the others still run).
+func (s *Service) each(ctx context.Context, ids []string, fn func(id string) (bool, error)) (int, error) {
+	var (
+		mu       sync.Mutex
+		n        int
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	work := make(chan string)
+	for w := 0; w < min(settleWorkers, len(ids)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range work {
+				done, err := fn(id)
+				mu.Lock()
+				if done {
+					n++
+				}
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- id
+	}
+	close(work)
+	wg.Wait()
+	return n, firstErr
+}
+
 // SettleRefundsDue settles up to limit refunds whose settle_at has passed:
 // completed (pending → PIX network; the charge's refunded_amount grows and it
 // reads REFUNDED once fully refunded; pix.refund.completed) or failed (funds
@@ -127,8 +168,7 @@ func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("settle refunds: %w", err)
 	}
-	n := 0
-	for _, id := range ids {
+	n, err := s.each(ctx, ids, func(id string) (bool, error) {
 		settled := false
 		err := s.DB.Write(ctx, func(tx *store.Tx) error {
 			r, ok, err := tx.ClaimRefund(ctx, id, now)
@@ -139,12 +179,10 @@ func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) 
 			return s.settleRefund(ctx, tx, r, now)
 		})
 		if err != nil {
-			return n, fmt.Errorf("settle refund %s: %w", id, err)
+			return false, fmt.Errorf("settle refund %s: %w", id, err)
 		}
-		if settled {
-			n++
-		}
-	}
+		return settled, nil
+	})
 	if n > 0 {
 		s.wake()
 	}
