@@ -1,8 +1,8 @@
 -- pgbench script: one payout's database transaction, statement for statement
 -- as pixgate runs it (gateway.CreatePayout → store.Tx.InsertTransaction, then
--- store.Tx.Post of ledger.PayoutReserved: the posting, its two entries in one
--- multi-row insert, then the two account updates with the non-negative guard,
--- in account-id order), plus one outbox (events) insert so that the shape is
+-- store.Tx.Post of ledger.PayoutReserved: the two account updates with the
+-- non-negative guard in account-id order, then the posting and its two
+-- entries in one multi-row insert), plus one outbox (events) insert so that the shape is
 -- the issue's "balance update, transaction insert, two ledger entries, outbox
 -- insert". pixgate itself writes a payout's event at settlement, not at
 -- creation.
@@ -28,16 +28,16 @@ VALUES (md5('t' || :r::text)::uuid::text, 'pgb_' || :c::text, 'cashout', 'pgb-p-
 	(extract(epoch FROM clock_timestamp()) * 1000)::bigint + 31536000000, NULL, '', 'http://127.0.0.1:9/webhook',
 	'{"description":"bench payout pgb","creditParty":{"name":"Beneficiario Teste","keyType":"EMAIL","key":"bench@example.com"}}')
 ON CONFLICT DO NOTHING;
+UPDATE accounts SET balance = balance + :debit::bigint
+	WHERE id = 'pgb_' || :c::text || E'\x3aavailable' AND (kind NOT IN ('available', 'pending') OR balance + :debit::bigint >= 0);
+UPDATE accounts SET balance = balance + :total::bigint
+	WHERE id = 'pgb_' || :c::text || E'\x3apending' AND (kind NOT IN ('available', 'pending') OR balance + :total::bigint >= 0);
 INSERT INTO postings (id, client_id, transaction_id, kind, created_at)
 	VALUES (md5('p' || :r::text)::uuid::text, 'pgb_' || :c::text, md5('t' || :r::text)::uuid::text, 'cashout.reserved',
 	(extract(epoch FROM clock_timestamp()) * 1000)::bigint);
 INSERT INTO entries (posting_id, seq, account_id, amount) VALUES
 	(md5('p' || :r::text)::uuid::text, 0, 'pgb_' || :c::text || E'\x3aavailable', :debit::bigint),
 	(md5('p' || :r::text)::uuid::text, 1, 'pgb_' || :c::text || E'\x3apending', :total::bigint);
-UPDATE accounts SET balance = balance + :debit::bigint
-	WHERE id = 'pgb_' || :c::text || E'\x3aavailable' AND (kind NOT IN ('available', 'pending') OR balance + :debit::bigint >= 0);
-UPDATE accounts SET balance = balance + :total::bigint
-	WHERE id = 'pgb_' || :c::text || E'\x3apending' AND (kind NOT IN ('available', 'pending') OR balance + :total::bigint >= 0);
 INSERT INTO events (id, client_id, transaction_id, type, url, payload, created_at, next_attempt_at)
 	VALUES ('evt_' || md5('e' || :r::text), 'pgb_' || :c::text, md5('t' || :r::text)::uuid::text, 'pix.cashout.paid', 'http://127.0.0.1:9/webhook',
 	'{"id":"evt_0123456789abcdef0123456789abcdef","event":"pix.cashout.paid","statusTransaction":"PAID","value": 5.5,"payment_id":"00000000-0000-4000-8000-000000000000","external_id":"pgb","type":"cashout","tax": 0.5,"occurred_at":"2026-01-01T00\u003a00\u003a00.000Z","transaction_id":"00000000-0000-4000-8000-000000000000"}',
