@@ -92,6 +92,10 @@ func (a *app) serve(ctx context.Context) error {
 		}
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
 	}
+	if !a.settings.Sandbox() {
+		// The provider seam has one implementation so far: the simulator.
+		a.log.Warn("no PSP adapter is configured: payouts and refunds are settled by the PIX network simulator (internal/provider/sandbox)")
+	}
 	a.log.Info("listening", "addr", ln.Addr().String(), "env", a.settings.Env, "database", db.Dialect(), "tls", a.settings.TLSCert != "")
 
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
