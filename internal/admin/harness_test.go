@@ -10,7 +10,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -26,32 +25,16 @@ import (
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 	"github.com/pixgate/pixgate/internal/store"
-	"github.com/pixgate/pixgate/internal/store/postgres"
-	"github.com/pixgate/pixgate/internal/store/sqlite"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 type opener func(t *testing.T) *store.DB
 
-func openSQLite(t *testing.T) *store.DB {
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "pixgate.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	_, err = db.Migrate(context.Background())
-	require.NoError(t, err)
-	return db
-}
+var (
+	openSQLite   opener = testkit.OpenSQLite
+	openPostgres opener = testkit.OpenPostgres
+)
 
-func openPostgres(t *testing.T) *store.DB {
-	db, err := postgres.Open(context.Background(), testkit.PostgresURL(t), 8)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	_, err = db.Migrate(context.Background())
-	require.NoError(t, err)
-	return db
-}
-
-// databases runs fn on SQLite and on PostgreSQL, as parallel subtests.
 func databases(t *testing.T, fn func(t *testing.T, open opener)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { t.Parallel(); fn(t, openSQLite) })

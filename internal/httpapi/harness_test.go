@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,8 +20,6 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 	"github.com/pixgate/pixgate/internal/store"
-	"github.com/pixgate/pixgate/internal/store/postgres"
-	"github.com/pixgate/pixgate/internal/store/sqlite"
 	"github.com/pixgate/pixgate/internal/testkit"
 	"github.com/pixgate/pixgate/internal/webhook"
 )
@@ -30,28 +27,7 @@ import (
 // databases runs fn once per database driver, as parallel subtests.
 func databases(t *testing.T, fn func(t *testing.T, open func(t *testing.T) *store.DB)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
-		fn(t, func(t *testing.T) *store.DB {
-			db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "pixgate.db"))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = db.Close() })
-			_, err = db.Migrate(context.Background())
-			require.NoError(t, err)
-			return db
-		})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		fn(t, func(t *testing.T) *store.DB {
-			db, err := postgres.Open(context.Background(), testkit.PostgresURL(t), 16)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = db.Close() })
-			_, err = db.Migrate(context.Background())
-			require.NoError(t, err)
-			return db
-		})
-	})
+	testkit.Databases(t, func(t *testing.T, open testkit.Opener) { fn(t, open) })
 }
 
 // clock is a settable offset on the real clock.

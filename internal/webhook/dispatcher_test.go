@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,41 +17,16 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
-	"github.com/pixgate/pixgate/internal/store/postgres"
-	"github.com/pixgate/pixgate/internal/store/sqlite"
 	"github.com/pixgate/pixgate/internal/testkit"
 	"github.com/pixgate/pixgate/internal/webhook"
 	"github.com/pixgate/pixgate/webhooksig"
 )
 
 func databases(t *testing.T, fn func(t *testing.T, db func(t *testing.T) *store.DB)) {
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
-		fn(t, func(t *testing.T) *store.DB {
-			db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = db.Close() })
-			_, err = db.Migrate(context.Background())
-			require.NoError(t, err)
-			return db
-		})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		fn(t, openPG)
-	})
+	testkit.Databases(t, func(t *testing.T, open testkit.Opener) { fn(t, open) })
 }
 
-func openPG(t *testing.T) *store.DB { return openPGURL(t, testkit.PostgresURL(t)) }
-
-func openPGURL(t *testing.T, url string) *store.DB {
-	db, err := postgres.Open(context.Background(), url, 16)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	_, err = db.Migrate(context.Background())
-	require.NoError(t, err)
-	return db
-}
+func openPGURL(t *testing.T, url string) *store.DB { return testkit.OpenPostgresURL(t, url) }
 
 type clock struct{ off atomic.Int64 }
 
