@@ -234,23 +234,22 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 		Status: StatusPending, Amount: amount, Tax: fee, CreatedAt: now, ExpiresAt: now.Add(s.ChargeTTL),
 		TxID: txid, QRCode: code, CallbackURL: r.PostbackURL, Details: string(details),
 	}
-	var prev store.Transaction
-	inserted := false
-	err = s.DB.Write(ctx, func(tx *store.Tx) error {
-		var err error
-		if inserted, err = tx.InsertTransaction(ctx, t); err != nil || inserted {
-			return err
-		}
-		var ok bool
-		if prev, ok, err = find(tx); err == nil && !ok {
-			err = fmt.Errorf("charge %s conflicted with no visible row", t.ID)
-		}
-		return err
-	})
+	// The row is the whole change (no money moves until it is paid), so it
+	// is written by one autocommitted INSERT: one round trip. On a
+	// duplicate, PostgreSQL has waited for the other insert to commit, so
+	// the earlier charge is readable.
+	inserted, err := s.DB.InsertTransaction(ctx, t)
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
 	if !inserted {
+		prev, ok, err := find(s.DB)
+		if err == nil && !ok {
+			err = fmt.Errorf("charge %s conflicted with no visible row", t.ID)
+		}
+		if err != nil {
+			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+		}
 		return s.replayCharge(prev, hash)
 	}
 	image, err := s.QR.Base64PNG(code)

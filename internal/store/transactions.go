@@ -72,7 +72,19 @@ func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
 // the other transaction, so a false return means the other row is committed
 // and readable.
 func (tx *Tx) InsertTransaction(ctx context.Context, t Transaction) (bool, error) {
-	res, err := tx.exec(ctx, `INSERT INTO transactions (`+txColumns+`)
+	return tx.insertTransaction(ctx, t)
+}
+
+// InsertTransaction is Tx.InsertTransaction as a transaction of its own: one
+// statement, one round trip, no BEGIN and COMMIT. A charge is created this
+// way: its row is the whole change.
+func (db *DB) InsertTransaction(ctx context.Context, t Transaction) (bool, error) {
+	w := Q{q: db.writer, d: db.d}
+	return w.insertTransaction(ctx, t)
+}
+
+func (q *Q) insertTransaction(ctx context.Context, t Transaction) (bool, error) {
+	res, err := q.exec(ctx, `INSERT INTO transactions (`+txColumns+`)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19) ON CONFLICT DO NOTHING`,
 		t.ID, t.ClientID, t.Type, nullString(t.ExternalID), nullString(t.IdempotencyKey), t.RequestHash, t.Status,
 		int64(t.Amount), int64(t.Tax), int64(t.RefundedAmount), int64(t.RefundPending), ms(t.CreatedAt),

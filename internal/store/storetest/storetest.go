@@ -190,8 +190,23 @@ func Exercise(t *testing.T, open Opener) {
 				}))
 			}()
 		}
+		// The same race through the autocommitted insert.
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ok, err := db.InsertTransaction(ctx, newTx(c, store.TypeCashin, "same-autocommit", 100, t0))
+				require.NoError(t, err)
+				if ok {
+					inserted.Add(1)
+				} else {
+					_, err := db.TransactionByExternalID(ctx, c.ID, "same-autocommit")
+					require.NoError(t, err, "a refused duplicate finds the committed row")
+				}
+			}()
+		}
 		wg.Wait()
-		require.Equal(t, int32(1), inserted.Load())
+		require.Equal(t, int32(2), inserted.Load())
 	})
 
 	t.Run("Transition happens once", func(t *testing.T) {
