@@ -301,7 +301,9 @@ func (d *Dispatcher) decide(e store.Event, a store.Attempt, r response) (string,
 	return "pending", now.Add(wait), OutcomeRetry
 }
 
-// jitter spreads a wait by ±10 % so retries from many events do not align.
+// jitter lengthens a wait by up to 10 % so retries from many events do not
+// align. It never shortens it: a receiver is never retried sooner than the
+// schedule says.
 func jitter(d time.Duration) time.Duration {
 	if d <= 0 {
 		return d
@@ -310,7 +312,7 @@ func jitter(d time.Duration) time.Duration {
 	if spread == 0 {
 		return d
 	}
-	return d + time.Duration(rand.Int64N(2*spread+1)-spread)
+	return d + time.Duration(rand.Int64N(spread+1))
 }
 
 // parseRetryAfter reads a Retry-After of seconds or an HTTP date.
