@@ -30,7 +30,8 @@ func (a *app) serve(ctx context.Context) error {
 	defer db.Close()
 	gw := a.gateway(db)
 	guard := webhook.Guard{AllowPrivate: a.settings.AllowPrivateWebhook, RequireHTTPS: !a.settings.Sandbox()}
-	dispatcher := &webhook.Dispatcher{DB: db, Client: guard.Client(webhook.DefaultTimeout), Schedule: a.settings.RetrySchedule, Log: a.log}
+	dispatcher := &webhook.Dispatcher{DB: db, Client: guard.Client(webhook.DefaultTimeout), Schedule: a.settings.RetrySchedule, Log: a.log,
+		Grace: ShutdownGrace - time.Second}
 	gw.CheckWebhookURL = guard.CheckURL
 	gw.Wake = dispatcher.Wake
 	if cred, created, err := gw.BootstrapSandbox(ctx); err != nil {
@@ -119,10 +120,12 @@ func (a *app) serve(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	a.log.Info("shutting down", "grace", ShutdownGrace.String())
+	// One deadline for everything: stop claiming background work at once,
+	// let requests and webhook attempts in flight finish within the grace.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
 	defer cancel()
-	err = srv.Shutdown(sctx)
 	stopJobs()
+	err = srv.Shutdown(sctx)
 	wg.Wait()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)

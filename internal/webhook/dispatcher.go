@@ -55,6 +55,10 @@ type Dispatcher struct {
 	Interval time.Duration
 	// Outcome, when set, is called once per attempt with its outcome.
 	Outcome func(outcome string)
+	// Grace bounds how long Run waits, once its context ends, for attempts
+	// in flight; then they are abandoned (their leases run out and the
+	// events are sent again later). Zero waits for the whole Timeout.
+	Grace time.Duration
 
 	once   sync.Once
 	mu     sync.Mutex
@@ -102,18 +106,23 @@ func (d *Dispatcher) Wake() {
 	}
 }
 
-// Run delivers due events until ctx ends, then waits for deliveries in flight.
+// Run delivers due events until ctx ends, then waits up to Grace for
+// deliveries in flight and abandons the rest.
 func (d *Dispatcher) Run(ctx context.Context) {
 	d.init()
+	// Attempts outlive ctx (a SIGTERM should not cut a delivery short) but
+	// not the grace period.
+	base, abort := context.WithCancel(context.WithoutCancel(ctx))
+	defer abort()
 	t := time.NewTicker(d.Interval)
 	defer t.Stop()
 	for {
-		if _, err := d.dispatch(ctx, false); err != nil && ctx.Err() == nil {
+		if _, err := d.dispatch(ctx, base, false); err != nil && ctx.Err() == nil {
 			d.Log.WarnContext(ctx, "webhook dispatch failed", "error", err.Error())
 		}
 		select {
 		case <-ctx.Done():
-			d.wg.Wait()
+			d.drain(abort)
 			return
 		case <-t.C:
 		case <-d.wakeup:
@@ -121,14 +130,31 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
+// drain waits for attempts in flight up to Grace, then aborts them.
+func (d *Dispatcher) drain(abort context.CancelFunc) {
+	grace := d.Grace
+	if grace <= 0 {
+		grace = d.Timeout
+	}
+	done := make(chan struct{})
+	go func() { d.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		abort()
+		<-done
+	}
+}
+
 // DeliverDue claims the events due now and delivers them, waiting for every
 // attempt to finish; it returns how many attempts it made.
 func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
 	d.init()
-	return d.dispatch(ctx, true)
+	return d.dispatch(ctx, context.WithoutCancel(ctx), true)
 }
 
-func (d *Dispatcher) dispatch(ctx context.Context, wait bool) (int, error) {
+// dispatch claims due events under ctx and starts their attempts under base.
+func (d *Dispatcher) dispatch(ctx, base context.Context, wait bool) (int, error) {
 	free := d.Workers - len(d.slots)
 	if free <= 0 {
 		return 0, nil
@@ -151,7 +177,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, wait bool) (int, error) {
 		local.Add(1)
 		go func() {
 			defer func() { <-d.slots; d.wg.Done(); local.Done() }()
-			d.deliver(context.WithoutCancel(ctx), e, leaseEnd)
+			d.deliver(base, e, leaseEnd)
 		}()
 	}
 	if wait {
@@ -195,10 +221,13 @@ func (d *Dispatcher) deliver(ctx context.Context, e store.Event, leaseEnd time.T
 
 	a, resp := d.attempt(ctx, e)
 	status, next, outcome := d.decide(e, a, resp)
+	// Record the attempt even when it was aborted at shutdown.
+	wctx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelWrite()
 	var kept bool
-	err := d.DB.Write(ctx, func(tx *store.Tx) error {
+	err := d.DB.Write(wctx, func(tx *store.Tx) error {
 		var err error
-		kept, err = tx.FinishAttempt(ctx, d.Owner, a, status, e.Attempts+1, next)
+		kept, err = tx.FinishAttempt(wctx, d.Owner, a, status, e.Attempts+1, next)
 		return err
 	})
 	if err != nil {
