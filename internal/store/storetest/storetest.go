@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -297,6 +298,61 @@ func Exercise(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		require.Equal(t, pix.Amount(0), b[ledger.Available])
 		require.Equal(t, pix.Amount(1000), b[ledger.Pending])
+		require.NoError(t, db.CheckLedger(ctx))
+	})
+
+	t.Run("Thousands of random postings agree with the pure model", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		clients := []store.Client{NewClient(t, db), NewClient(t, db), NewClient(t, db)}
+		model := map[string]ledger.Balances{}
+		for _, c := range clients {
+			model[c.ID] = ledger.Balances{}
+		}
+		r := rand.New(rand.NewPCG(7, 11))
+		refused := 0
+		for i := 0; i < 2000; i++ {
+			c := clients[r.IntN(len(clients))]
+			amount := pix.Amount(1 + r.IntN(50000))
+			var p ledger.Posting
+			switch r.IntN(8) {
+			case 0, 1:
+				p = ledger.CashinPaid(amount, pix.Amount(r.Int64N(int64(amount)+1)))
+			case 2:
+				p = ledger.PayoutReserved(amount, pix.Amount(r.IntN(300)))
+			case 3:
+				p = ledger.PayoutCompleted(amount, pix.Amount(r.IntN(300)))
+			case 4:
+				p = ledger.PayoutFailed(amount, 0)
+			case 5:
+				p = ledger.PayoutReversed(amount)
+			case 6:
+				p = ledger.RefundReserved(amount)
+			default:
+				p = ledger.RefundCompleted(amount)
+			}
+			want, modelErr := model[c.ID].Apply(p)
+			err := db.Write(ctx, func(tx *store.Tx) error {
+				return tx.Post(ctx, uuid.Must(uuid.NewV7()).String(), c.ID, "rand", p, t0)
+			})
+			if modelErr != nil {
+				require.ErrorIs(t, err, store.ErrInsufficientFunds, "the database refuses what the model refuses (%s)", p.Kind)
+				refused++
+				continue
+			}
+			require.NoError(t, err, p.Kind)
+			model[c.ID] = want
+		}
+		require.Greater(t, refused, 0)
+		for _, c := range clients {
+			got, err := db.Balances(ctx, c.ID)
+			require.NoError(t, err)
+			for _, k := range store.AccountKinds {
+				require.Equal(t, model[c.ID][k], got[k], "%s %s", c.ID, k)
+			}
+			require.GreaterOrEqual(t, int64(got[ledger.Available]), int64(0))
+			require.GreaterOrEqual(t, int64(got[ledger.Pending]), int64(0))
+		}
 		require.NoError(t, db.CheckLedger(ctx))
 	})
 
