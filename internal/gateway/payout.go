@@ -63,6 +63,9 @@ func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, 
 	amount := is.amount("amount", r.Amount)
 	is.text("description", r.Description, 140)
 	is.check("callbackUrl", r.CallbackURL, s.ValidWebhookURL, "must be an absolute https URL")
+	if r.ExternalID != nil && *r.ExternalID == "" {
+		r.ExternalID = nil // optional: an empty string counts as not sent
+	}
 	if r.ExternalID != nil {
 		is.check("external_id", *r.ExternalID, pix.ValidExternalID, "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -")
 	}

@@ -98,6 +98,11 @@ func TestPayoutValidation(t *testing.T) {
 			require.Equal(t, "Invalid key format", r.json["message"], tc)
 			require.Equal(t, "Bad Request", r.json["error"])
 		}
+		empty := payout("1", "CPF", "52998224725")
+		empty["external_id"] = ""
+		r := b.do("POST", path, empty)
+		require.Equal(t, http.StatusOK, r.status, "an empty optional external_id counts as not sent: %s", r.body)
+		require.Nil(t, r.json["external_id"])
 		for _, tc := range []struct{ keyType, key string }{
 			{"CPF", "52998224725"}, {"CNPJ", "11222333000181"}, {"EMAIL", "fornecedor@example.com"},
 			{"PHONE", "+5511987654321"}, {"PHONE", "+551133334444"}, {"EVP", "123e4567-e89b-42d3-a456-426614174000"},
@@ -125,8 +130,8 @@ func TestPayoutValidation(t *testing.T) {
 			require.Equal(t, "Invalid request parameters", r.json["message"], i)
 		}
 		avail, pending := b.balance()
-		require.Equal(t, json.Number("99400"), avail, "only the 6 valid payouts reserved")
-		require.Equal(t, json.Number("600"), pending)
+		require.Equal(t, json.Number("99300"), avail, "only the 7 valid payouts reserved")
+		require.Equal(t, json.Number("700"), pending)
 	})
 }
 
