@@ -25,11 +25,8 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 	}
 	var out store.Transaction
 	err := s.DB.Write(ctx, func(tx *store.Tx) error {
-		t, err := tx.TransactionByTxID(ctx, p.TxID)
+		t, err := tx.ChargeByTxIDForUpdate(ctx, p.TxID)
 		if err != nil {
-			return err
-		}
-		if t, err = tx.TransactionForUpdate(ctx, t.ClientID, t.ID); err != nil {
 			return err
 		}
 		out = t
@@ -78,13 +75,13 @@ func (s *Service) Charge(ctx context.Context, c store.Client, id string) (store.
 // Expiring a cancelled charge again changes nothing. Errors: ENotFound,
 // EUnprocessable (already paid).
 func (s *Service) ExpireCharge(ctx context.Context, c store.Client, id string) (store.Transaction, error) {
-	if _, err := s.Charge(ctx, c, id); err != nil {
-		return store.Transaction{}, err
-	}
 	now := s.now()
 	var out store.Transaction
 	err := s.DB.Write(ctx, func(tx *store.Tx) error {
 		t, err := tx.TransactionForUpdate(ctx, c.ID, id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != store.TypeCashin) {
+			return pix.Errorf(pix.ENotFound, "Charge not found")
+		}
 		if err != nil {
 			return err
 		}

@@ -46,7 +46,7 @@ func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 	if n > 0 {
 		s.wake()
 	}
-	return n, nil
+	return n, err
 }
 
 func (s *Service) settlePayout(ctx context.Context, tx *store.Tx, t store.Transaction, now time.Time) error {
@@ -186,7 +186,7 @@ func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) 
 	if n > 0 {
 		s.wake()
 	}
-	return n, nil
+	return n, err
 }
 
 func (s *Service) settleRefund(ctx context.Context, tx *store.Tx, r store.Refund, now time.Time) error {

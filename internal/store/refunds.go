@@ -95,26 +95,6 @@ func (q *Q) Refunds(ctx context.Context, transactionID string) ([]Refund, error)
 	return out, rows.Err()
 }
 
-// DueRefunds returns up to limit PENDING refunds whose settle_at ≤ now,
-// locking them (PostgreSQL skips rows another node holds).
-func (tx *Tx) DueRefunds(ctx context.Context, now time.Time, limit int) ([]Refund, error) {
-	rows, err := tx.q.QueryContext(ctx, `SELECT `+refundColumns+` FROM refunds
-		WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`+tx.d.SkipLocked, ms(now), limit)
-	if err != nil {
-		return nil, fmt.Errorf("due refunds: %w", err)
-	}
-	defer rows.Close()
-	var out []Refund
-	for rows.Next() {
-		r, err := scanRefund(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
-
 // FinishRefund moves a PENDING refund to status (COMPLETED or FAILED),
 // unschedules it and reports whether it did (false: already finished).
 func (tx *Tx) FinishRefund(ctx context.Context, id, status string, at time.Time) (bool, error) {

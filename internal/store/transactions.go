@@ -124,6 +124,12 @@ func (q *Q) TransactionByTxID(ctx context.Context, txid string) (Transaction, er
 	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE txid = $1`, txid))
 }
 
+// ChargeByTxIDForUpdate returns the charge with that BR Code txid, of any
+// client, locked until tx ends, or ErrNotFound.
+func (tx *Tx) ChargeByTxIDForUpdate(ctx context.Context, txid string) (Transaction, error) {
+	return scanTransaction(tx.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE txid = $1`+tx.d.ForUpdate, txid))
+}
+
 // TransactionByID returns a transaction of any client (the public pay page and jobs use it).
 func (q *Q) TransactionByID(ctx context.Context, id string) (Transaction, error) {
 	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1`, id))
@@ -156,13 +162,6 @@ func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
 func (tx *Tx) DueCharges(ctx context.Context, now time.Time, limit int) ([]Transaction, error) {
 	return tx.list(ctx, `SELECT `+txColumns+` FROM transactions
 		WHERE status = 'PENDING' AND type = 'cashin' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`+tx.d.SkipLocked, ms(now), limit)
-}
-
-// DueSettlements returns up to limit transactions whose settle_at ≤ now,
-// locking them (PostgreSQL skips rows another node holds).
-func (tx *Tx) DueSettlements(ctx context.Context, now time.Time, limit int) ([]Transaction, error) {
-	return tx.list(ctx, `SELECT `+txColumns+` FROM transactions
-		WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`+tx.d.SkipLocked, ms(now), limit)
 }
 
 // DueSettlementIDs returns the ids of up to limit transactions whose

@@ -108,12 +108,6 @@ func WithTimeouts(dial, readWrite time.Duration) Option {
 	}
 }
 
-// WithPoolSize sets the maximum number of pooled connections (default: the
-// go-redis default of 10 per CPU).
-func WithPoolSize(n int) Option {
-	return func(c *config) { c.poolSize = n }
-}
-
 // New returns a Limiter of limit accepted requests per ratelimit.Window per
 // key, on the Redis at url: redis://[user:pass@]host:port[/db],
 // rediss://… (TLS) or unix:///path/to/redis.sock[?db=N]. It does not

@@ -165,6 +165,11 @@ func Exercise(t *testing.T, open Opener) {
 		got, err = db.TransactionByTxID(ctx, "TX1")
 		require.NoError(t, err)
 		require.Equal(t, tr.ID, got.ID)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			locked, err := tx.ChargeByTxIDForUpdate(ctx, "TX1")
+			require.Equal(t, tr.ID, locked.ID)
+			return err
+		}))
 		got, err = db.TransactionByIdempotencyKey(ctx, c.ID, "key-1")
 		require.NoError(t, err)
 		require.Equal(t, k1.ID, got.ID)
@@ -444,10 +449,6 @@ func Exercise(t *testing.T, open Opener) {
 			require.NoError(t, err)
 			require.Len(t, rows, 1)
 			require.Equal(t, due.ID, rows[0].ID)
-			rows, err = tx.DueSettlements(ctx, t0.Add(time.Hour), 10)
-			require.NoError(t, err)
-			require.Len(t, rows, 1)
-			require.Equal(t, payout.ID, rows[0].ID)
 			return nil
 		}))
 		ids, err := db.DueSettlementIDs(ctx, t0.Add(time.Hour), 10)
@@ -463,11 +464,75 @@ func Exercise(t *testing.T, open Opener) {
 			require.False(t, ok)
 			return tx.SetSettleAt(ctx, payout.ID, time.Time{})
 		}))
+		ids, err = db.DueSettlementIDs(ctx, t0.Add(time.Hour), 10)
+		require.NoError(t, err)
+		require.Empty(t, ids, "unscheduled")
+
+		// Refunds are due, claimed and finished the same way, once.
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			rows, err := tx.DueSettlements(ctx, t0.Add(time.Hour), 10)
-			require.Empty(t, rows)
+			_, err := tx.InsertRefund(ctx, store.Refund{ID: "rf-1", ClientID: c.ID, TransactionID: due.ID, RequestHash: "h",
+				Status: store.RefundPending, Amount: 10, CreatedAt: t0, SettleAt: t0.Add(time.Second)})
 			return err
 		}))
+		ids, err = db.DueRefundIDs(ctx, t0.Add(time.Hour), 10)
+		require.NoError(t, err)
+		require.Equal(t, []string{"rf-1"}, ids)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			r, ok, err := tx.ClaimRefund(ctx, "rf-1", t0.Add(time.Hour))
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, pix.Amount(10), r.Amount)
+			done, err := tx.FinishRefund(ctx, "rf-1", store.RefundCompleted, t0.Add(time.Hour))
+			require.True(t, done)
+			return err
+		}))
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			done, err := tx.FinishRefund(ctx, "rf-1", store.RefundFailed, t0.Add(time.Hour))
+			require.False(t, done, "finished once")
+			return err
+		}))
+		ids, err = db.DueRefundIDs(ctx, t0.Add(time.Hour), 10)
+		require.NoError(t, err)
+		require.Empty(t, ids)
+	})
+
+	t.Run("Event leases: one holder at a time, taken over when they run out", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			return tx.InsertEvent(ctx, store.Event{ID: "evt_lease", ClientID: c.ID, TransactionID: "t1", Type: "x", URL: "u", Payload: "{}", CreatedAt: t0})
+		}))
+		claim := func(owner string, now time.Time) []store.Event {
+			var evs []store.Event
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				var err error
+				evs, err = tx.ClaimEvents(ctx, owner, now, now.Add(12*time.Second), 10)
+				return err
+			}))
+			return evs
+		}
+		require.Len(t, claim("node-a", t0), 1)
+		require.Empty(t, claim("node-b", t0.Add(5*time.Second)), "node-a holds the lease")
+		// node-a dies; its lease runs out and node-b takes the event over.
+		require.Len(t, claim("node-b", t0.Add(13*time.Second)), 1)
+		finish := func(owner string) bool {
+			var kept bool
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				var err error
+				kept, err = tx.FinishAttempt(ctx, owner, store.Attempt{ID: "att-" + owner, EventID: "evt_lease", At: t0.Add(14 * time.Second)},
+					"delivered", 1, t0.Add(14*time.Second))
+				return err
+			}))
+			return kept
+		}
+		require.False(t, finish("node-a"), "a lost lease changes nothing but the attempt log")
+		require.True(t, finish("node-b"))
+		require.Empty(t, claim("node-c", t0.Add(time.Hour)), "delivered events are not claimed again")
+		e, err := db.Event(ctx, "evt_lease")
+		require.NoError(t, err)
+		require.Equal(t, "delivered", e.Status)
+		require.Equal(t, 1, e.Attempts)
 	})
 
 	t.Run("Events are stored with their transaction", func(t *testing.T) {
