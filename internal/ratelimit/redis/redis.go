@@ -83,7 +83,6 @@ type config struct {
 	prefix      string
 	dialTimeout time.Duration
 	rwTimeout   time.Duration
-	poolSize    int
 }
 
 // Option customises New.
@@ -138,9 +137,6 @@ func New(url string, limit int, opts ...Option) (*Limiter, error) {
 	// outage failing fast is what the caller wants.
 	ro.DialerRetries = 1
 	ro.MaxRetries = -1
-	if cfg.poolSize > 0 {
-		ro.PoolSize = cfg.poolSize
-	}
 	return &Limiter{
 		client:  goredis.NewClient(ro),
 		limit:   limit,
