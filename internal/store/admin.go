@@ -29,7 +29,7 @@ type User struct {
 
 const userColumns = `id, email, password_hash, role, client_id, created_at`
 
-func scanUser(row interface{ Scan(...any) error }) (User, error) {
+func scanUser(row scanner) (User, error) {
 	var u User
 	var client sql.NullString
 	var created int64
@@ -67,20 +67,11 @@ func (q *Q) UserByEmail(ctx context.Context, email string) (User, error) {
 
 // Users lists every user, oldest first.
 func (q *Q) Users(ctx context.Context) ([]User, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+userColumns+` FROM users ORDER BY created_at, id`)
+	out, err := selectAll(ctx, q, scanUser, `SELECT `+userColumns+` FROM users ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
-	defer rows.Close()
-	var out []User
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, u)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // CountUsers returns how many users exist.
@@ -207,28 +198,14 @@ type Activity struct {
 // Activity summarizes the transactions of the period [from, to) of one
 // client, or of every client when clientID is "".
 func (q *Q) Activity(ctx context.Context, clientID string, from, to time.Time) (Activity, error) {
-	a := Activity{Counts: map[string]map[string]int64{}}
-	rows, err := q.q.QueryContext(ctx, `SELECT type, status, COUNT(*) FROM transactions
+	var a Activity
+	var err error
+	a.Counts, err = q.countByTypeStatus(ctx, `SELECT type, status, COUNT(*) FROM transactions
 		WHERE created_at >= $2 AND created_at < $3 AND ($1 = '' OR client_id = $1) GROUP BY type, status`, clientID, ms(from), ms(to))
 	if err != nil {
 		return a, fmt.Errorf("activity: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var typ, status string
-		var n int64
-		if err := rows.Scan(&typ, &status, &n); err != nil {
-			return a, fmt.Errorf("activity: %w", err)
-		}
-		if a.Counts[typ] == nil {
-			a.Counts[typ] = map[string]int64{}
-		}
-		a.Counts[typ][status] = n
-	}
-	if err := rows.Err(); err != nil {
-		return a, fmt.Errorf("activity: %w", err)
-	}
-	rows, err = q.q.QueryContext(ctx, `SELECT type, COUNT(*), COALESCE(SUM(amount), 0) FROM transactions
+	rows, err := q.q.QueryContext(ctx, `SELECT type, COUNT(*), COALESCE(SUM(amount), 0) FROM transactions
 		WHERE confirmed_at >= $2 AND confirmed_at < $3 AND ($1 = '' OR client_id = $1) GROUP BY type`, clientID, ms(from), ms(to))
 	if err != nil {
 		return a, fmt.Errorf("activity: %w", err)
@@ -276,20 +253,11 @@ func (q *Q) TotalBalances(ctx context.Context) (ledger.Balances, error) {
 // is being retried after a failed attempt, newest first, of one client or of
 // every client when clientID is "".
 func (q *Q) FailingEvents(ctx context.Context, clientID string, limit int) ([]Event, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+eventColumns+` FROM events
+	out, err := selectAll(ctx, q, scanEvent, `SELECT `+eventColumns+` FROM events
 		WHERE (status = 'failed' OR (status = 'pending' AND attempts > 0)) AND ($1 = '' OR client_id = $1)
 		ORDER BY created_at DESC, id DESC LIMIT $2`, clientID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("failing events: %w", err)
 	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -34,7 +34,7 @@ type Client struct {
 const clientColumns = `id, name, environment, secret_hash, webhook_secret, prev_webhook_secret, prev_webhook_until,
 	cashin_fee_bp, cashin_fee_fixed, payout_fee_bp, payout_fee_fixed, status, created_at`
 
-func scanClient(row interface{ Scan(...any) error }) (Client, error) {
+func scanClient(row scanner) (Client, error) {
 	var c Client
 	var prevUntil, created int64
 	var cinFixed, poFixed int64
@@ -62,20 +62,11 @@ func (q *Q) Client(ctx context.Context, id string) (Client, error) {
 
 // Clients lists every client, oldest first.
 func (q *Q) Clients(ctx context.Context) ([]Client, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+clientColumns+` FROM clients ORDER BY created_at, id`)
+	out, err := selectAll(ctx, q, scanClient, `SELECT `+clientColumns+` FROM clients ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list clients: %w", err)
 	}
-	defer rows.Close()
-	var out []Client
-	for rows.Next() {
-		c, err := scanClient(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // CountClients returns how many clients exist.
@@ -129,11 +120,7 @@ func (tx *Tx) SetWebhookSecret(ctx context.Context, id, secret string, prevUntil
 // ClaimBootstrap records that the one-time task name has run. It returns
 // true only for the first caller, even across processes.
 func (tx *Tx) ClaimBootstrap(ctx context.Context, name string, now time.Time) (bool, error) {
-	res, err := tx.exec(ctx, `INSERT INTO bootstrap (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, ms(now))
-	if err != nil {
-		return false, fmt.Errorf("claim bootstrap %s: %w", name, err)
-	}
-	n, err := res.RowsAffected()
+	n, err := tx.affected(ctx, `INSERT INTO bootstrap (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, ms(now))
 	if err != nil {
 		return false, fmt.Errorf("claim bootstrap %s: %w", name, err)
 	}
@@ -141,11 +128,7 @@ func (tx *Tx) ClaimBootstrap(ctx context.Context, name string, now time.Time) (b
 }
 
 func (tx *Tx) updateOne(ctx context.Context, query string, args ...any) error {
-	res, err := tx.exec(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("update: %w", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := tx.affected(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("update: %w", err)
 	}

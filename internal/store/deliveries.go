@@ -10,7 +10,7 @@ import (
 
 const eventColumns = `id, client_id, transaction_id, type, url, payload, created_at, status, attempts, next_attempt_at`
 
-func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
+func scanEvent(row scanner) (Event, error) {
 	var e Event
 	var created, next int64
 	err := row.Scan(&e.ID, &e.ClientID, &e.TransactionID, &e.Type, &e.URL, &e.Payload, &created, &e.Status, &e.Attempts, &next)
@@ -29,23 +29,14 @@ func scanEvent(row interface{ Scan(...any) error }) (Event, error) {
 // leaseUntil. On PostgreSQL concurrent claimers skip each other's rows, so
 // two nodes never hold the same event at once.
 func (tx *Tx) ClaimEvents(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Event, error) {
-	rows, err := tx.q.QueryContext(ctx, `UPDATE events SET lease_owner = $1, lease_until = $2
+	out, err := selectAll(ctx, &tx.Q, scanEvent, `UPDATE events SET lease_owner = $1, lease_until = $2
 		WHERE id IN (SELECT id FROM events WHERE status = 'pending' AND next_attempt_at <= $3 AND lease_until <= $3
 			ORDER BY next_attempt_at LIMIT $4`+tx.d.SkipLocked+`)
 		RETURNING `+eventColumns, owner, ms(leaseUntil), ms(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim events: %w", err)
 	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Attempt is one recorded delivery attempt.
@@ -69,12 +60,8 @@ func (tx *Tx) FinishAttempt(ctx context.Context, owner string, a Attempt, status
 		VALUES ($1,$2,$3,$4,$5,$6,$7)`, a.ID, a.EventID, ms(a.At), code, a.Latency.Milliseconds(), nullString(a.Error), a.Response); err != nil {
 		return false, fmt.Errorf("record attempt: %w", err)
 	}
-	res, err := tx.exec(ctx, `UPDATE events SET status = $3, attempts = $4, next_attempt_at = $5, lease_owner = '', lease_until = 0
+	n, err := tx.affected(ctx, `UPDATE events SET status = $3, attempts = $4, next_attempt_at = $5, lease_owner = '', lease_until = 0
 		WHERE id = $1 AND lease_owner = $2`, a.EventID, owner, status, attempts, ms(next))
-	if err != nil {
-		return false, fmt.Errorf("finish attempt: %w", err)
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return false, fmt.Errorf("finish attempt: %w", err)
 	}
@@ -140,22 +127,29 @@ func (q *Q) OutboxLag(ctx context.Context, now time.Time) (int64, time.Duration,
 
 // StatusCounts returns the number of transactions by type and status.
 func (q *Q) StatusCounts(ctx context.Context) (map[string]map[string]int64, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT type, status, COUNT(*) FROM transactions GROUP BY type, status`)
+	out, err := q.countByTypeStatus(ctx, `SELECT type, status, COUNT(*) FROM transactions GROUP BY type, status`)
 	if err != nil {
 		return nil, fmt.Errorf("status counts: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]map[string]int64{}
-	for rows.Next() {
-		var typ, status string
-		var n int64
-		if err := rows.Scan(&typ, &status, &n); err != nil {
-			return nil, fmt.Errorf("status counts: %w", err)
-		}
-		if out[typ] == nil {
-			out[typ] = map[string]int64{}
-		}
-		out[typ][status] = n
+	return out, nil
+}
+
+// countByTypeStatus runs a query of (type, status, count) rows into a map.
+func (q *Q) countByTypeStatus(ctx context.Context, query string, args ...any) (map[string]map[string]int64, error) {
+	type row struct {
+		typ, status string
+		n           int64
 	}
-	return out, rows.Err()
+	rows, err := selectAll(ctx, q, func(s scanner) (r row, err error) { return r, s.Scan(&r.typ, &r.status, &r.n) }, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]int64{}
+	for _, r := range rows {
+		if out[r.typ] == nil {
+			out[r.typ] = map[string]int64{}
+		}
+		out[r.typ][r.status] = r.n
+	}
+	return out, nil
 }

@@ -33,21 +33,9 @@ func (tx *Tx) InsertEvent(ctx context.Context, e Event) error {
 
 // Events returns the events of one transaction, oldest first.
 func (q *Q) Events(ctx context.Context, transactionID string) ([]Event, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT id, client_id, transaction_id, type, url, payload, created_at, status, attempts, next_attempt_at
-		FROM events WHERE transaction_id = $1 ORDER BY created_at, id`, transactionID)
+	out, err := selectAll(ctx, q, scanEvent, `SELECT `+eventColumns+` FROM events WHERE transaction_id = $1 ORDER BY created_at, id`, transactionID)
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		var e Event
-		var created, next int64
-		if err := rows.Scan(&e.ID, &e.ClientID, &e.TransactionID, &e.Type, &e.URL, &e.Payload, &created, &e.Status, &e.Attempts, &next); err != nil {
-			return nil, fmt.Errorf("events: %w", err)
-		}
-		e.CreatedAt, e.NextAttemptAt = fromMS(created), fromMS(next)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -35,15 +35,11 @@ func (tx *Tx) Post(ctx context.Context, id, clientID, transactionID string, p le
 	entries := slices.Clone(p.Entries)
 	slices.SortStableFunc(entries, func(a, b ledger.Entry) int { return strings.Compare(string(a.Account), string(b.Account)) })
 	for _, e := range entries {
-		res, err := tx.exec(ctx, `UPDATE accounts SET balance = balance + $1
+		n, err := tx.affected(ctx, `UPDATE accounts SET balance = balance + $1
 			WHERE id = $2 AND (kind NOT IN ('available', 'pending') OR balance + $1 >= 0)`,
 			int64(e.Amount), AccountID(clientID, e.Account))
 		if err != nil {
 			return fmt.Errorf("post %s to %s: %w", p.Kind, e.Account, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("post %s: %w", p.Kind, err)
 		}
 		if n == 0 {
 			return ErrInsufficientFunds

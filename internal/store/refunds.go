@@ -34,7 +34,7 @@ type Refund struct {
 
 const refundColumns = `id, client_id, transaction_id, idempotency_key, request_hash, status, amount, reason, created_at, settled_at, settle_at`
 
-func scanRefund(row interface{ Scan(...any) error }) (Refund, error) {
+func scanRefund(row scanner) (Refund, error) {
 	var r Refund
 	var idem sql.NullString
 	var amount, created int64
@@ -54,13 +54,9 @@ func scanRefund(row interface{ Scan(...any) error }) (Refund, error) {
 // InsertRefund stores a refund unless the client already used its
 // idempotency key; it reports whether it inserted.
 func (tx *Tx) InsertRefund(ctx context.Context, r Refund) (bool, error) {
-	res, err := tx.exec(ctx, `INSERT INTO refunds (`+refundColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) ON CONFLICT DO NOTHING`,
+	n, err := tx.affected(ctx, `INSERT INTO refunds (`+refundColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) ON CONFLICT DO NOTHING`,
 		r.ID, r.ClientID, r.TransactionID, nullString(r.IdempotencyKey), r.RequestHash, r.Status, int64(r.Amount), r.Reason,
 		ms(r.CreatedAt), nullMS(r.SettledAt), nullMS(r.SettleAt))
-	if err != nil {
-		return false, fmt.Errorf("insert refund: %w", err)
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return false, fmt.Errorf("insert refund: %w", err)
 	}
@@ -79,30 +75,17 @@ func (q *Q) Refund(ctx context.Context, clientID, id string) (Refund, error) {
 
 // Refunds returns the refunds of one charge, oldest first.
 func (q *Q) Refunds(ctx context.Context, transactionID string) ([]Refund, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE transaction_id = $1 ORDER BY created_at, id`, transactionID)
+	out, err := selectAll(ctx, q, scanRefund, `SELECT `+refundColumns+` FROM refunds WHERE transaction_id = $1 ORDER BY created_at, id`, transactionID)
 	if err != nil {
 		return nil, fmt.Errorf("refunds: %w", err)
 	}
-	defer rows.Close()
-	var out []Refund
-	for rows.Next() {
-		r, err := scanRefund(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // FinishRefund moves a PENDING refund to status (COMPLETED or FAILED),
 // unschedules it and reports whether it did (false: already finished).
 func (tx *Tx) FinishRefund(ctx context.Context, id, status string, at time.Time) (bool, error) {
-	res, err := tx.exec(ctx, `UPDATE refunds SET status = $2, settled_at = $3, settle_at = NULL WHERE id = $1 AND status = 'PENDING'`, id, status, ms(at))
-	if err != nil {
-		return false, fmt.Errorf("finish refund: %w", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := tx.affected(ctx, `UPDATE refunds SET status = $2, settled_at = $3, settle_at = NULL WHERE id = $1 AND status = 'PENDING'`, id, status, ms(at))
 	if err != nil {
 		return false, fmt.Errorf("finish refund: %w", err)
 	}

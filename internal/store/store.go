@@ -220,3 +220,33 @@ func RawExec(ctx context.Context, tx *Tx, query string, args ...any) error {
 	_, err := tx.exec(ctx, query, args...)
 	return err
 }
+
+// scanner is one result row: *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// selectAll runs query and scans every row with scan.
+func selectAll[T any](ctx context.Context, q *Q, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// affected runs one statement and returns how many rows it changed.
+func (q *Q) affected(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := q.exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

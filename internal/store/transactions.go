@@ -46,7 +46,7 @@ type Transaction struct {
 const txColumns = `id, client_id, type, external_id, idempotency_key, request_hash, status, amount, tax,
 	refunded_amount, refund_pending, created_at, confirmed_at, expires_at, settle_at, txid, qrcode, callback_url, details`
 
-func scanTransaction(row interface{ Scan(...any) error }) (Transaction, error) {
+func scanTransaction(row scanner) (Transaction, error) {
 	var t Transaction
 	var ext, idem, txid sql.NullString
 	var amount, tax, refunded, refundPending, created int64
@@ -84,15 +84,11 @@ func (db *DB) InsertTransaction(ctx context.Context, t Transaction) (bool, error
 }
 
 func (q *Q) insertTransaction(ctx context.Context, t Transaction) (bool, error) {
-	res, err := q.exec(ctx, `INSERT INTO transactions (`+txColumns+`)
+	n, err := q.affected(ctx, `INSERT INTO transactions (`+txColumns+`)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19) ON CONFLICT DO NOTHING`,
 		t.ID, t.ClientID, t.Type, nullString(t.ExternalID), nullString(t.IdempotencyKey), t.RequestHash, t.Status,
 		int64(t.Amount), int64(t.Tax), int64(t.RefundedAmount), int64(t.RefundPending), ms(t.CreatedAt),
 		nullMS(t.ConfirmedAt), nullMS(t.ExpiresAt), nullMS(t.SettleAt), nullString(t.TxID), t.QRCode, t.CallbackURL, t.Details)
-	if err != nil {
-		return false, fmt.Errorf("insert transaction: %w", err)
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return false, fmt.Errorf("insert transaction: %w", err)
 	}
@@ -140,12 +136,8 @@ func (q *Q) TransactionByID(ctx context.Context, id string) (Transaction, error)
 // did: false means it was no longer in status from, so the caller must not
 // apply the change's effects a second time.
 func (tx *Tx) TransitionTransaction(ctx context.Context, id, from, to string, confirmed time.Time) (bool, error) {
-	res, err := tx.exec(ctx, `UPDATE transactions SET status = $3, confirmed_at = COALESCE($4, confirmed_at)
+	n, err := tx.affected(ctx, `UPDATE transactions SET status = $3, confirmed_at = COALESCE($4, confirmed_at)
 		WHERE id = $1 AND status = $2`, id, from, to, nullMS(confirmed))
-	if err != nil {
-		return false, fmt.Errorf("transition transaction: %w", err)
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return false, fmt.Errorf("transition transaction: %w", err)
 	}
@@ -182,37 +174,16 @@ func (tx *Tx) ClaimSettlement(ctx context.Context, id string, now time.Time) (Tr
 }
 
 func (q *Q) ids(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := q.q.QueryContext(ctx, query, args...)
+	out, err := selectAll(ctx, q, func(row scanner) (id string, err error) { return id, row.Scan(&id) }, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("due ids: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("due ids: %w", err)
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (q *Q) list(ctx context.Context, query string, args ...any) ([]Transaction, error) {
-	rows, err := q.q.QueryContext(ctx, query, args...)
+	out, err := selectAll(ctx, q, scanTransaction, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list transactions: %w", err)
-	}
-	defer rows.Close()
-	var out []Transaction
-	for rows.Next() {
-		t, err := scanTransaction(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
 	}
 	return out, nil
