@@ -209,16 +209,22 @@ func (a *app) clientsCreate(ctx context.Context, c clientsCreate) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	return a.run(ctx, func(gw *gateway.Service) (any, error) { return gw.CreateClient(ctx, p) })
+}
+
+// run opens the database, runs one administrative use case on it and prints
+// the result as one JSON value.
+func (a *app) run(ctx context.Context, fn func(gw *gateway.Service) (any, error)) error {
 	db, err := a.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	cred, err := a.gateway(db).CreateClient(ctx, p)
+	out, err := fn(a.gateway(db))
 	if err != nil {
 		return err
 	}
-	return a.printJSON(cred)
+	return a.printJSON(out)
 }
 
 type clientJSON struct {
@@ -234,59 +240,32 @@ type clientJSON struct {
 }
 
 func (a *app) clientsList(ctx context.Context) error {
-	db, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	cs, err := a.gateway(db).Clients(ctx)
-	if err != nil {
-		return err
-	}
-	out := make([]clientJSON, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, clientJSON{ClientID: c.ID, Name: c.Name, Environment: c.Environment, Status: c.Status,
-			CashinFeePercent: pix.FormatPercent(c.CashinFee.PercentBP), CashinFeeFixed: c.CashinFee.Fixed.String(),
-			PayoutFeePercent: pix.FormatPercent(c.PayoutFee.PercentBP), PayoutFeeFixed: c.PayoutFee.Fixed.String(),
-			CreatedAt: gateway.FormatTime(c.CreatedAt)})
-	}
-	return a.printJSON(out)
+	return a.run(ctx, func(gw *gateway.Service) (any, error) {
+		cs, err := gw.Clients(ctx)
+		out := make([]clientJSON, 0, len(cs))
+		for _, c := range cs {
+			out = append(out, clientJSON{ClientID: c.ID, Name: c.Name, Environment: c.Environment, Status: c.Status,
+				CashinFeePercent: pix.FormatPercent(c.CashinFee.PercentBP), CashinFeeFixed: c.CashinFee.Fixed.String(),
+				PayoutFeePercent: pix.FormatPercent(c.PayoutFee.PercentBP), PayoutFeeFixed: c.PayoutFee.Fixed.String(),
+				CreatedAt: gateway.FormatTime(c.CreatedAt)})
+		}
+		return out, err
+	})
 }
 
 func (a *app) clientsRotate(ctx context.Context, id string) error {
-	db, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	cred, err := a.gateway(db).RotateSecret(ctx, id)
-	if err != nil {
-		return err
-	}
-	return a.printJSON(cred)
+	return a.run(ctx, func(gw *gateway.Service) (any, error) { return gw.RotateSecret(ctx, id) })
 }
 
 func (a *app) clientsDisable(ctx context.Context, id string) error {
-	db, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := a.gateway(db).DisableClient(ctx, id); err != nil {
-		return err
-	}
-	return a.printJSON(map[string]string{"client_id": id, "status": store.ClientDisabled})
+	return a.run(ctx, func(gw *gateway.Service) (any, error) {
+		return map[string]string{"client_id": id, "status": store.ClientDisabled}, gw.DisableClient(ctx, id)
+	})
 }
 
 func (a *app) clientsRotateWebhook(ctx context.Context, id string) error {
-	db, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	cred, err := a.gateway(db).RotateWebhookSecret(ctx, id)
-	if err != nil {
-		return err
-	}
-	return a.printJSON(map[string]string{"client_id": cred.ClientID, "webhook_secret": cred.WebhookSecret})
+	return a.run(ctx, func(gw *gateway.Service) (any, error) {
+		cred, err := gw.RotateWebhookSecret(ctx, id)
+		return map[string]string{"client_id": cred.ClientID, "webhook_secret": cred.WebhookSecret}, err
+	})
 }

@@ -23,20 +23,17 @@ type userJSON struct {
 }
 
 func (a *app) usersCreate(ctx context.Context, u usersCreate) error {
-	db, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	nu, err := admin.CreateUser(ctx, a.gateway(db), admin.UserParams{Email: u.Email, Role: u.Role, ClientID: u.Client})
-	if err != nil {
-		return err
-	}
-	out := userJSON{Email: nu.User.Email, Password: nu.Password, Role: nu.User.Role}
-	if nu.User.Role == store.RoleMerchant {
-		out.ClientID = &nu.User.ClientID
-	}
-	return a.printJSON(out)
+	return a.run(ctx, func(gw *gateway.Service) (any, error) {
+		nu, err := admin.CreateUser(ctx, gw, admin.UserParams{Email: u.Email, Role: u.Role, ClientID: u.Client})
+		if err != nil {
+			return nil, err
+		}
+		out := userJSON{Email: nu.User.Email, Password: nu.Password, Role: nu.User.Role}
+		if nu.User.Role == store.RoleMerchant {
+			out.ClientID = &nu.User.ClientID
+		}
+		return out, nil
+	})
 }
 
 // sandboxBootstrap is what the first sandbox start prints: the sandbox

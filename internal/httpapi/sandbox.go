@@ -6,12 +6,6 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 )
 
-type sandboxResponse struct {
-	StatusCode int                     `json:"statusCode"`
-	Message    string                  `json:"message"`
-	Data       gateway.TransactionView `json:"data"`
-}
-
 // sandboxPay pays the caller's charge as if a payer had paid its BR Code.
 func (s *Server) sandboxPay(w http.ResponseWriter, r *http.Request) error {
 	c := client(r)
@@ -23,7 +17,7 @@ func (s *Server) sandboxPay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sandboxResponse{http.StatusOK, "Charge paid", gateway.View(t)})
+	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, "Charge paid", gateway.View(t)})
 	return nil
 }
 
@@ -33,6 +27,6 @@ func (s *Server) sandboxExpire(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sandboxResponse{http.StatusOK, "Charge cancelled", gateway.View(t)})
+	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, "Charge cancelled", gateway.View(t)})
 	return nil
 }

@@ -14,25 +14,18 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	type balanceData struct {
+		AvailableCents cents  `json:"available_cents"`
+		Currency       string `json:"currency"`
+		PendingCents   cents  `json:"pending_cents"`
+	}
 	writeJSON(w, http.StatusOK, struct {
-		StatusCode int    `json:"statusCode"`
-		Message    string `json:"message"`
-		Data       struct {
-			AvailableCents cents  `json:"available_cents"`
-			Currency       string `json:"currency"`
-			PendingCents   cents  `json:"pending_cents"`
-		} `json:"data"`
-		Timestamp string `json:"timestamp"`
-	}{
-		StatusCode: http.StatusOK,
-		Message:    gateway.MsgBalanceOK,
-		Data: struct {
-			AvailableCents cents  `json:"available_cents"`
-			Currency       string `json:"currency"`
-			PendingCents   cents  `json:"pending_cents"`
-		}{cents(b.Available), "BRL", cents(b.Pending)},
-		Timestamp: gateway.BalanceTimestamp(s.gw.Now(), s.loc),
-	})
+		StatusCode int         `json:"statusCode"`
+		Message    string      `json:"message"`
+		Data       balanceData `json:"data"`
+		Timestamp  string      `json:"timestamp"`
+	}{http.StatusOK, gateway.MsgBalanceOK, balanceData{cents(b.Available), "BRL", cents(b.Pending)},
+		gateway.BalanceTimestamp(s.gw.Now(), s.loc)})
 	return nil
 }
 
@@ -41,6 +34,8 @@ type lookupRequest struct {
 	ExternalID string `json:"external_id"`
 }
 
+// transactionResponse is the body of every endpoint that answers with one
+// transaction (lookup and the sandbox actions).
 type transactionResponse struct {
 	StatusCode int                     `json:"statusCode"`
 	Message    string                  `json:"message"`

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/pressly/goose/v3"
 	msqlite "modernc.org/sqlite"
@@ -51,20 +52,13 @@ var dialect = &store.Dialect{
 // Path returns the file path named by a database setting: a plain path, or
 // sqlite://path (sqlite:///abs/path for an absolute one).
 func Path(dsn string) string {
-	if rest, ok := cutPrefix(dsn, "sqlite://"); ok {
+	if rest, ok := strings.CutPrefix(dsn, "sqlite://"); ok {
 		return rest
 	}
-	if rest, ok := cutPrefix(dsn, "sqlite:"); ok {
+	if rest, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
 		return rest
 	}
 	return dsn
-}
-
-func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
-		return s[len(prefix):], true
-	}
-	return s, false
 }
 
 // Open opens (creating it and its directory if needed) the SQLite database
