@@ -309,3 +309,54 @@ func TestConcurrentPayoutsNeverOverdraw(t *testing.T) {
 		require.NoError(t, b.db.CheckLedger(context.Background()))
 	})
 }
+
+// TestConcurrentDuplicatePayoutsAndRefunds: the same payout (by
+// Idempotency-Key) and the same refund sent 20 times at once move money once.
+func TestConcurrentDuplicatePayoutsAndRefunds(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		charge := b.paidCharge("dup-refund", "100")
+		send := func(path, key string, body map[string]any) response {
+			raw, err := json.Marshal(body)
+			require.NoError(t, err)
+			req, err := http.NewRequest("POST", b.srv.URL+path, bytesReader(raw))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", key)
+			req.Header.Set("stpi", b.cred.ClientID)
+			req.Header.Set("stps", b.cred.ClientSecret)
+			return b.doReq(req)
+		}
+		var wg sync.WaitGroup
+		payoutIDs := make([]string, 20)
+		refundIDs := make([]string, 20)
+		for i := 0; i < 20; i++ {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				r := send("/api/v1/gateway/pix-payment", "po-dup", payout("7", "CPF", "52998224725"))
+				require.Equal(t, http.StatusOK, r.status, string(r.body))
+				payoutIDs[i] = r.json["transaction_id"].(string)
+			}()
+			go func() {
+				defer wg.Done()
+				r := send("/api/v1/gateway/refund", "rf-dup", map[string]any{"payment_id": charge, "amount": json.Number("3")})
+				require.Equal(t, http.StatusOK, r.status, string(r.body))
+				refundIDs[i] = r.json["refund_id"].(string)
+			}()
+		}
+		wg.Wait()
+		for i := range payoutIDs {
+			require.Equal(t, payoutIDs[0], payoutIDs[i])
+			require.Equal(t, refundIDs[0], refundIDs[i])
+		}
+		avail, pending := b.balance()
+		require.Equal(t, json.Number("9000"), avail, "10000 - 700 - 300: each moved once")
+		require.Equal(t, json.Number("1000"), pending)
+		refunds, err := b.db.Refunds(context.Background(), charge)
+		require.NoError(t, err)
+		require.Len(t, refunds, 1)
+		require.NoError(t, b.db.CheckLedger(context.Background()))
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"strings"
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -48,7 +49,7 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 		v.StatusLabel, v.StatusClass = statusLabels[t.Status], "other"
 		switch t.Status {
 		case gateway.StatusPending, gateway.StatusPaid, gateway.StatusCancelled:
-			v.StatusClass = map[string]string{gateway.StatusPending: "pending", gateway.StatusPaid: "paid", gateway.StatusCancelled: "cancelled"}[t.Status]
+			v.StatusClass = strings.ToLower(t.Status) // the CSS classes pending, paid, cancelled
 		}
 		v.ExpiresAt = t.ExpiresAt.UTC().Format("02/01/2006 15:04")
 		if !t.ConfirmedAt.IsZero() {
