@@ -62,30 +62,14 @@ func (l lang) Tf(key string, args []any) string { return l.T(key, args...) }
 
 // Money formats centavos as reais: R$ 1.234,56 (pt-BR) or R$ 1,234.56 (en).
 func (l lang) Money(a pix.Amount) string {
-	neg := a < 0
-	if neg {
-		a = -a
+	sign := ""
+	if a < 0 {
+		sign = "−"
 	}
-	s := a.String() // 1234.56
-	intPart, frac := s[:len(s)-3], s[len(s)-2:]
-	thousands, decimal := ".", ","
 	if l.Code == langEN {
-		thousands, decimal = ",", "."
+		return sign + "R$ " + a.Grouped(",", ".")
 	}
-	var b strings.Builder
-	if neg {
-		b.WriteString("−")
-	}
-	b.WriteString("R$ ")
-	for i := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteString(thousands)
-		}
-		b.WriteByte(intPart[i])
-	}
-	b.WriteString(decimal)
-	b.WriteString(frac)
-	return b.String()
+	return sign + "R$ " + a.Grouped(".", ",")
 }
 
 // Signed formats a ledger entry with its sign: +R$ 10,00 or −R$ 10,00.

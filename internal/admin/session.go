@@ -3,10 +3,8 @@ package admin
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +14,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -76,10 +75,7 @@ func (h *Handler) randomToken() (string, error) {
 }
 
 // sessionID is the stored id of a session token: hex SHA-256.
-func sessionID(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
+func sessionID(token string) string { return gateway.HashSecret(token) }
 
 func (h *Handler) now() time.Time { return h.gw.Now().UTC().Truncate(time.Millisecond) }
 

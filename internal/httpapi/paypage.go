@@ -45,7 +45,7 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	default:
-		v.Found, v.PaymentID, v.Amount, v.Status, v.QRCode = true, t.ID, brl(t.Amount), t.Status, t.QRCode
+		v.Found, v.PaymentID, v.Amount, v.Status, v.QRCode = true, t.ID, t.Amount.Grouped(".", ","), t.Status, t.QRCode
 		v.StatusLabel, v.StatusClass = statusLabels[t.Status], "other"
 		switch t.Status {
 		case gateway.StatusPending, gateway.StatusPaid, gateway.StatusCancelled:
@@ -71,20 +71,6 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(status)
 	_, err = w.Write(buf.Bytes())
 	return err
-}
-
-// brl formats centavos as Brazilian reais: 1234567 → 12.345,67.
-func brl(a pix.Amount) string {
-	s := a.String() // 12345.67
-	intPart, frac := s[:len(s)-3], s[len(s)-2:]
-	var out []byte
-	for i := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 && intPart[i-1] != '-' {
-			out = append(out, '.')
-		}
-		out = append(out, intPart[i])
-	}
-	return string(out) + "," + frac
 }
 
 // payPageSandboxPay is the sandbox form's target: pay, then show the page.

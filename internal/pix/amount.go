@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Amount is a sum of money in integer centavos (1/100 of a real).
@@ -341,4 +342,25 @@ func quoteShort(s string) string {
 		return strconv.Quote(s[:maxLen]) + "…"
 	}
 	return strconv.Quote(s)
+}
+
+// Grouped formats the absolute value of a for people: thousands grouped, two
+// decimals, with the given separators — Grouped(".", ",") of 1234567 is
+// "12.345,67", Grouped(",", ".") is "12,345.67". The caller writes any sign.
+func (a Amount) Grouped(thousands, decimal string) string {
+	if a < 0 {
+		a = -a
+	}
+	s := a.String()
+	intPart, frac := s[:len(s)-3], s[len(s)-2:]
+	var b strings.Builder
+	for i := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteString(thousands)
+		}
+		b.WriteByte(intPart[i])
+	}
+	b.WriteString(decimal)
+	b.WriteString(frac)
+	return b.String()
 }

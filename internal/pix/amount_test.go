@@ -360,3 +360,17 @@ func BenchmarkParseAmount(b *testing.B) {
 		_, _ = ParseAmount(inputs[i%len(inputs)])
 	}
 }
+
+func TestGrouped(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		a      Amount
+		pt, en string
+	}{
+		{0, "0,00", "0.00"}, {5, "0,05", "0.05"}, {99999, "999,99", "999.99"}, {100000, "1.000,00", "1,000.00"},
+		{123456, "1.234,56", "1,234.56"}, {100000000, "1.000.000,00", "1,000,000.00"}, {-123456, "1.234,56", "1,234.56"},
+	} {
+		require.Equal(t, tc.pt, tc.a.Grouped(".", ","), tc.a)
+		require.Equal(t, tc.en, tc.a.Grouped(",", "."), tc.a)
+	}
+}
