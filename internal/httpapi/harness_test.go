@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -46,7 +45,7 @@ type bundle struct {
 	raw   *http.Client // unchecked, for undocumented routes (404/405)
 	cred  gateway.Credentials
 	clock *clock
-	logs  *bytes.Buffer
+	logs  *testkit.Buffer
 }
 
 type options struct {
@@ -64,8 +63,8 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 		o.rateLimit = 100000
 	}
 	db := open(t)
-	logs := &bytes.Buffer{}
-	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(&lockedWriter{w: logs}, nil)))
+	logs := &testkit.Buffer{}
+	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, nil)))
 	gw := gateway.New(db, o.env, gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja Exemplo Ltda", City: "São Paulo"},
 		24*time.Hour, time.Hour, log)
 	clk := &clock{}
@@ -80,17 +79,6 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 	doc := testkit.NewOpenAPI(t, httpapi.OpenAPIDocument())
 	return &bundle{t: t, db: db, gw: gw, srv: srv, http: doc.Client(t, http.DefaultTransport), raw: &http.Client{},
 		cred: cred, clock: clk, logs: logs}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // response is a decoded HTTP response.
