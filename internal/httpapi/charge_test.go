@@ -243,15 +243,7 @@ func TestChargeIdempotencyKeyHeader(t *testing.T) {
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		b := setup(t, open, options{})
 		send := func(ext, key string) response {
-			raw, err := json.Marshal(validCharge(ext, "5"))
-			require.NoError(t, err)
-			req, err := http.NewRequest("POST", b.srv.URL+"/api/v1/gateway/request-qrcode", bytesReader(raw))
-			require.NoError(t, err)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Idempotency-Key", key)
-			req.Header.Set("stpi", b.cred.ClientID)
-			req.Header.Set("stps", b.cred.ClientSecret)
-			return b.doReq(req)
+			return b.doKey("/api/v1/gateway/request-qrcode", validCharge(ext, "5"), key)
 		}
 		first := send("k-1", "key-A")
 		require.Equal(t, http.StatusCreated, first.status)

@@ -97,6 +97,23 @@ func (b *bundle) do(method, path string, body any, cred ...gateway.Credentials) 
 
 func (b *bundle) send(c *http.Client, method, path string, body any, contentType string, cred ...gateway.Credentials) response {
 	b.t.Helper()
+	r := b.exchange(c, b.request(method, path, body, contentType, cred...))
+	require.NotEmpty(b.t, r.header.Get("X-Request-Id"))
+	return r
+}
+
+// doKey POSTs body as JSON with an Idempotency-Key header.
+func (b *bundle) doKey(path string, body any, key string) response {
+	b.t.Helper()
+	req := b.request("POST", path, body, "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	return b.exchange(b.http, req)
+}
+
+// request builds a request with the bundle's credentials (unless cred is
+// given); body is sent as is (string, []byte) or as JSON.
+func (b *bundle) request(method, path string, body any, contentType string, cred ...gateway.Credentials) *http.Request {
+	b.t.Helper()
 	var rd io.Reader
 	switch v := body.(type) {
 	case nil:
@@ -124,6 +141,12 @@ func (b *bundle) send(c *http.Client, method, path string, body any, contentType
 	if cr.ClientSecret != "" {
 		req.Header.Set("stps", cr.ClientSecret)
 	}
+	return req
+}
+
+// exchange sends req with c and decodes the answer.
+func (b *bundle) exchange(c *http.Client, req *http.Request) response {
+	b.t.Helper()
 	resp, err := c.Do(req)
 	require.NoError(b.t, err)
 	defer resp.Body.Close()
@@ -135,7 +158,6 @@ func (b *bundle) send(c *http.Client, method, path string, body any, contentType
 		d.UseNumber()
 		require.NoError(b.t, d.Decode(&r.json), string(raw))
 	}
-	require.NotEmpty(b.t, resp.Header.Get("X-Request-Id"))
 	return r
 }
 
@@ -167,24 +189,5 @@ func (b *bundle) createCharge(ext, amount string) response {
 	b.t.Helper()
 	r := b.do("POST", "/api/v1/gateway/request-qrcode", validCharge(ext, amount))
 	require.Equal(b.t, http.StatusCreated, r.status, string(r.body))
-	return r
-}
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
-
-// doReq sends a prepared request through the checked client.
-func (b *bundle) doReq(req *http.Request) response {
-	b.t.Helper()
-	resp, err := b.http.Do(req)
-	require.NoError(b.t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(b.t, err)
-	r := response{status: resp.StatusCode, header: resp.Header, body: raw}
-	if len(raw) > 0 && raw[0] == '{' {
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		require.NoError(b.t, d.Decode(&r.json), string(raw))
-	}
 	return r
 }

@@ -247,15 +247,7 @@ func TestPayoutInsufficientAndIdempotent(t *testing.T) {
 
 		// Idempotency-Key header.
 		keyed := func(key string, amount string) response {
-			raw, err := json.Marshal(payout(amount, "EMAIL", "x@example.com"))
-			require.NoError(t, err)
-			req, err := http.NewRequest("POST", b.srv.URL+path, bytesReader(raw))
-			require.NoError(t, err)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Idempotency-Key", key)
-			req.Header.Set("stpi", b.cred.ClientID)
-			req.Header.Set("stps", b.cred.ClientSecret)
-			return b.doReq(req)
+			return b.doKey(path, payout(amount, "EMAIL", "x@example.com"), key)
 		}
 		k1 := keyed("key-1", "5")
 		require.Equal(t, http.StatusOK, k1.status)
@@ -317,17 +309,6 @@ func TestConcurrentDuplicatePayoutsAndRefunds(t *testing.T) {
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		b := setup(t, open, options{})
 		charge := b.paidCharge("dup-refund", "100")
-		send := func(path, key string, body map[string]any) response {
-			raw, err := json.Marshal(body)
-			require.NoError(t, err)
-			req, err := http.NewRequest("POST", b.srv.URL+path, bytesReader(raw))
-			require.NoError(t, err)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Idempotency-Key", key)
-			req.Header.Set("stpi", b.cred.ClientID)
-			req.Header.Set("stps", b.cred.ClientSecret)
-			return b.doReq(req)
-		}
 		var wg sync.WaitGroup
 		payoutIDs := make([]string, 20)
 		refundIDs := make([]string, 20)
@@ -335,13 +316,13 @@ func TestConcurrentDuplicatePayoutsAndRefunds(t *testing.T) {
 			wg.Add(2)
 			go func() {
 				defer wg.Done()
-				r := send("/api/v1/gateway/pix-payment", "po-dup", payout("7", "CPF", "52998224725"))
+				r := b.doKey("/api/v1/gateway/pix-payment", payout("7", "CPF", "52998224725"), "po-dup")
 				require.Equal(t, http.StatusOK, r.status, string(r.body))
 				payoutIDs[i] = r.json["transaction_id"].(string)
 			}()
 			go func() {
 				defer wg.Done()
-				r := send("/api/v1/gateway/refund", "rf-dup", map[string]any{"payment_id": charge, "amount": json.Number("3")})
+				r := b.doKey("/api/v1/gateway/refund", map[string]any{"payment_id": charge, "amount": json.Number("3")}, "rf-dup")
 				require.Equal(t, http.StatusOK, r.status, string(r.body))
 				refundIDs[i] = r.json["refund_id"].(string)
 			}()

@@ -19,17 +19,10 @@ import (
 
 func (b *bundle) refund(body map[string]any, key string) response {
 	b.t.Helper()
-	raw, err := json.Marshal(body)
-	require.NoError(b.t, err)
-	req, err := http.NewRequest("POST", b.srv.URL+"/api/v1/gateway/refund", bytesReader(raw))
-	require.NoError(b.t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("stpi", b.cred.ClientID)
-	req.Header.Set("stps", b.cred.ClientSecret)
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
+	if key == "" {
+		return b.do("POST", "/api/v1/gateway/refund", body)
 	}
-	return b.doReq(req)
+	return b.doKey("/api/v1/gateway/refund", body, key)
 }
 
 func (b *bundle) paidCharge(ext, amount string) string {
