@@ -232,21 +232,11 @@ func (q *Q) Activity(ctx context.Context, clientID string, from, to time.Time) (
 
 // TotalBalances returns the balances of every client's accounts summed by kind.
 func (q *Q) TotalBalances(ctx context.Context) (ledger.Balances, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT kind, COALESCE(SUM(balance), 0) FROM accounts GROUP BY kind`)
+	b, err := q.balances(ctx, `SELECT kind, COALESCE(SUM(balance), 0) FROM accounts GROUP BY kind`)
 	if err != nil {
 		return nil, fmt.Errorf("total balances: %w", err)
 	}
-	defer rows.Close()
-	b := ledger.Balances{}
-	for rows.Next() {
-		var k string
-		var v int64
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("total balances: %w", err)
-		}
-		b[ledger.Kind(k)] = pix.Amount(v)
-	}
-	return b, rows.Err()
+	return b, nil
 }
 
 // FailingEvents returns up to limit events whose delivery failed for good or

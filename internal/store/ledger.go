@@ -69,25 +69,29 @@ func (tx *Tx) Post(ctx context.Context, id, clientID, transactionID string, p le
 
 // Balances returns a client's account balances.
 func (q *Q) Balances(ctx context.Context, clientID string) (ledger.Balances, error) {
-	rows, err := q.q.QueryContext(ctx, `SELECT kind, balance FROM accounts WHERE client_id = $1`, clientID)
+	b, err := q.balances(ctx, `SELECT kind, balance FROM accounts WHERE client_id = $1`, clientID)
 	if err != nil {
-		return nil, fmt.Errorf("balances: %w", err)
-	}
-	defer rows.Close()
-	b := ledger.Balances{}
-	for rows.Next() {
-		var k string
-		var v int64
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("balances: %w", err)
-		}
-		b[ledger.Kind(k)] = pix.Amount(v)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("balances: %w", err)
 	}
 	if len(b) == 0 {
 		return nil, ErrNotFound
+	}
+	return b, nil
+}
+
+// balances runs a query of (kind, balance) rows into Balances.
+func (q *Q) balances(ctx context.Context, query string, args ...any) (ledger.Balances, error) {
+	type row struct {
+		kind    string
+		balance int64
+	}
+	rows, err := selectAll(ctx, q, func(s scanner) (r row, err error) { return r, s.Scan(&r.kind, &r.balance) }, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	b := make(ledger.Balances, len(rows))
+	for _, r := range rows {
+		b[ledger.Kind(r.kind)] = pix.Amount(r.balance)
 	}
 	return b, nil
 }
