@@ -128,30 +128,31 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 		RequestHash: hash, Status: StatusPending, Amount: amount, Tax: tax, CreatedAt: now,
 		SettleAt: now.Add(s.PayoutDelay), CallbackURL: r.CallbackURL, Details: string(details),
 	}
-	var prev store.Transaction
-	inserted := false
+	// One transaction, and on PostgreSQL one round trip: every statement
+	// waits for the commit (store.Tx.later). A duplicate fails the insert
+	// with ErrConflict (after waiting for the other request's transaction,
+	// whose row is then readable); only then is the earlier payout read.
 	err = s.DB.Write(ctx, func(tx *store.Tx) error {
-		var err error
-		if inserted, err = tx.InsertTransaction(ctx, t); err != nil {
-			return err
-		}
-		if !inserted {
-			var ok bool
-			if prev, ok, err = find(tx); err == nil && !ok {
-				err = fmt.Errorf("payout %s conflicted with no visible row", t.ID)
-			}
+		if err := tx.CreateTransaction(ctx, t); err != nil {
 			return err
 		}
 		return tx.Post(ctx, s.newOrderedID(), c.ID, t.ID, ledger.PayoutReserved(amount, tax), now)
 	})
+	if errors.Is(err, store.ErrConflict) {
+		prev, ok, err := find(s.DB)
+		if err == nil && !ok {
+			err = fmt.Errorf("payout %s conflicted with no visible row", t.ID)
+		}
+		if err != nil {
+			return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
+		}
+		return replayPayout(prev, hash)
+	}
 	if errors.Is(err, store.ErrInsufficientFunds) {
 		return PayoutResponse{}, false, &pix.Error{Code: pix.EInsufficientBalance, Message: "Insufficient balance"}
 	}
 	if err != nil {
 		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
-	}
-	if !inserted {
-		return replayPayout(prev, hash)
 	}
 	s.Log.InfoContext(ctx, "payout created", "transaction_id", t.ID, "client_id", c.ID,
 		"key", pix.MaskKey(pix.KeyType(r.CreditParty.KeyType), r.CreditParty.Key))

@@ -21,9 +21,10 @@ type Event struct {
 	NextAttemptAt time.Time
 }
 
-// InsertEvent adds an event to the outbox, due at once.
+// InsertEvent adds an event to the outbox, due at once. Like Post, it waits
+// for the transaction's next read or commit on PostgreSQL (Tx.later).
 func (tx *Tx) InsertEvent(ctx context.Context, e Event) error {
-	_, err := tx.exec(ctx, `INSERT INTO events (id, client_id, transaction_id, type, url, payload, created_at, next_attempt_at)
+	err := tx.later(ctx, `INSERT INTO events (id, client_id, transaction_id, type, url, payload, created_at, next_attempt_at)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`, e.ID, e.ClientID, e.TransactionID, e.Type, e.URL, e.Payload, ms(e.CreatedAt), ms(e.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("insert event: %w", err)

@@ -51,6 +51,20 @@ type Dialect struct {
 	Retryable func(error) bool
 	// Locker serializes migrations across processes (PostgreSQL), or nil.
 	Locker func() (lock.SessionLocker, error)
+	// Pipeline, when set, sends stmts on conn in one round trip and returns
+	// the first error (PostgreSQL: a pgx batch, one Sync). Outside an
+	// explicit transaction the statements form one implicit transaction:
+	// all of them commit, or none. With Pipeline set, Write defers a
+	// transaction's writes (Tx.later) and sends them with its next read or
+	// with its COMMIT; without it (SQLite, in-process) every statement runs
+	// at once.
+	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Stmt) error
+}
+
+// Stmt is one SQL statement with its arguments.
+type Stmt struct {
+	SQL  string
+	Args []any
 }
 
 // DB is a pixgate database. Reads go to the reader pool; Write runs a
@@ -137,6 +151,9 @@ func (db *DB) Write(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if db.d.Pipeline != nil {
+		return db.writePipelined(ctx, fn)
+	}
 	sqlTx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -153,18 +170,36 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err = sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	db.committed(tx)
+	return nil
+}
+
+// committed reports a committed transaction's postings.
+func (db *DB) committed(tx *Tx) {
 	if db.OnPosting != nil {
 		for _, kind := range tx.posted {
 			db.OnPosting(kind)
 		}
 	}
-	return nil
 }
 
 // Tx is one read-write transaction. Its read methods see its own writes.
 type Tx struct {
 	Q
-	posted []string // kinds of the postings written, reported after commit
+	posted []string  // kinds of the postings written, reported after commit
+	pipe   *pipeline // set when the dialect pipelines: writes wait in its queue
+}
+
+// later runs a write whose result the caller does not need. On a pipelining
+// dialect it waits in the queue and goes out with the transaction's next
+// read or its COMMIT, in order; otherwise it runs at once. Its error, if
+// any, may therefore come from a later call or from the commit.
+func (tx *Tx) later(ctx context.Context, query string, args ...any) error {
+	if tx.pipe != nil {
+		return tx.pipe.add(query, args)
+	}
+	_, err := tx.exec(ctx, query, args...)
+	return err
 }
 
 // querier is what *sql.DB and *sql.Tx have in common.

@@ -84,15 +84,33 @@ func (db *DB) InsertTransaction(ctx context.Context, t Transaction) (bool, error
 }
 
 func (q *Q) insertTransaction(ctx context.Context, t Transaction) (bool, error) {
-	n, err := q.affected(ctx, `INSERT INTO transactions (`+txColumns+`)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19) ON CONFLICT DO NOTHING`,
-		t.ID, t.ClientID, t.Type, nullString(t.ExternalID), nullString(t.IdempotencyKey), t.RequestHash, t.Status,
-		int64(t.Amount), int64(t.Tax), int64(t.RefundedAmount), int64(t.RefundPending), ms(t.CreatedAt),
-		nullMS(t.ConfirmedAt), nullMS(t.ExpiresAt), nullMS(t.SettleAt), nullString(t.TxID), t.QRCode, t.CallbackURL, t.Details)
+	n, err := q.affected(ctx, insertTransactionSQL+` ON CONFLICT DO NOTHING`, transactionArgs(t)...)
 	if err != nil {
 		return false, fmt.Errorf("insert transaction: %w", err)
 	}
 	return n == 1, nil
+}
+
+// CreateTransaction stores a new transaction inside tx, like
+// InsertTransaction, but a duplicate (same external_id or Idempotency-Key
+// for the client) fails the transaction with ErrConflict instead of being
+// skipped. Needing no answer, the insert waits for the transaction's next
+// read or commit on PostgreSQL (Tx.later): a payout's whole reservation then
+// goes out in one round trip, and the conflict surfaces from Write.
+func (tx *Tx) CreateTransaction(ctx context.Context, t Transaction) error {
+	if err := tx.later(ctx, insertTransactionSQL, transactionArgs(t)...); err != nil {
+		return fmt.Errorf("insert transaction: %w", err)
+	}
+	return nil
+}
+
+const insertTransactionSQL = `INSERT INTO transactions (` + txColumns + `)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)`
+
+func transactionArgs(t Transaction) []any {
+	return []any{t.ID, t.ClientID, t.Type, nullString(t.ExternalID), nullString(t.IdempotencyKey), t.RequestHash, t.Status,
+		int64(t.Amount), int64(t.Tax), int64(t.RefundedAmount), int64(t.RefundPending), ms(t.CreatedAt),
+		nullMS(t.ConfirmedAt), nullMS(t.ExpiresAt), nullMS(t.SettleAt), nullString(t.TxID), t.QRCode, t.CallbackURL, t.Details}
 }
 
 // Transaction returns the client's transaction with the given id, or ErrNotFound.
@@ -144,9 +162,15 @@ func (tx *Tx) TransitionTransaction(ctx context.Context, id, from, to string, co
 	return n == 1, nil
 }
 
-// SetSettleAt schedules (or, with a zero time, unschedules) provider settlement work.
+// SetSettleAt schedules (or, with a zero time, unschedules) provider
+// settlement work. It is meant for a row the transaction has locked (it
+// does not report a missing row) and waits for the next read or the commit
+// on PostgreSQL (Tx.later).
 func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
-	return tx.updateOne(ctx, `UPDATE transactions SET settle_at = $2 WHERE id = $1`, id, nullMS(at))
+	if err := tx.later(ctx, `UPDATE transactions SET settle_at = $2 WHERE id = $1`, id, nullMS(at)); err != nil {
+		return fmt.Errorf("set settle_at: %w", err)
+	}
+	return nil
 }
 
 // DueCharges returns up to limit PENDING charges whose expires_at ≤ now,

@@ -40,7 +40,36 @@ var dialect = &store.Dialect{
 		var e *pgconn.PgError
 		return errors.As(err, &e) && (e.Code == "40001" || e.Code == "40P01")
 	},
-	Locker: func() (lock.SessionLocker, error) { return advisoryLocker{}, nil },
+	Locker:   func() (lock.SessionLocker, error) { return advisoryLocker{}, nil },
+	Pipeline: pipeline,
+}
+
+// pipeline sends stmts as one pgx batch on conn's pgx connection: one
+// write, one Sync, one round trip. Outside an explicit transaction the
+// server runs them as one implicit transaction, so either all commit or an
+// error rolls all of them back. It returns the first statement's error.
+func pipeline(ctx context.Context, conn *sql.Conn, stmts []store.Stmt) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("pipeline: unexpected driver connection %T", dc)
+		}
+		b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(stmts))}
+		for _, s := range stmts {
+			b.Queue(s.SQL, s.Args...)
+		}
+		res := c.Conn().SendBatch(ctx, b)
+		var first error
+		for range stmts {
+			if _, err := res.Exec(); err != nil && first == nil {
+				first = err
+			}
+		}
+		if err := res.Close(); err != nil && first == nil {
+			first = err
+		}
+		return first
+	})
 }
 
 // Open connects to the PostgreSQL database at url (postgres://…). It does

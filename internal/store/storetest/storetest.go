@@ -260,7 +260,7 @@ func Exercise(t *testing.T, open Opener) {
 		require.Error(t, post(ledger.Posting{Kind: "bad", Entries: []ledger.Entry{{Account: ledger.Available, Amount: 1}, {Account: ledger.Fees, Amount: 1}}}))
 	})
 
-	t.Run("The database refuses a negative available balance even without the guard", func(t *testing.T) {
+	t.Run("The database itself refuses a negative available balance", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
 		c := NewClient(t, db)
@@ -268,6 +268,92 @@ func Exercise(t *testing.T, open Opener) {
 			return store.RawExec(ctx, tx, `UPDATE accounts SET balance = -1 WHERE id = $1`, store.AccountID(c.ID, ledger.Available))
 		})
 		require.ErrorIs(t, err, store.ErrInsufficientFunds)
+	})
+
+	t.Run("A transaction's writes commit together or not at all", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			return tx.Post(ctx, uuid.NewString(), c.ID, "in", ledger.CashinPaid(1000, 0), t0)
+		}))
+		reserve := func(tx *store.Tx, tr store.Transaction) error {
+			if err := tx.CreateTransaction(ctx, tr); err != nil {
+				return err
+			}
+			return tx.Post(ctx, uuid.NewString(), c.ID, tr.ID, ledger.PayoutReserved(tr.Amount, 0), t0)
+		}
+		absent := func(tr store.Transaction) {
+			t.Helper()
+			_, err := db.Transaction(ctx, c.ID, tr.ID)
+			require.ErrorIs(t, err, store.ErrNotFound)
+			ps, err := db.Postings(ctx, tr.ID)
+			require.NoError(t, err)
+			require.Empty(t, ps)
+		}
+
+		// Refused by the balance: the insert before it is undone too.
+		big := newTx(c, store.TypeCashout, "big", 1001, t0)
+		require.ErrorIs(t, db.Write(ctx, func(tx *store.Tx) error { return reserve(tx, big) }), store.ErrInsufficientFunds)
+		absent(big)
+
+		// Reads inside the transaction see its queued writes.
+		first := newTx(c, store.TypeCashout, "first", 400, t0)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			if err := reserve(tx, first); err != nil {
+				return err
+			}
+			got, err := tx.TransactionForUpdate(ctx, c.ID, first.ID)
+			if err != nil {
+				return err
+			}
+			require.Equal(t, first.ExternalID, got.ExternalID)
+			return tx.SetSettleAt(ctx, first.ID, t0.Add(time.Minute))
+		}))
+		got, err := db.Transaction(ctx, c.ID, first.ID)
+		require.NoError(t, err)
+		require.Equal(t, t0.Add(time.Minute), got.SettleAt)
+
+		// A duplicate external_id fails with ErrConflict and moves nothing.
+		dup := newTx(c, store.TypeCashout, "first", 100, t0)
+		require.ErrorIs(t, db.Write(ctx, func(tx *store.Tx) error { return reserve(tx, dup) }), store.ErrConflict)
+		absent(dup)
+
+		// A failure after a read undoes what went out with the read.
+		late := newTx(c, store.TypeCashout, "late", 100, t0)
+		require.ErrorIs(t, db.Write(ctx, func(tx *store.Tx) error {
+			if err := reserve(tx, late); err != nil {
+				return err
+			}
+			if _, err := tx.TransactionForUpdate(ctx, c.ID, late.ID); err != nil {
+				return err
+			}
+			return tx.Post(ctx, uuid.NewString(), c.ID, late.ID, ledger.PayoutReserved(600, 0), t0)
+		}), store.ErrInsufficientFunds)
+		absent(late)
+
+		if db.Dialect() == "postgres" {
+			// Queued writes fail when they go out. A caller that ignores
+			// the error still cannot commit the rest.
+			sloppy := newTx(c, store.TypeCashout, "sloppy", 5000, t0)
+			err := db.Write(ctx, func(tx *store.Tx) error {
+				_ = reserve(tx, sloppy)
+				_, _ = tx.TransactionForUpdate(ctx, c.ID, sloppy.ID)
+				return tx.InsertEvent(ctx, store.Event{ID: "evt_sloppy", ClientID: c.ID, TransactionID: sloppy.ID,
+					Type: "x", URL: "https://example.com", Payload: "{}", CreatedAt: t0})
+			})
+			require.ErrorIs(t, err, store.ErrInsufficientFunds)
+			absent(sloppy)
+			evs, err := db.Events(ctx, sloppy.ID)
+			require.NoError(t, err)
+			require.Empty(t, evs)
+		}
+
+		b, err := db.Balances(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, pix.Amount(600), b[ledger.Available])
+		require.Equal(t, pix.Amount(400), b[ledger.Pending])
+		require.NoError(t, db.CheckLedger(ctx))
 	})
 
 	t.Run("Concurrent reservations never overdraw", func(t *testing.T) {
