@@ -59,6 +59,10 @@ type Dialect struct {
 	// with its COMMIT; without it (SQLite, in-process) every statement runs
 	// at once.
 	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Stmt) error
+	// GroupInserts is how many group inserts of DB.InsertTransaction may be
+	// in flight at once (at least 1): 1 for SQLite's single writer, a few
+	// for PostgreSQL so that a group never waits long for the previous one.
+	GroupInserts int
 }
 
 // Stmt is one SQL statement with its arguments.
@@ -75,6 +79,8 @@ type DB struct {
 	writer *sql.DB
 	reader *sql.DB
 	d      *Dialect
+	// inserts groups concurrent InsertTransaction calls into one statement.
+	inserts *groupInserter
 	// OnPosting, when set, is called after each commit once per ledger
 	// posting the transaction wrote (for metrics).
 	OnPosting func(kind string)
@@ -82,7 +88,9 @@ type DB struct {
 
 // New wraps opened pools. Drivers call it; applications call the driver's Open.
 func New(writer, reader *sql.DB, d *Dialect) *DB {
-	return &DB{Q: Q{q: reader, d: d}, writer: writer, reader: reader, d: d}
+	db := &DB{Q: Q{q: reader, d: d}, writer: writer, reader: reader, d: d}
+	db.inserts = &groupInserter{db: db, slots: max(d.GroupInserts, 1)}
+	return db
 }
 
 // Dialect returns the database dialect name ("sqlite" or "postgres").

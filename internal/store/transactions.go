@@ -75,12 +75,12 @@ func (tx *Tx) InsertTransaction(ctx context.Context, t Transaction) (bool, error
 	return tx.insertTransaction(ctx, t)
 }
 
-// InsertTransaction is Tx.InsertTransaction as a transaction of its own: one
-// statement, one round trip, no BEGIN and COMMIT. A charge is created this
-// way: its row is the whole change.
+// InsertTransaction is Tx.InsertTransaction as a transaction of its own,
+// with no BEGIN and COMMIT; concurrent calls share one multi-row INSERT
+// (group commit, see groupInserter). A charge is created this way: its row
+// is the whole change.
 func (db *DB) InsertTransaction(ctx context.Context, t Transaction) (bool, error) {
-	w := Q{q: db.writer, d: db.d}
-	return w.insertTransaction(ctx, t)
+	return db.inserts.insert(ctx, t)
 }
 
 func (q *Q) insertTransaction(ctx context.Context, t Transaction) (bool, error) {
@@ -104,8 +104,11 @@ func (tx *Tx) CreateTransaction(ctx context.Context, t Transaction) error {
 	return nil
 }
 
-const insertTransactionSQL = `INSERT INTO transactions (` + txColumns + `)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)`
+const (
+	insertTransactionHead = `INSERT INTO transactions (` + txColumns + `) VALUES `
+	insertTransactionSQL  = insertTransactionHead + `($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)`
+	txColumnCount         = 19
+)
 
 func transactionArgs(t Transaction) []any {
 	return []any{t.ID, t.ClientID, t.Type, nullString(t.ExternalID), nullString(t.IdempotencyKey), t.RequestHash, t.Status,

@@ -42,6 +42,9 @@ var dialect = &store.Dialect{
 	},
 	Locker:   func() (lock.SessionLocker, error) { return advisoryLocker{}, nil },
 	Pipeline: pipeline,
+	// Enough groups in flight to keep several connections busy, few
+	// enough that concurrent charges still share statements.
+	GroupInserts: 3,
 }
 
 // pipeline sends stmts as one pgx batch on conn's pgx connection: one

@@ -29,8 +29,9 @@ const (
 )
 
 var dialect = &store.Dialect{
-	Name:  "sqlite",
-	Goose: goose.DialectSQLite3,
+	Name:         "sqlite",
+	GroupInserts: 1, // one writer connection: one group at a time
+	Goose:        goose.DialectSQLite3,
 	Classify: func(err error) error {
 		var e *msqlite.Error
 		if errors.As(err, &e) {

@@ -215,6 +215,65 @@ func Exercise(t *testing.T, open Opener) {
 		require.Equal(t, int32(2), inserted.Load())
 	})
 
+	t.Run("Concurrent autocommitted inserts share statements without mixing up their answers", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		const distinct = 60
+		type answer struct {
+			tr       store.Transaction
+			inserted bool
+			err      error
+		}
+		answers := make(chan answer, 3*distinct)
+		var wg sync.WaitGroup
+		for i := 0; i < distinct; i++ {
+			for dup := 0; dup < 2; dup++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					tr := newTx(c, store.TypeCashin, fmt.Sprintf("g%d", i), pix.Amount(100+i), t0)
+					ok, err := db.InsertTransaction(ctx, tr)
+					answers <- answer{tr, ok, err}
+				}()
+			}
+			if i%10 == 0 {
+				// A row the database refuses (amount must be > 0) fails
+				// alone, not the rows that shared its statement.
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					tr := newTx(c, store.TypeCashin, fmt.Sprintf("bad%d", i), 0, t0)
+					ok, err := db.InsertTransaction(ctx, tr)
+					answers <- answer{tr, ok, err}
+				}()
+			}
+		}
+		wg.Wait()
+		close(answers)
+		won := map[string]string{}
+		for a := range answers {
+			if a.tr.Amount == 0 {
+				require.Error(t, a.err, a.tr.ExternalID)
+				require.False(t, a.inserted)
+				continue
+			}
+			require.NoError(t, a.err)
+			if a.inserted {
+				require.NotContains(t, won, a.tr.ExternalID, "two inserts reported for one external_id")
+				won[a.tr.ExternalID] = a.tr.ID
+			}
+		}
+		require.Len(t, won, distinct)
+		for ext, id := range won {
+			got, err := db.TransactionByExternalID(ctx, c.ID, ext)
+			require.NoError(t, err)
+			require.Equal(t, id, got.ID, "the caller told it inserted is the one stored")
+		}
+		_, err := db.TransactionByExternalID(ctx, c.ID, "bad0")
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+
 	t.Run("Transition happens once", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
