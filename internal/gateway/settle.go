@@ -64,31 +64,29 @@ func (s *Service) settlePayout(ctx context.Context, tx *store.Tx, t store.Transa
 		if err != nil {
 			return err
 		}
+		// The claim locked the row in its current status, so each step
+		// below is one deferred update (store.Tx.SetSettled), not a
+		// checked transition: on PostgreSQL the whole step goes out with
+		// the COMMIT.
 		switch outcome {
 		case provider.Failed:
-			if ok, err := tx.TransitionTransaction(ctx, t.ID, StatusPending, StatusCancelled, time.Time{}); err != nil || !ok {
-				return errors.Join(err, errChanged)
+			if err := tx.SetSettled(ctx, t.ID, StatusCancelled, time.Time{}, time.Time{}); err != nil {
+				return err
 			}
 			if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.PayoutFailed(t.Amount, t.Tax), now); err != nil {
 				return err
 			}
 			t.Status = StatusCancelled
-			if err := tx.SetSettleAt(ctx, t.ID, time.Time{}); err != nil {
-				return err
-			}
 			return s.emit(ctx, tx, t, EventCashoutFailed, StatusCancelled, t.Amount, t.Tax, "", now)
 		case provider.Completed, provider.Returned:
-			if ok, err := tx.TransitionTransaction(ctx, t.ID, StatusPending, StatusPaid, now); err != nil || !ok {
-				return errors.Join(err, errChanged)
-			}
-			if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.PayoutCompleted(t.Amount, t.Tax), now); err != nil {
-				return err
-			}
 			next := time.Time{}
 			if outcome == provider.Returned {
 				next = now.Add(max(s.PayoutDelay, time.Millisecond))
 			}
-			if err := tx.SetSettleAt(ctx, t.ID, next); err != nil {
+			if err := tx.SetSettled(ctx, t.ID, StatusPaid, now, next); err != nil {
+				return err
+			}
+			if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.PayoutCompleted(t.Amount, t.Tax), now); err != nil {
 				return err
 			}
 			t.Status, t.ConfirmedAt = StatusPaid, now
@@ -97,13 +95,10 @@ func (s *Service) settlePayout(ctx context.Context, tx *store.Tx, t store.Transa
 		return fmt.Errorf("unknown provider outcome %q", outcome)
 	case StatusPaid:
 		// A completed payout scheduled again is being returned by the beneficiary's bank.
-		if ok, err := tx.TransitionTransaction(ctx, t.ID, StatusPaid, StatusReversed, time.Time{}); err != nil || !ok {
-			return errors.Join(err, errChanged)
-		}
-		if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.PayoutReversed(t.Amount), now); err != nil {
+		if err := tx.SetSettled(ctx, t.ID, StatusReversed, time.Time{}, time.Time{}); err != nil {
 			return err
 		}
-		if err := tx.SetSettleAt(ctx, t.ID, time.Time{}); err != nil {
+		if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.PayoutReversed(t.Amount), now); err != nil {
 			return err
 		}
 		t.Status = StatusReversed

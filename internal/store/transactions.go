@@ -176,6 +176,19 @@ func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
 	return nil
 }
 
+// SetSettled records one settlement step of a transaction that tx has
+// claimed (ClaimSettlement locks the row, so its status cannot change
+// underneath): the new status, confirmed_at when confirmed is non-zero, and
+// the next settle_at (zero: nothing left to settle). It waits for the
+// commit on PostgreSQL (Tx.later).
+func (tx *Tx) SetSettled(ctx context.Context, id, status string, confirmed, next time.Time) error {
+	if err := tx.later(ctx, `UPDATE transactions SET status = $2, confirmed_at = COALESCE($3, confirmed_at), settle_at = $4
+		WHERE id = $1`, id, status, nullMS(confirmed), nullMS(next)); err != nil {
+		return fmt.Errorf("set settled: %w", err)
+	}
+	return nil
+}
+
 // DueCharges returns up to limit PENDING charges whose expires_at ≤ now,
 // locking them (PostgreSQL skips rows another node holds).
 func (tx *Tx) DueCharges(ctx context.Context, now time.Time, limit int) ([]Transaction, error) {
