@@ -31,8 +31,8 @@ var errPipelineFailed = errors.New("store: transaction failed earlier")
 
 // add queues one write.
 func (p *pipeline) add(query string, args []any) error {
-	if p.err != nil {
-		return errPipelineFailed
+	if err := p.stuck(); err != nil {
+		return err
 	}
 	p.queue = append(p.queue, Stmt{SQL: query, Args: args})
 	return nil
@@ -40,21 +40,42 @@ func (p *pipeline) add(query string, args []any) error {
 
 // flush opens the transaction if needed and sends the queued writes.
 func (p *pipeline) flush(ctx context.Context) error {
-	if p.err != nil {
-		return errPipelineFailed
-	}
 	if p.begun && len(p.queue) == 0 {
-		return nil
+		return p.stuck()
 	}
-	stmts := p.queue
+	_, err := p.send(ctx, Stmt{})
+	return err
+}
+
+// send opens the transaction if needed and sends the queued writes followed
+// by last (unless last is empty), in one round trip, returning the number of
+// rows last changed.
+func (p *pipeline) send(ctx context.Context, last Stmt) (int64, error) {
+	if err := p.stuck(); err != nil {
+		return 0, err
+	}
+	stmts := make([]Stmt, 0, len(p.queue)+2)
 	if !p.begun {
-		stmts = append([]Stmt{{SQL: "BEGIN"}}, stmts...)
+		stmts = append(stmts, Stmt{SQL: "BEGIN"})
 		p.begun = true
 	}
+	stmts = append(stmts, p.queue...)
+	if last.SQL != "" {
+		stmts = append(stmts, last)
+	}
 	p.queue = p.queue[:0]
-	if err := p.d.Pipeline(ctx, p.conn, stmts); err != nil {
+	n, err := p.d.Pipeline(ctx, p.conn, stmts)
+	if err != nil {
 		p.err = p.d.Classify(err)
-		return p.err
+		return 0, p.err
+	}
+	return n, nil
+}
+
+// stuck returns an error once the transaction has failed.
+func (p *pipeline) stuck() error {
+	if p.err != nil {
+		return errPipelineFailed
 	}
 	return nil
 }
@@ -72,7 +93,7 @@ func (p *pipeline) commit(ctx context.Context) error {
 	if len(stmts) == 0 {
 		return nil
 	}
-	if err := p.d.Pipeline(ctx, p.conn, stmts); err != nil {
+	if _, err := p.d.Pipeline(ctx, p.conn, stmts); err != nil {
 		p.err = p.d.Classify(err)
 		return p.err
 	}
@@ -96,16 +117,25 @@ func (p *pipeline) rollback() {
 }
 
 // The querier methods send queued writes first, so that reads see them.
+// A read goes through database/sql after them: a second round trip.
 
+// ExecContext sends the statement together with BEGIN (if the transaction
+// has not begun) and the queued writes: one round trip.
 func (p *pipeline) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if err := p.flush(ctx); err != nil {
+	n, err := p.send(ctx, Stmt{SQL: query, Args: args})
+	if err != nil {
 		return nil, err
 	}
-	res, err := p.conn.ExecContext(ctx, query, args...)
-	if err != nil {
-		p.err = p.d.Classify(err)
-	}
-	return res, err
+	return rowsAffected(n), nil
+}
+
+// rowsAffected is the sql.Result of a pipelined statement.
+type rowsAffected int64
+
+func (n rowsAffected) RowsAffected() (int64, error) { return int64(n), nil }
+
+func (rowsAffected) LastInsertId() (int64, error) {
+	return 0, errors.New("store: LastInsertId is not supported")
 }
 
 func (p *pipeline) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {

@@ -52,13 +52,14 @@ type Dialect struct {
 	// Locker serializes migrations across processes (PostgreSQL), or nil.
 	Locker func() (lock.SessionLocker, error)
 	// Pipeline, when set, sends stmts on conn in one round trip and returns
-	// the first error (PostgreSQL: a pgx batch, one Sync). Outside an
+	// the number of rows the last one changed, or the first error
+	// (PostgreSQL: a pgx batch, one Sync). Outside an
 	// explicit transaction the statements form one implicit transaction:
 	// all of them commit, or none. With Pipeline set, Write defers a
 	// transaction's writes (Tx.later) and sends them with its next read or
 	// with its COMMIT; without it (SQLite, in-process) every statement runs
 	// at once.
-	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Stmt) error
+	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Stmt) (int64, error)
 	// GroupInserts is how many group inserts of DB.InsertTransaction may be
 	// in flight at once (at least 1): 1 for SQLite's single writer, a few
 	// for PostgreSQL so that a group never waits long for the previous one.

@@ -50,9 +50,11 @@ var dialect = &store.Dialect{
 // pipeline sends stmts as one pgx batch on conn's pgx connection: one
 // write, one Sync, one round trip. Outside an explicit transaction the
 // server runs them as one implicit transaction, so either all commit or an
-// error rolls all of them back. It returns the first statement's error.
-func pipeline(ctx context.Context, conn *sql.Conn, stmts []store.Stmt) error {
-	return conn.Raw(func(dc any) error {
+// error rolls all of them back. It returns the number of rows the last
+// statement changed, or the first statement's error.
+func pipeline(ctx context.Context, conn *sql.Conn, stmts []store.Stmt) (int64, error) {
+	var last int64
+	err := conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
 			return fmt.Errorf("pipeline: unexpected driver connection %T", dc)
@@ -64,15 +66,18 @@ func pipeline(ctx context.Context, conn *sql.Conn, stmts []store.Stmt) error {
 		res := c.Conn().SendBatch(ctx, b)
 		var first error
 		for range stmts {
-			if _, err := res.Exec(); err != nil && first == nil {
+			tag, err := res.Exec()
+			if err != nil && first == nil {
 				first = err
 			}
+			last = tag.RowsAffected()
 		}
 		if err := res.Close(); err != nil && first == nil {
 			first = err
 		}
 		return first
 	})
+	return last, err
 }
 
 // Open connects to the PostgreSQL database at url (postgres://…). It does
