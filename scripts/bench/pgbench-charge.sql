@@ -1,17 +1,23 @@
 -- pgbench script: one charge's database transaction as pixgate runs it
--- (gateway.CreateCharge → store.Tx.InsertTransaction): BEGIN, one INSERT of
--- the transaction row with its BR Code text, txid (unique index), payer
--- details and callback URL, COMMIT.
+-- (gateway.CreateCharge → store.DB.InsertTransaction): one autocommitted
+-- INSERT of the transaction row with its BR Code text, txid (unique index),
+-- payer details and callback URL, no BEGIN or COMMIT. (pixgate also groups
+-- the charges that arrive together into one multi-row INSERT; this script
+-- writes one row per statement.)
 --
--- Outside this transaction pixgate also reads the client (authentication)
--- and the transaction by external_id (idempotency); not part of this script.
+-- -D auth=1 prepends the one read pixgate makes outside the transaction for
+-- every request (the client, to authenticate it); -D auth=0 leaves it out.
 --
--- Needs: -D clients=N and clients pgb_1 … pgb_N (scripts/bench/run.sh seeds
--- them). Run with -M prepared, as pgx does.
+-- Needs: -D clients=N -D auth=0|1 and clients pgb_1 … pgb_N
+-- (scripts/bench/run.sh seeds them). Run with -M prepared, as pgx does.
 \set c random(1, :clients)
 \set amount random(100, 50099)
 \set r random(1, 9223372036854775807)
-BEGIN;
+\if :auth
+SELECT id, name, environment, secret_hash, webhook_secret, prev_webhook_secret, prev_webhook_until,
+	cashin_fee_bp, cashin_fee_fixed, payout_fee_bp, payout_fee_fixed, status, created_at
+	FROM clients WHERE id = 'pgb_' || :c::text;
+\endif
 INSERT INTO transactions (id, client_id, type, external_id, idempotency_key, request_hash, status, amount, tax,
 	refunded_amount, refund_pending, created_at, confirmed_at, expires_at, settle_at, txid, qrcode, callback_url, details)
 VALUES (md5('t' || :r::text)::uuid::text, 'pgb_' || :c::text, 'cashin', 'pgb-c-' || :r, NULL, md5('h' || :r::text) || md5('i' || :r::text),
@@ -22,4 +28,3 @@ VALUES (md5('t' || :r::text)::uuid::text, 'pgb_' || :c::text, 'cashin', 'pgb-c-'
 	'http://127.0.0.1:9/webhook',
 	'{"payer":{"name":"Maria Souza","document":"52998224725","phoneNumber":"11987654321","email":"maria@example.com","address":{"street":"Rua das Flores","number":"100","neighborhood":"Centro","city":"São Paulo","state":"SP","zipCode":"01001000"}},"payerQuestion":"Pedido pgb","products":[{"name":"Produto de teste","quantity":"1","price": 100.00}]}')
 ON CONFLICT DO NOTHING;
-COMMIT;

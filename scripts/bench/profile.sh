@@ -8,7 +8,8 @@
 # generator, of pixgate serve and of PostgreSQL). With PERF=1 it also
 # records `perf record -g` of pixgate serve in that window
 # (WORKDIR/perf-SHAPE.data; read with `perf report -i … --no-children`).
-# After each pgbench shape it runs the -reads.sql variant for 10 s (tps only).
+# After each pgbench shape it runs it again for 10 s with -D auth=1 (the
+# client read pixgate makes for every request prepended; tps only).
 #
 # Environment: C (default 32), CLIENTS (default 64), RATE_LIMIT (60000).
 set -euo pipefail
@@ -44,7 +45,7 @@ INSERT INTO accounts (id, client_id, kind, balance)
 SQL
 
 for shape in payout charge; do
-	pgbench -n -M prepared -j 2 -c "$C" -T 25 -D clients="$CLIENTS" -f "$root/scripts/bench/pgbench-$shape.sql" "$pg" \
+	pgbench -n -M prepared -j 2 -c "$C" -T 25 -D clients="$CLIENTS" -D auth=0 -f "$root/scripts/bench/pgbench-$shape.sql" "$pg" \
 		>"$work/pgbench-$shape.txt" 2>&1 &
 	load=$!
 	sleep 8
@@ -52,8 +53,8 @@ for shape in payout charge; do
 	bash "$cpu" "$work/pg" "$load" sleep 10
 	wait "$load"
 	grep '^tps' "$work/pgbench-$shape.txt" >&2
-	echo "pgbench $shape with the two reads pixgate adds (pgbench-$shape-reads.sql), -c $C -T 10:" >&2
-	pgbench -n -M prepared -j 2 -c "$C" -T 10 -D clients="$CLIENTS" -f "$root/scripts/bench/pgbench-$shape-reads.sql" "$pg" 2>&1 |
+	echo "pgbench $shape with the client read pixgate adds (-D auth=1), -c $C -T 10:" >&2
+	pgbench -n -M prepared -j 2 -c "$C" -T 10 -D clients="$CLIENTS" -D auth=1 -f "$root/scripts/bench/pgbench-$shape.sql" "$pg" 2>&1 |
 		grep '^tps' >&2
 done
 

@@ -9,7 +9,8 @@
 #
 #  1. starts a private PostgreSQL (scripts/start-postgres.sh), runs
 #     `pixgate migrate`, seeds CLIENTS clients pgb_1…pgb_N with funded accounts;
-#  2. pgbench -M prepared -j 2 -c C -T T for both shapes, C in CONC;
+#  2. pgbench -M prepared -j 2 -c C -T T for both shapes, C in CONC, and
+#     the payout shape pipelined as pixgate sends it;
 #  3. empties the data tables, starts `pixgate serve` on that database with
 #     --rate-limit RATE_LIMIT and runs `pixgate bench --mix payout=1` and
 #     `--mix charge=1` at each C, then each mix in open loop at half its best
@@ -90,12 +91,18 @@ percentiles() {
 }
 
 declare -A PGB_TPS PGB_LAT PIX_OK PIX_LAT PIX_CHECK
-for shape in payout charge; do
+# The pipelined payout shape: the same statements sent as pixgate sends
+# them, one batch with no BEGIN/COMMIT (one implicit transaction).
+sed -e 's/^BEGIN;$/\\startpipeline/' -e 's/^COMMIT;$/\\endpipeline/' "$root/scripts/bench/pgbench-payout.sql" \
+	>"$work/pgbench-payout-pipelined.sql"
+for shape in payout payout-pipelined charge; do
+	script=$root/scripts/bench/pgbench-$shape.sql
+	[[ -f $script ]] || script=$work/pgbench-$shape.sql
 	for c in $CONC; do
 		log "pgbench $shape -c $c -T $T"
 		rm -f "$work/pgb-$shape-$c".*
-		pgbench -n -M prepared -j 2 -c "$c" -T "$T" -D clients="$CLIENTS" -l --log-prefix="$work/pgb-$shape-$c" \
-			-f "$root/scripts/bench/pgbench-$shape.sql" "$pg" >"$work/pgbench-$shape-$c.txt" 2>&1
+		pgbench -n -M prepared -j 2 -c "$c" -T "$T" -D clients="$CLIENTS" -D auth=0 -l --log-prefix="$work/pgb-$shape-$c" \
+			-f "$script" "$pg" >"$work/pgbench-$shape-$c.txt" 2>&1
 		PGB_TPS[$shape/$c]=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$work/pgbench-$shape-$c.txt")
 		PGB_LAT[$shape/$c]=$(percentiles "$work/pgb-$shape-$c".*)
 		rm -f "$work/pgb-$shape-$c".*
@@ -210,6 +217,13 @@ for shape in payout charge; do
 	read -r e f g <<<"${PIX_LAT[$shape/half]}"
 	printf '%-7s %5s | %9s %-22s | %9.0f %-22s | %5s | %7s %s\n' "$shape" "half" "" "open loop at ${PIX_OK[$shape/half]}/s" \
 		"${PIX_OK[$shape/half-got]:-0}" "$e/$f/$g" "" "$(drain "pg-$shape-half")" "${PIX_CHECK[pg-$shape-half]}"
+done
+echo
+echo "pgbench, the payout statements pipelined as pixgate sends them (no BEGIN/COMMIT, one round trip); ratio = pixgate / this"
+for c in $CONC; do
+	read -r a b d <<<"${PGB_LAT[payout-pipelined/$c]}"
+	printf '%-7s %5s | %9.0f %-22s | %5s\n' pipelined "$c" "${PGB_TPS[payout-pipelined/$c]:-0}" "$a/$b/$d" \
+		"$(ratio "${PIX_OK[payout/$c]}" "${PGB_TPS[payout-pipelined/$c]}")"
 done
 echo
 echo "SQLite (pixgate serve on one file), $CLIENTS clients, ${T}s each"
