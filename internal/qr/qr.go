@@ -8,13 +8,14 @@
 // matrix of a BR Code and sometimes picks a mask that ZXing-based readers
 // cannot find (about 1 code in 125 in our tests); the library is now the
 // test-only reference our symbols are compared with bit for bit. The PNG is
-// written directly (1-bit grayscale, zlib from pooled writers) instead of
-// through image/png. This package is the only importer of that library.
+// written directly (1-bit grayscale) instead of through image/png, and its
+// zlib stream by an encoder specialised for these images (deflate.go)
+// instead of compress/zlib. This package is the only importer of that
+// library.
 package qr
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -58,43 +59,37 @@ func Base64PNG(payload string) (string, error) { return std.Base64PNG(payload) }
 
 // PNG returns a PNG image of the QR code of payload.
 func (e *Encoder) PNG(payload string) ([]byte, error) {
-	buf, err := e.render(payload)
+	ps := pngPool.Get().(*pngScratch)
+	defer ps.put()
+	b, err := e.render(payload, ps)
 	if err != nil {
 		return nil, err
 	}
-	out := bytes.Clone(buf.Bytes())
-	putBuf(buf)
-	return out, nil
+	return bytes.Clone(b), nil
 }
 
 // Base64PNG returns the PNG of payload in standard Base64 (RFC 4648 §4,
 // padded), with no "data:" prefix.
 func (e *Encoder) Base64PNG(payload string) (string, error) {
-	buf, err := e.render(payload)
+	ps := pngPool.Get().(*pngScratch)
+	defer ps.put()
+	b, err := e.render(payload, ps)
 	if err != nil {
 		return "", err
 	}
-	s := base64.StdEncoding.EncodeToString(buf.Bytes())
-	putBuf(buf)
-	return s, nil
+	ps.b64 = base64.StdEncoding.AppendEncode(ps.b64[:0], b)
+	return string(ps.b64), nil
 }
 
-// Pools of the per-image scratch space. A zlib (deflate) writer holds about
-// 800 KB of state, which is most of what a fresh one costs; reused, writing
-// an image allocates almost nothing here.
-var (
-	bufPool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-	rawPool  = sync.Pool{New: func() any { return new([]byte) }}
-	zlibPool = sync.Pool{New: func() any {
-		w, _ := zlib.NewWriterLevel(nil, compressionLevel)
-		return w
-	}}
-)
+// pngScratch is the reusable memory of one image: once it is warm,
+// rendering allocates nothing but the copy handed to the caller.
+type pngScratch struct {
+	out  []byte    // the PNG
+	b64  []byte    // its Base64
+	rows [2][]byte // the current and the previous None scanline (deflate.go)
+}
 
-// compressionLevel trades CPU for size. The image is 1 bit per pixel and
-// every module row repeats Scale times, so even the fastest level finds the
-// repeats; a higher level mostly costs time.
-const compressionLevel = zlib.BestSpeed
+var pngPool = sync.Pool{New: func() any { return new(pngScratch) }}
 
 var pngSignature = []byte("\x89PNG\r\n\x1a\n")
 
@@ -102,15 +97,23 @@ var pngSignature = []byte("\x89PNG\r\n\x1a\n")
 // does not pin its memory in the pool.
 const maxPooled = 1 << 20
 
-func putBuf(b *bytes.Buffer) {
-	if b.Cap() <= maxPooled {
-		bufPool.Put(b)
+func (ps *pngScratch) put() {
+	if cap(ps.out) <= maxPooled && cap(ps.b64) <= maxPooled {
+		pngPool.Put(ps)
 	}
 }
 
-// render writes the PNG of payload into a pooled buffer, which the caller
-// hands back to putBuf once done with it.
-func (e *Encoder) render(payload string) (*bytes.Buffer, error) {
+// render writes the PNG of payload into ps.out and returns it.
+//
+// The image is 1-bit grayscale, bit 1 white. Each module row becomes scale
+// pixel rows: the first with filter 0 (None) and the packed pixels, the
+// other scale-1 with filter 2 (Up), so all zeros. The IDAT's zlib stream is
+// written by appendZlib (deflate.go), an encoder specialised for exactly
+// this layout: literals for the bytes of a None row that differ from the
+// None row above, back-references for everything else (the Up rows, the
+// unchanged bytes, repeated module rows), one Huffman code computed once per
+// scale, Adler-32 by module row. The raw scanlines are never materialised.
+func (e *Encoder) render(payload string, ps *pngScratch) ([]byte, error) {
 	scale := e.Scale
 	if scale == 0 {
 		scale = DefaultScale
@@ -127,100 +130,39 @@ func (e *Encoder) render(payload string) (*bytes.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	modules := n + 2*quietZone
-	side := modules * scale
-	stride := 1 + (side+7)/8 // filter byte + packed pixels
+	ps.out = appendPNG(ps.out[:0], mat, n, scale, &ps.rows)
+	return ps.out, nil
+}
 
-	// Raw scanlines: bit 1 is white, 0 black. One packed row per module row
-	// (filter 0, None), bits streamed through an accumulator; the other
-	// scale-1 pixel rows of the module row use filter 2 (Up).
-	rawp := rawPool.Get().(*[]byte)
-	raw := resize((*rawp)[:0], stride*side)
-	ones := uint64(1)<<scale - 1
-	for my := 0; my < modules; my++ {
-		line := raw[my*scale*stride : (my*scale+1)*stride]
-		line[0] = 0
-		px := line[1:]
-		y := my - quietZone
-		var acc uint64
-		nb, o := 0, 0
-		for mx := 0; mx < modules; mx++ {
-			x := mx - quietZone
-			light := ones
-			if y >= 0 && y < n && x >= 0 && x < n && mat[y*n+x] != 0 {
-				light = 0
-			}
-			acc = acc<<scale | light
-			nb += scale
-			for nb >= 8 {
-				nb -= 8
-				px[o] = byte(acc >> nb)
-				o++
-			}
-		}
-		if nb > 0 { // pad the last byte with white
-			px[o] = byte(acc<<(8-nb)) | 0xFF>>nb
-		}
-		// The other scale-1 pixel rows repeat this one: PNG filter 2
-		// (Up) makes each of them all zeros, which deflate compresses
-		// almost for free.
-		for r := 1; r < scale; r++ {
-			up := raw[(my*scale+r)*stride : (my*scale+r+1)*stride]
-			clear(up)
-			up[0] = 2
-		}
-	}
-
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	buf.Grow(1024 + side*side/256) // a BR Code image compresses to ~1–3 KB
-	buf.Write(pngSignature)
-
+// appendPNG appends the PNG of the n*n symbol mat (1 = dark) at scale to b.
+// rows is scratch space for appendZlib.
+func appendPNG(b []byte, mat []byte, n, scale int, rows *[2][]byte) []byte {
+	side := (n + 2*quietZone) * scale
+	b = append(b, pngSignature...)
 	var ihdr [13]byte
 	binary.BigEndian.PutUint32(ihdr[0:], uint32(side))
 	binary.BigEndian.PutUint32(ihdr[4:], uint32(side))
 	ihdr[8] = 1 // bit depth
 	ihdr[9] = 0 // colour type: grayscale
 	// compression, filter and interlace methods: 0
-	writeChunk(buf, "IHDR", ihdr[:])
+	b = appendChunk(b, "IHDR", ihdr[:])
 
 	// IDAT: length placeholder, type, zlib stream, then patch the length.
-	start := buf.Len()
-	buf.Write([]byte{0, 0, 0, 0, 'I', 'D', 'A', 'T'})
-	zw := zlibPool.Get().(*zlib.Writer)
-	zw.Reset(buf)
-	_, err = zw.Write(raw)
-	if err == nil {
-		err = zw.Close()
-	}
-	zw.Reset(nil) // drop the reference to buf
-	zlibPool.Put(zw)
-	if cap(raw) <= maxPooled {
-		*rawp = raw
-		rawPool.Put(rawp)
-	}
-	if err != nil {
-		putBuf(buf)
-		return nil, fmt.Errorf("qr: compressing: %w", err)
-	}
-	b := buf.Bytes()
+	start := len(b)
+	b = append(b, 0, 0, 0, 0, 'I', 'D', 'A', 'T')
+	b = appendZlib(b, mat, n, scale, rows)
 	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-8))
-	var crc [4]byte
-	binary.BigEndian.PutUint32(crc[:], crc32.ChecksumIEEE(b[start+4:]))
-	buf.Write(crc[:])
+	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start+4:]))
 
-	writeChunk(buf, "IEND", nil)
-	return buf, nil
+	return appendChunk(b, "IEND", nil)
 }
 
-// writeChunk writes one PNG chunk: length, type, data, CRC-32 of type+data.
-func writeChunk(buf *bytes.Buffer, typ string, data []byte) {
-	var hdr [8]byte
-	binary.BigEndian.PutUint32(hdr[:4], uint32(len(data)))
-	copy(hdr[4:], typ)
-	buf.Write(hdr[:])
-	buf.Write(data)
-	crc := crc32.Update(crc32.ChecksumIEEE(hdr[4:]), crc32.IEEETable, data)
-	binary.BigEndian.PutUint32(hdr[:4], crc)
-	buf.Write(hdr[:4])
+// appendChunk appends one PNG chunk: length, type, data, CRC-32 of
+// type+data.
+func appendChunk(b []byte, typ string, data []byte) []byte {
+	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
+	start := len(b)
+	b = append(b, typ...)
+	b = append(b, data...)
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start:]))
 }
