@@ -116,3 +116,59 @@ func BenchmarkCreatePayout(b *testing.B) {
 		})
 	}
 }
+
+// historyDepth is how deep BenchmarkHistoryDepth's deep page is.
+const historyDepth = 1_000_000
+
+// BenchmarkHistoryDepth compares a 100-row history page at the top of a
+// client's history ("first") with the page that starts historyDepth rows
+// deep ("deep"); the issue's target is deep ≤ 2 × first. Keyset pagination
+// makes both one range scan of the (client_id, created_at, id) index.
+// Seeding the 10^6 rows takes tens of seconds per database.
+func BenchmarkHistoryDepth(b *testing.B) {
+	for _, kind := range []string{"sqlite", "postgres"} {
+		b.Run(kind, func(b *testing.B) {
+			ctx := context.Background()
+			db := openBench(b, kind)
+			gw, c := newService(b, db)
+			total := historyDepth + 100
+			// One statement on both databases: a recursive counter feeds
+			// an INSERT … SELECT; row i is created at base+i ms.
+			err := db.Write(ctx, func(tx *store.Tx) error {
+				return store.RawExec(ctx, tx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2)
+					INSERT INTO transactions (id, client_id, type, external_id, request_hash, status, amount, tax,
+						refunded_amount, refund_pending, created_at, qrcode, callback_url, details)
+					SELECT 'hist-' || i, $1, 'cashin', 'ext-' || i, 'h', 'PAID', 100 + i, 0, 0, 0, 1700000000000 + i, '', '', '{}'
+					FROM n`, c.ID, total)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The historyDepth-th newest row is number total-historyDepth+1;
+			// the deep page holds the rows older than it.
+			mark, err := db.TransactionByID(ctx, fmt.Sprint("hist-", total-historyDepth+1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, p := range []struct {
+				name, cursor, firstID string
+			}{
+				{"first", "", fmt.Sprint("hist-", total)},
+				{"deep", store.CursorAfter(mark), fmt.Sprint("hist-", total-historyDepth)},
+			} {
+				b.Run(p.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						rows, _, err := gw.History(ctx, c, gateway.HistoryQuery{Limit: "100", Cursor: p.cursor})
+						if err != nil {
+							b.Fatal(err)
+						}
+						if len(rows) != 100 || rows[0].ID != p.firstID {
+							b.Fatalf("page starts at %s with %d rows, want %s with 100", rows[0].ID, len(rows), p.firstID)
+						}
+					}
+				})
+			}
+		})
+	}
+}
