@@ -171,9 +171,13 @@ op() {
 # returned), the shape pgbench-payout.sql models.
 plain=(--payout-fail-percent 0 --payout-reverse-percent 0)
 start_serve "$pg" pg
-# A short unrecorded run first: the first minutes after the pgbench phase
-# (its WAL still being checkpointed, cold caches and connections) measured
-# payouts at C=16 at half of what a rerun gets.
+# The pgbench phase leaves gigabytes of WAL and data pages for the kernel to
+# write back; until it has, commits wait longer, and the first pixgate runs
+# (payouts at C=16, latency-bound) measured at a quarter of a rerun. Flush,
+# let the disk settle, then a short unrecorded run.
+log "sync and settle after pgbench"
+sync
+sleep 20
 log "pixgate bench warm-up (not recorded)"
 "$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" --duration 10s --concurrency 16 \
 	--mix payout=1,charge=1 "${plain[@]}" --settle-timeout 600s >/dev/null 2>&1 || true
