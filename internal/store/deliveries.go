@@ -56,7 +56,8 @@ type Attempt struct {
 // attempt log, when owner no longer holds the lease.
 func (tx *Tx) FinishAttempt(ctx context.Context, owner string, a Attempt, status string, attempts int, next time.Time) (bool, error) {
 	code := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
-	if _, err := tx.exec(ctx, `INSERT INTO delivery_attempts (id, event_id, at, status_code, latency_ms, error, response)
+	// The insert goes out with the update below (Tx.later): one round trip.
+	if err := tx.later(ctx, `INSERT INTO delivery_attempts (id, event_id, at, status_code, latency_ms, error, response)
 		VALUES ($1,$2,$3,$4,$5,$6,$7)`, a.ID, a.EventID, ms(a.At), code, a.Latency.Milliseconds(), nullString(a.Error), a.Response); err != nil {
 		return false, fmt.Errorf("record attempt: %w", err)
 	}
