@@ -61,6 +61,7 @@ Requests refused with 429 are reported as errors.`
 }
 
 func (a *app) bench(ctx context.Context, cmd benchCmd) error {
+	tuneGC()
 	var errs []error
 	mix, err := bench.ParseMix(cmd.Mix)
 	if err != nil {

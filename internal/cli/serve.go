@@ -25,19 +25,24 @@ import (
 // ShutdownGrace is how long in-flight requests may run after SIGTERM.
 const ShutdownGrace = 15 * time.Second
 
-// serveGCPercent is the garbage collector's target for `pixgate serve` when
-// the GOGC environment variable does not set one. A request allocates a few
-// kilobytes that die with it while the live heap stays small (tens of MB),
-// so at Go's default of 100 the collector runs very often: 8–10 % of the
-// server's CPU under load. At 400 it runs a quarter as often, for a heap
-// that peaks at five times the live data instead of twice. Set GOGC (and
-// GOMEMLIMIT) to override.
-const serveGCPercent = 400
+// gcPercent is the garbage collector's target for `pixgate serve` and
+// `pixgate bench` when the GOGC environment variable does not set one. A
+// request allocates a few kilobytes that die with it while the live heap
+// stays small (a few MB), so at Go's default of 100 the collector runs very
+// often: 8–10 % of the server's (and the load generator's) CPU under load.
+// At 400 it runs a quarter as often, for a heap that peaks at five times
+// the live data instead of twice. Set GOGC (and GOMEMLIMIT) to override.
+const gcPercent = 400
+
+// tuneGC applies gcPercent unless GOGC is set.
+func tuneGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+	}
+}
 
 func (a *app) serve(ctx context.Context) error {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(serveGCPercent)
-	}
+	tuneGC()
 	db, err := a.open(ctx)
 	if err != nil {
 		return err
