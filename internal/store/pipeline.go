@@ -8,13 +8,14 @@ import (
 	"fmt"
 )
 
-// pipeline is a PostgreSQL transaction whose writes travel together. A
+// pipeline is a PostgreSQL transaction whose statements travel together. A
 // payout's reservation (transaction insert, two balance updates, posting,
 // entries) is five statements that need no answer one by one; sent as one
 // batch with no BEGIN or COMMIT they form one implicit transaction and cost a
-// single round trip instead of seven. Reads cannot wait, so the first read
-// opens the transaction explicitly (BEGIN goes out with whatever writes are
-// queued) and the commit then sends the remaining writes with COMMIT.
+// single round trip instead of seven. A statement whose answer is needed
+// (a read, or a write whose row count matters) goes out at once, together
+// with BEGIN if the transaction has not begun and with the queued writes:
+// one round trip; the commit then sends the remaining writes with COMMIT.
 //
 // Any failure is sticky: once a batch fails, every later statement of the
 // transaction fails too, so a caller that ignored an error can never commit
@@ -38,21 +39,12 @@ func (p *pipeline) add(query string, args []any) error {
 	return nil
 }
 
-// flush opens the transaction if needed and sends the queued writes.
-func (p *pipeline) flush(ctx context.Context) error {
-	if p.begun && len(p.queue) == 0 {
-		return p.stuck()
-	}
-	_, err := p.send(ctx, Stmt{})
-	return err
-}
-
 // send opens the transaction if needed and sends the queued writes followed
-// by last (unless last is empty), in one round trip, returning the number of
-// rows last changed.
-func (p *pipeline) send(ctx context.Context, last Stmt) (int64, error) {
+// by last (unless last is empty), in one round trip. It returns the number
+// of rows last changed or, with query set, the rows it returned.
+func (p *pipeline) send(ctx context.Context, last Stmt, query bool) (int64, Rows, error) {
 	if err := p.stuck(); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	stmts := make([]Stmt, 0, len(p.queue)+2)
 	if !p.begun {
@@ -64,12 +56,12 @@ func (p *pipeline) send(ctx context.Context, last Stmt) (int64, error) {
 		stmts = append(stmts, last)
 	}
 	p.queue = p.queue[:0]
-	n, err := p.d.Pipeline(ctx, p.conn, stmts)
+	n, rows, err := p.d.Pipeline(ctx, p.conn, stmts, query)
 	if err != nil {
 		p.err = p.d.Classify(err)
-		return 0, p.err
+		return 0, nil, p.err
 	}
-	return n, nil
+	return n, rows, nil
 }
 
 // stuck returns an error once the transaction has failed.
@@ -93,7 +85,7 @@ func (p *pipeline) commit(ctx context.Context) error {
 	if len(stmts) == 0 {
 		return nil
 	}
-	if _, err := p.d.Pipeline(ctx, p.conn, stmts); err != nil {
+	if _, _, err := p.d.Pipeline(ctx, p.conn, stmts, false); err != nil {
 		p.err = p.d.Classify(err)
 		return p.err
 	}
@@ -116,13 +108,10 @@ func (p *pipeline) rollback() {
 	p.begun = false
 }
 
-// The querier methods send queued writes first, so that reads see them.
-// A read goes through database/sql after them: a second round trip.
-
 // ExecContext sends the statement together with BEGIN (if the transaction
 // has not begun) and the queued writes: one round trip.
 func (p *pipeline) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	n, err := p.send(ctx, Stmt{SQL: query, Args: args})
+	n, _, err := p.send(ctx, Stmt{SQL: query, Args: args}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -138,22 +127,42 @@ func (rowsAffected) LastInsertId() (int64, error) {
 	return 0, errors.New("store: LastInsertId is not supported")
 }
 
-func (p *pipeline) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if err := p.flush(ctx); err != nil {
+// QueryContext sends the query with BEGIN (if the transaction has not
+// begun) and the queued writes, which it therefore sees: one round trip.
+// The rows are read in full before it returns.
+func (p *pipeline) QueryContext(ctx context.Context, query string, args ...any) (Rows, error) {
+	_, rows, err := p.send(ctx, Stmt{SQL: query, Args: args}, true)
+	if err != nil {
 		return nil, err
 	}
-	return p.conn.QueryContext(ctx, query, args...)
+	return rows, nil
 }
 
-func (p *pipeline) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if err := p.flush(ctx); err != nil {
-		// *sql.Row cannot carry an error of ours: a cancelled context
-		// makes its Scan fail, and write returns p.err.
-		dead, cancel := context.WithCancel(ctx)
-		cancel()
-		return p.conn.QueryRowContext(dead, query, args...)
+// QueryRowContext is QueryContext for the first row.
+func (p *pipeline) QueryRowContext(ctx context.Context, query string, args ...any) scanner {
+	rows, err := p.QueryContext(ctx, query, args...)
+	return &firstRow{rows: rows, err: err}
+}
+
+// firstRow is the first row of a pipelined query, as *sql.Row has it:
+// sql.ErrNoRows when there is none.
+type firstRow struct {
+	rows Rows
+	err  error
+}
+
+func (r *firstRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
 	}
-	return p.conn.QueryRowContext(ctx, query, args...)
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	return r.rows.Scan(dest...)
 }
 
 // writePipelined is write for a pipelining dialect.

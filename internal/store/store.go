@@ -52,14 +52,15 @@ type Dialect struct {
 	// Locker serializes migrations across processes (PostgreSQL), or nil.
 	Locker func() (lock.SessionLocker, error)
 	// Pipeline, when set, sends stmts on conn in one round trip and returns
-	// the number of rows the last one changed, or the first error
+	// the number of rows the last one changed — or, with query set, the
+	// rows the last one returned, read in full — or the first error
 	// (PostgreSQL: a pgx batch, one Sync). Outside an
 	// explicit transaction the statements form one implicit transaction:
 	// all of them commit, or none. With Pipeline set, Write defers a
 	// transaction's writes (Tx.later) and sends them with its next read or
 	// with its COMMIT; without it (SQLite, in-process) every statement runs
 	// at once.
-	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Stmt) (int64, error)
+	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Stmt, query bool) (int64, Rows, error)
 	// GroupInserts is how many group inserts of DB.InsertTransaction may be
 	// in flight at once (at least 1): 1 for SQLite's single writer, a few
 	// for PostgreSQL so that a group never waits long for the previous one.
@@ -89,7 +90,7 @@ type DB struct {
 
 // New wraps opened pools. Drivers call it; applications call the driver's Open.
 func New(writer, reader *sql.DB, d *Dialect) *DB {
-	db := &DB{Q: Q{q: reader, d: d}, writer: writer, reader: reader, d: d}
+	db := &DB{Q: Q{q: sqlQuerier{reader}, d: d}, writer: writer, reader: reader, d: d}
 	db.inserts = &groupInserter{db: db, slots: max(d.GroupInserts, 1)}
 	return db
 }
@@ -172,7 +173,7 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			_ = sqlTx.Rollback()
 		}
 	}()
-	tx := &Tx{Q: Q{q: sqlTx, d: db.d}}
+	tx := &Tx{Q: Q{q: sqlQuerier{sqlTx}, d: db.d}}
 	if err = fn(tx); err != nil {
 		return err
 	}
@@ -211,11 +212,46 @@ func (tx *Tx) later(ctx context.Context, query string, args ...any) error {
 	return err
 }
 
-// querier is what *sql.DB and *sql.Tx have in common.
+// Rows is a result set being read: *sql.Rows, or the rows a pipelined
+// batch returned (Dialect.Pipeline).
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// querier is how Q reaches the database: database/sql (sqlQuerier) or a
+// pipelined PostgreSQL transaction.
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) scanner
+}
+
+// sqlQuerier adapts *sql.DB and *sql.Tx to querier.
+type sqlQuerier struct {
+	q interface {
+		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	}
+}
+
+func (s sqlQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return s.q.ExecContext(ctx, query, args...)
+}
+
+func (s sqlQuerier) QueryContext(ctx context.Context, query string, args ...any) (Rows, error) {
+	rows, err := s.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return rows, nil
+}
+
+func (s sqlQuerier) QueryRowContext(ctx context.Context, query string, args ...any) scanner {
+	return s.q.QueryRowContext(ctx, query, args...)
 }
 
 // Q holds the read methods shared by DB (reader pool) and Tx.
@@ -265,7 +301,7 @@ func RawExec(ctx context.Context, tx *Tx, query string, args ...any) error {
 	return err
 }
 
-// scanner is one result row: *sql.Row or *sql.Rows.
+// scanner is one result row: *sql.Row, *sql.Rows or a pipelined one.
 type scanner interface{ Scan(dest ...any) error }
 
 // selectAll runs query and scans every row with scan.

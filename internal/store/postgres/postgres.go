@@ -9,9 +9,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -51,34 +53,95 @@ var dialect = &store.Dialect{
 // write, one Sync, one round trip. Outside an explicit transaction the
 // server runs them as one implicit transaction, so either all commit or an
 // error rolls all of them back. It returns the number of rows the last
-// statement changed, or the first statement's error.
-func pipeline(ctx context.Context, conn *sql.Conn, stmts []store.Stmt) (int64, error) {
-	var last int64
+// statement changed or, with query set, the rows it returned (read in full
+// here, scanned later), or the first statement's error.
+func pipeline(ctx context.Context, conn *sql.Conn, stmts []store.Stmt, query bool) (int64, store.Rows, error) {
+	var (
+		affected int64
+		result   *batchRows
+	)
 	err := conn.Raw(func(dc any) error {
-		c, ok := dc.(*stdlib.Conn)
+		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
 			return fmt.Errorf("pipeline: unexpected driver connection %T", dc)
 		}
+		c := sc.Conn()
 		b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(stmts))}
 		for _, s := range stmts {
 			b.Queue(s.SQL, s.Args...)
 		}
-		res := c.Conn().SendBatch(ctx, b)
+		res := c.SendBatch(ctx, b)
 		var first error
-		for range stmts {
-			tag, err := res.Exec()
+		keep := func(err error) {
 			if err != nil && first == nil {
 				first = err
 			}
-			last = tag.RowsAffected()
 		}
-		if err := res.Close(); err != nil && first == nil {
-			first = err
+		n := len(stmts)
+		if query {
+			n--
 		}
+		for range n {
+			tag, err := res.Exec()
+			keep(err)
+			affected = tag.RowsAffected()
+		}
+		if query {
+			rows, err := res.Query()
+			if err == nil {
+				result = &batchRows{typeMap: c.TypeMap(), fields: slices.Clone(rows.FieldDescriptions())}
+				for rows.Next() {
+					raw := rows.RawValues()
+					row := make([][]byte, len(raw))
+					for i, v := range raw {
+						if v != nil {
+							row[i] = slices.Clone(v)
+						}
+					}
+					result.rows = append(result.rows, row)
+				}
+				rows.Close()
+				err = rows.Err()
+			}
+			keep(err)
+		}
+		keep(res.Close())
 		return first
 	})
-	return last, err
+	if err != nil {
+		return 0, nil, err
+	}
+	if result == nil {
+		return affected, nil, nil
+	}
+	return affected, result, nil
 }
+
+// batchRows are the rows a pipelined query returned, read off the wire in
+// full and decoded on Scan with the connection's type map. The connection
+// stays reserved to the transaction (database/sql's *sql.Conn) while they
+// are scanned.
+type batchRows struct {
+	typeMap *pgtype.Map
+	fields  []pgconn.FieldDescription
+	rows    [][][]byte
+	next    int
+}
+
+func (r *batchRows) Next() bool {
+	r.next++
+	return r.next <= len(r.rows)
+}
+
+func (r *batchRows) Scan(dest ...any) error {
+	if r.next < 1 || r.next > len(r.rows) {
+		return errors.New("pipeline: Scan without a current row")
+	}
+	return pgx.ScanRow(r.typeMap, r.fields, r.rows[r.next-1], dest...)
+}
+
+func (r *batchRows) Err() error   { return nil }
+func (r *batchRows) Close() error { return nil }
 
 // Open connects to the PostgreSQL database at url (postgres://…). It does
 // not migrate; call Migrate.
