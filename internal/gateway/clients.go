@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
@@ -174,7 +175,8 @@ func (s *Service) Clients(ctx context.Context) ([]store.Client, error) {
 // is EUnauthorized, without saying which part was wrong.
 func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (store.Client, error) {
 	unauthorized := pix.Errorf(pix.EUnauthorized, "Invalid credentials")
-	if clientID == "" || secret == "" || len(clientID) > 128 || len(secret) > 256 {
+	if clientID == "" || secret == "" || len(clientID) > 128 || len(secret) > 256 ||
+		!utf8.ValidString(clientID) || strings.ContainsRune(clientID, 0) {
 		return store.Client{}, unauthorized
 	}
 	c, err := s.DB.Client(ctx, clientID)

@@ -27,6 +27,8 @@ func TestAuthentication(t *testing.T) {
 			{"no secret", gateway.Credentials{ClientID: b.cred.ClientID}},
 			{"wrong secret", wrong},
 			{"unknown client", gateway.Credentials{ClientID: "cli_test_nope", ClientSecret: b.cred.ClientSecret}},
+			// Not UTF-8 (PostgreSQL would refuse it as a parameter): a 401, not a 500.
+			{"malformed client id", gateway.Credentials{ClientID: "cli_test_\xe7\xff", ClientSecret: b.cred.ClientSecret}},
 		} {
 			r := b.do("GET", "/api/v1/wallet/balance", nil, tc.cred)
 			require.Equal(t, http.StatusUnauthorized, r.status, tc.name)

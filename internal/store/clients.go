@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
@@ -53,6 +55,67 @@ func scanClient(row scanner) (Client, error) {
 	}
 	c.CreatedAt = fromMS(created)
 	return c, nil
+}
+
+// Client returns the client with the given id, or ErrNotFound. It is the
+// read behind every authenticated request, so on a dialect with GroupReads
+// the reads of concurrent requests share one statement (newClientGroup);
+// each still sees every change committed before it was called, so a
+// rotated secret or a disabled client stops working at once.
+func (db *DB) Client(ctx context.Context, id string) (Client, error) {
+	if db.d.GroupReads == 0 {
+		return db.Q.Client(ctx, id)
+	}
+	r, err := db.clients.do(ctx, id)
+	if err != nil {
+		return Client{}, err
+	}
+	if !r.found {
+		return Client{}, ErrNotFound
+	}
+	return r.c, nil
+}
+
+// clientRead is one answer of a grouped client read.
+type clientRead struct {
+	c     Client
+	found bool
+}
+
+// newClientGroup groups DB.Client calls into one SELECT … WHERE id IN (…).
+func newClientGroup(db *DB) *group[string, clientRead] {
+	return &group[string, clientRead]{slots: db.d.GroupReads, max: maxGroup, run: db.clientsByID}
+}
+
+// clientsByID reads the clients with the given ids (duplicates allowed) in
+// one statement, answering in the order asked.
+func (db *DB) clientsByID(ctx context.Context, ids []string) ([]clientRead, error) {
+	var q strings.Builder
+	q.WriteString(`SELECT ` + clientColumns + ` FROM clients WHERE id IN (`)
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteByte('$')
+		q.WriteString(strconv.Itoa(i + 1))
+		args[i] = id
+	}
+	q.WriteByte(')')
+	found, err := selectAll(ctx, &db.Q, scanClient, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("clients: %w", err)
+	}
+	byID := make(map[string]Client, len(found))
+	for _, c := range found {
+		byID[c.ID] = c
+	}
+	out := make([]clientRead, len(ids))
+	for i, id := range ids {
+		c, ok := byID[id]
+		out[i] = clientRead{c: c, found: ok}
+	}
+	return out, nil
 }
 
 // Client returns the client with the given id, or ErrNotFound.

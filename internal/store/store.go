@@ -65,6 +65,10 @@ type Dialect struct {
 	// in flight at once (at least 1): 1 for SQLite's single writer, a few
 	// for PostgreSQL so that a group never waits long for the previous one.
 	GroupInserts int
+	// GroupReads is how many grouped client reads (DB.Client) may be in
+	// flight at once; 0 reads each client on its own (SQLite: in-process
+	// reads are cheap and the reader pool runs them in parallel).
+	GroupReads int
 }
 
 // Stmt is one SQL statement with its arguments.
@@ -81,8 +85,10 @@ type DB struct {
 	writer *sql.DB
 	reader *sql.DB
 	d      *Dialect
-	// inserts groups concurrent InsertTransaction calls into one statement.
-	inserts *groupInserter
+	// inserts groups concurrent InsertTransaction calls into one statement;
+	// clients groups concurrent Client reads.
+	inserts *group[Transaction, bool]
+	clients *group[string, clientRead]
 	// OnPosting, when set, is called after each commit once per ledger
 	// posting the transaction wrote (for metrics).
 	OnPosting func(kind string)
@@ -91,7 +97,8 @@ type DB struct {
 // New wraps opened pools. Drivers call it; applications call the driver's Open.
 func New(writer, reader *sql.DB, d *Dialect) *DB {
 	db := &DB{Q: Q{q: sqlQuerier{reader}, d: d}, writer: writer, reader: reader, d: d}
-	db.inserts = &groupInserter{db: db, slots: max(d.GroupInserts, 1)}
+	db.inserts = newInsertGroup(db)
+	db.clients = newClientGroup(db)
 	return db
 }
 

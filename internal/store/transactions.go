@@ -77,10 +77,10 @@ func (tx *Tx) InsertTransaction(ctx context.Context, t Transaction) (bool, error
 
 // InsertTransaction is Tx.InsertTransaction as a transaction of its own,
 // with no BEGIN and COMMIT; concurrent calls share one multi-row INSERT
-// (group commit, see groupInserter). A charge is created this way: its row
+// (group commit, see newInsertGroup). A charge is created this way: its row
 // is the whole change.
 func (db *DB) InsertTransaction(ctx context.Context, t Transaction) (bool, error) {
-	return db.inserts.insert(ctx, t)
+	return db.inserts.do(ctx, t)
 }
 
 func (q *Q) insertTransaction(ctx context.Context, t Transaction) (bool, error) {

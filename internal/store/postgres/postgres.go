@@ -47,6 +47,8 @@ var dialect = &store.Dialect{
 	// Enough groups in flight to keep several connections busy, few
 	// enough that concurrent charges still share statements.
 	GroupInserts: 3,
+	// Authentication reads of concurrent requests share a statement.
+	GroupReads: 3,
 }
 
 // pipeline sends stmts as one pgx batch on conn's pgx connection: one

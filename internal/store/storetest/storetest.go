@@ -100,6 +100,45 @@ func Exercise(t *testing.T, open Opener) {
 		require.Len(t, b, len(store.AccountKinds))
 	})
 
+	t.Run("Concurrent client reads each get their own client, and see changes made before them", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		var clients []store.Client
+		for i := 0; i < 5; i++ {
+			clients = append(clients, NewClient(t, db))
+		}
+		var wg sync.WaitGroup
+		for i := 0; i < 200; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				switch {
+				case i%17 == 0:
+					_, err := db.Client(ctx, fmt.Sprintf("missing-%d", i))
+					require.ErrorIs(t, err, store.ErrNotFound)
+				case i%29 == 0:
+					// A malformed id fails (PostgreSQL refuses invalid
+					// UTF-8) or finds nothing (SQLite), alone.
+					_, err := db.Client(ctx, "bad-\xff")
+					require.Error(t, err)
+				default:
+					want := clients[i%len(clients)]
+					got, err := db.Client(ctx, want.ID)
+					require.NoError(t, err)
+					require.Equal(t, want, got)
+				}
+			}()
+		}
+		wg.Wait()
+		for i, c := range clients {
+			hash := fmt.Sprintf("%064d", i)
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientSecret(ctx, c.ID, hash) }))
+			got, err := db.Client(ctx, c.ID)
+			require.NoError(t, err)
+			require.Equal(t, hash, got.SecretHash, "a read after the commit sees the new secret")
+		}
+	})
+
 	t.Run("ClaimBootstrap is granted once under concurrency", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
