@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The group runner's own rules, apart from any database: calls are answered
+// in their own order, they share runs under concurrency, a failing group is
+// retried call by call, and a caller that leaves does not hold up the rest.
+func TestGroup(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("answers each call, sharing runs", func(t *testing.T) {
+		t.Parallel()
+		var runs, biggest atomic.Int64
+		g := &group[int, string]{slots: 2, max: 8, run: func(_ context.Context, ins []int) ([]string, error) {
+			runs.Add(1)
+			for n := int64(len(ins)); ; {
+				b := biggest.Load()
+				if n <= b || biggest.CompareAndSwap(b, n) {
+					break
+				}
+			}
+			time.Sleep(time.Millisecond) // a statement takes a while
+			out := make([]string, len(ins))
+			for i, in := range ins {
+				out[i] = fmt.Sprint("v", in)
+			}
+			return out, nil
+		}}
+		var wg sync.WaitGroup
+		for i := 0; i < 200; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := g.do(ctx, i)
+				require.NoError(t, err)
+				require.Equal(t, fmt.Sprint("v", i), got)
+			}()
+		}
+		wg.Wait()
+		require.Less(t, runs.Load(), int64(200), "concurrent calls share runs")
+		require.LessOrEqual(t, biggest.Load(), int64(8), "no run takes more than max calls")
+		// Flushes end once the queue is empty (after their last answers).
+		require.Eventually(t, func() bool {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			return g.inFlight == 0 && len(g.queue) == 0
+		}, 5*time.Second, time.Millisecond)
+	})
+
+	t.Run("a failing group is retried call by call", func(t *testing.T) {
+		t.Parallel()
+		g := &group[string, string]{slots: 1, max: 64, run: func(_ context.Context, ins []string) ([]string, error) {
+			time.Sleep(time.Millisecond)
+			for _, in := range ins {
+				if strings.HasPrefix(in, "bad") {
+					return nil, errors.New("refused " + in)
+				}
+			}
+			return ins, nil
+		}}
+		var wg sync.WaitGroup
+		for i := 0; i < 50; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				in := fmt.Sprint("ok", i)
+				if i%10 == 0 {
+					in = fmt.Sprint("bad", i)
+				}
+				got, err := g.do(ctx, in)
+				if i%10 == 0 {
+					require.EqualError(t, err, "refused "+in)
+					return
+				}
+				require.NoError(t, err)
+				require.Equal(t, in, got)
+			}()
+		}
+		wg.Wait()
+	})
+
+	t.Run("a caller that gives up leaves the others answered", func(t *testing.T) {
+		t.Parallel()
+		release := make(chan struct{})
+		g := &group[int, int]{slots: 1, max: 64, run: func(_ context.Context, ins []int) ([]int, error) {
+			<-release
+			return ins, nil
+		}}
+		gone, cancel := context.WithCancel(ctx)
+		errc := make(chan error, 1)
+		go func() { _, err := g.do(gone, 1); errc <- err }()
+		got := make(chan int, 1)
+		go func() { v, _ := g.do(ctx, 2); got <- v }()
+		cancel()
+		require.ErrorIs(t, <-errc, context.Canceled)
+		close(release)
+		require.Equal(t, 2, <-got)
+	})
+}
