@@ -176,7 +176,10 @@ func (d *Dispatcher) dispatch(ctx, base context.Context, wait bool) (int, error)
 		d.wg.Add(1)
 		local.Add(1)
 		go func() {
-			defer func() { <-d.slots; d.wg.Done(); local.Done() }()
+			// A free worker asks for more at once: waiting for the next
+			// tick or settlement's wake-up capped deliveries at about
+			// Workers per wake-up (~500/s under payout load).
+			defer func() { <-d.slots; d.wg.Done(); local.Done(); d.Wake() }()
 			d.deliver(base, e, leaseEnd)
 		}()
 	}
@@ -211,7 +214,6 @@ func (d *Dispatcher) deliver(ctx context.Context, e store.Event, leaseEnd time.T
 	defer cancel()
 	select {
 	case slot <- struct{}{}:
-		defer func() { <-slot }()
 	case <-waitCtx.Done():
 		if err := d.DB.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, d.Owner, e.ID) }); err != nil {
 			d.Log.WarnContext(ctx, "release webhook event", "event_id", e.ID, "error", err.Error())
@@ -220,6 +222,10 @@ func (d *Dispatcher) deliver(ctx context.Context, e store.Event, leaseEnd time.T
 	}
 
 	a, resp := d.attempt(ctx, e)
+	// The destination's slot bounds requests in flight to it, not the
+	// bookkeeping: holding it through the database write (a commit) cut
+	// deliveries to one merchant endpoint to ~340/s under payout load.
+	<-slot
 	status, next, outcome := d.decide(e, a, resp)
 	// Record the attempt even when it was aborted at shutdown.
 	wctx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

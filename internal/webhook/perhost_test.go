@@ -70,3 +70,38 @@ func TestSlowReceiverDoesNotStallOthers(t *testing.T) {
 		require.Equal(t, "fast", order[0])
 	})
 }
+
+// TestFreeWorkersClaimMoreAtOnce: a running dispatcher keeps its workers
+// busy while events are due, without waiting for the next tick or a
+// wake-up from the gateway (before, it took at most Workers events per
+// wake-up: about 500 webhooks/s under load while payouts settled faster).
+func TestFreeWorkersClaimMoreAtOnce(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		f := setup(t, open(t))
+		var mu sync.Mutex
+		got := 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got++
+			mu.Unlock()
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		t.Cleanup(srv.Close)
+		const events = 12
+		for i := 0; i < events; i++ {
+			f.paidCharge(t, "many"+string(rune('a'+i)), srv.URL)
+		}
+		f.disp.Workers = 2
+		f.disp.Interval = time.Hour // no tick during the test
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { f.disp.Run(ctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+		require.Eventually(t, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return got == events
+		}, 20*time.Second, 10*time.Millisecond, "all due events delivered by 2 workers without a tick")
+	})
+}
