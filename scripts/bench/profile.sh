@@ -34,15 +34,7 @@ trap 'exit 130' INT TERM
 (cd "$root" && go build -o "$work/pixgate" ./cmd/pixgate)
 pg=$(bash "$root/scripts/start-postgres.sh" "$work/pg")
 "$work/pixgate" migrate --database-url "$pg" 2>/dev/null
-psql -q -v ON_ERROR_STOP=1 "$pg" <<SQL
-INSERT INTO clients (id, name, environment, secret_hash, webhook_secret, status, created_at)
-	SELECT 'pgb_' || i, 'pgbench ' || i, 'sandbox', md5(i::text), 'whsec_pgbench', 'active', 0
-	FROM generate_series(1, $CLIENTS) i;
-INSERT INTO accounts (id, client_id, kind, balance)
-	SELECT 'pgb_' || i || ':' || k, 'pgb_' || i, k,
-		CASE k WHEN 'available' THEN 100000000000000 WHEN 'settlement' THEN -100000000000000 ELSE 0 END
-	FROM generate_series(1, $CLIENTS) i, unnest(ARRAY['available', 'pending', 'settlement', 'fees']) k;
-SQL
+psql -q -v ON_ERROR_STOP=1 -v clients="$CLIENTS" -f "$root/scripts/bench/seed.sql" "$pg"
 
 for shape in payout charge; do
 	pgbench -n -M prepared -j 2 -c "$C" -T 25 -D clients="$CLIENTS" -D auth=0 -f "$root/scripts/bench/pgbench-$shape.sql" "$pg" \

@@ -70,15 +70,7 @@ pg=$(bash "$root/scripts/start-postgres.sh" "$work/pg")
 "$pixgate" migrate --database-url "$pg" 2>"$work/migrate.log"
 
 log "seeding $CLIENTS pgbench clients"
-psql -q -v ON_ERROR_STOP=1 "$pg" <<SQL
-INSERT INTO clients (id, name, environment, secret_hash, webhook_secret, status, created_at)
-	SELECT 'pgb_' || i, 'pgbench ' || i, 'sandbox', md5(i::text), 'whsec_pgbench', 'active', 0
-	FROM generate_series(1, $CLIENTS) i;
-INSERT INTO accounts (id, client_id, kind, balance)
-	SELECT 'pgb_' || i || ':' || k, 'pgb_' || i, k,
-		CASE k WHEN 'available' THEN 100000000000000 WHEN 'settlement' THEN -100000000000000 ELSE 0 END
-	FROM generate_series(1, $CLIENTS) i, unnest(ARRAY['available', 'pending', 'settlement', 'fees']) k;
-SQL
+psql -q -v ON_ERROR_STOP=1 -v clients="$CLIENTS" -f "$root/scripts/bench/seed.sql" "$pg"
 
 # percentiles FILE...: p50 p95 p99 in ms of the latency column (µs) of pgbench -l logs.
 percentiles() {
