@@ -1,6 +1,7 @@
 package qr
 
 import (
+	"encoding/binary"
 	"errors"
 	"sync"
 )
@@ -10,7 +11,7 @@ import (
 // Solomon codewords, module placement and mask selection. It replaces the
 // library on the hot path: github.com/skip2/go-qrcode builds all eight masked
 // symbols as [][]bool and costs ~1.2 ms and ~9,400 allocations per BR Code;
-// this costs a few tens of µs and no allocation once its pools are warm. The
+// this costs about 10 µs and no allocation once its pools are warm. The
 // library remains the reference the tests compare against bit for bit. The
 // structure follows Project Nayuki's QR Code generator (MIT licence).
 //
@@ -79,12 +80,12 @@ type scratch struct {
 	from  []byte // segmentation DP: from[i*3+state] = mode of byte i
 	modes []byte // chosen mode of each byte
 	data  []byte // data codewords
-	ecc   []byte // error correction codewords, block after block
 	all   []byte // interleaved codewords
-	mod   []byte // placed, unmasked symbol: 1 = dark
+	mod   []byte // placed, unmasked symbol: 1 = dark (sizes over 64)
 	try   []byte // symbol under a mask
 
-	// Bit-packed symbol for sizes up to 64: rows[y] bit x, cols[x] bit y.
+	// Bit-packed symbol for sizes up to 64: rows[y] bit x, cols[x] bit y;
+	// mod* unmasked, the others under the mask being scored.
 	modRows, modCols, rows, cols [64]uint64
 }
 
@@ -111,6 +112,9 @@ func (s *scratch) encodeMatrix(content string, mask int) ([]byte, int, error) {
 	s.addECC(ver)
 	t := getTemplate(ver)
 	n := t.size
+	if n <= 64 {
+		return s.encodeBits(t, mask), n, nil
+	}
 	s.mod = resize(s.mod, n*n)
 	copy(s.mod, t.base)
 	all := s.all
@@ -121,15 +125,79 @@ func (s *scratch) encodeMatrix(content string, mask int) ([]byte, int, error) {
 	}
 
 	s.try = resize(s.try, n*n)
-	switch {
-	case mask >= 0: // forced
-	case n <= 64:
-		mask = s.chooseMaskBits(t)
-	default:
+	if mask < 0 {
 		mask = s.chooseMaskBytes(t)
 	}
 	s.applyMask(t, mask)
 	return s.try, n, nil
+}
+
+// encodeBits is encodeMatrix's placement and masking for sizes up to 64,
+// done on the bit-packed symbol: the codewords are placed into s.modRows by
+// t.place, s.modCols is its transpose, each mask is one XOR per row and
+// column (the mask boards carry the format information), and only the
+// chosen symbol is unpacked into bytes, in s.try.
+func (s *scratch) encodeBits(t *template, mask int) []byte {
+	n := t.size
+	rows := &s.modRows
+	*rows = t.baseRows
+	all := s.all
+	for _, op := range t.blocks {
+		c := uint64(all[op>>16])
+		y, x := int(op>>6&63), op&63
+		d := int(op>>12&1)*2 - 1
+		rows[y&63] |= c >> 6 << x
+		rows[(y+d)&63] |= c >> 4 & 3 << x
+		rows[(y+2*d)&63] |= c >> 2 & 3 << x
+		rows[(y+3*d)&63] |= c & 3 << x
+	}
+	for _, op := range t.place {
+		v := uint64(all[op>>16]) >> (op >> 13 & 7) & (1 | uint64(op>>12&1)<<1)
+		rows[op>>6&63] |= v << (op & 63)
+	}
+	s.modCols = *rows
+	transpose64(&s.modCols)
+	if mask < 0 {
+		mask = s.chooseMaskBits(t)
+	}
+
+	// Unpack rows[y] ^ mask 8 modules at a time; each row's last store
+	// may run into the next row, which is written after it, and the last
+	// row's into the slack past n*n.
+	s.try = resize(s.try, n*n+8)
+	try := s.try
+	mr := &t.maskRows[mask]
+	for y := 0; y < n; y++ {
+		r := rows[y] ^ mr[y]
+		o := try[y*n:]
+		for x := 0; x < n; x += 8 {
+			binary.LittleEndian.PutUint64(o[x:], spread[byte(r>>x)])
+		}
+	}
+	return try[:n*n]
+}
+
+// spread[b] has byte i set to bit i of b.
+var spread = func() (t [256]uint64) {
+	for b := range t {
+		for i := 0; i < 8; i++ {
+			t[b] |= uint64(b>>i&1) << (8 * i)
+		}
+	}
+	return t
+}()
+
+// transpose64 transposes a 64×64 bit matrix in place: bit x of a[y] goes to
+// bit y of a[x].
+func transpose64(a *[64]uint64) {
+	m := uint64(0x00000000FFFFFFFF)
+	for j := uint(32); j != 0; j, m = j>>1, m^m<<(j>>1) {
+		for k := uint(0); k < 64; k = (k + j + 1) &^ j {
+			t := (a[k]>>j ^ a[k+j]) & m
+			a[k] ^= t << j
+			a[k+j] ^= t
+		}
+	}
 }
 
 // chooseMaskBytes scores the eight masks with penalty and returns the best,
@@ -162,35 +230,19 @@ func (s *scratch) applyMask(t *template, m int) {
 }
 
 // chooseMaskBits scores the eight masks on the bit-packed symbol (sizes up
-// to 64) and returns the best, the lowest mask number on a tie, exactly as
-// chooseMaskBytes would.
+// to 64, s.modRows and s.modCols) and returns the best, the lowest mask
+// number on a tie, exactly as chooseMaskBytes would. A mask is dropped as
+// soon as its partial score reaches the best so far (scores only grow).
 func (s *scratch) chooseMaskBits(t *template) int {
 	n := t.size
-	s.modRows, s.modCols = [64]uint64{}, [64]uint64{}
-	for y := 0; y < n; y++ {
-		row := s.mod[y*n : y*n+n]
-		for x, v := range row {
-			s.modRows[y] |= uint64(v) << x
-			s.modCols[x] |= uint64(v) << y
-		}
-	}
-	best, bestScore := 0, -1
+	best, bestScore := 0, int(^uint(0)>>1)
 	for m := 0; m < 8; m++ {
 		mr, mc := &t.maskRows[m], &t.maskCols[m]
 		for i := 0; i < n; i++ {
 			s.rows[i] = s.modRows[i] ^ mr[i]
 			s.cols[i] = s.modCols[i] ^ mc[i]
 		}
-		fb := formatBits[m]
-		for i := 0; i < 15; i++ {
-			b := uint64(fb>>i) & 1
-			for _, p := range t.format[i] {
-				x, y := int(p)%n, int(p)/n
-				s.rows[y] = s.rows[y]&^(1<<x) | b<<x
-				s.cols[x] = s.cols[x]&^(1<<y) | b<<y
-			}
-		}
-		if score := penaltyBits(&s.rows, &s.cols, n); bestScore < 0 || score < bestScore {
+		if score := scoreBits(&s.rows, &s.cols, n, bestScore); score < bestScore {
 			best, bestScore = m, score
 		}
 	}
@@ -219,76 +271,93 @@ func (s *scratch) segment(content string) (int, error) {
 // library) for a version class, fills s.modes and returns the bit count.
 // Costs are in sixths of a bit: numeric 10/3 bits a digit, alphanumeric 11/2
 // a character, byte 8.
+//
+// After byte i, the cheapest way to be in mode m is to continue m's segment
+// (if byte i fits m) or to end a segment at byte i, in whichever mode that
+// is cheapest (rounded up to whole bits, the first mode on a tie), and
+// start one in m; continuing wins a tie.
 func (s *scratch) chooseModes(content string, class int) int {
 	const inf = 1 << 30
-	var head [3]int
-	for m := range head {
-		head[m] = (4 + countBits[m][class]) * 6
-	}
-	prev := head
+	hn := (4 + countBits[modeNumeric][class]) * 6
+	ha := (4 + countBits[modeAlnum][class]) * 6
+	hb := (4 + countBits[modeByte][class]) * 6
+	pn, pa, pb := hn, ha, hb
+	from := s.from[:3*len(content)]
 	for i := 0; i < len(content); i++ {
 		c := content[i]
-		from := s.from[i*3 : i*3+3]
-		cur := [3]int{inf, inf, inf}
-		from[0], from[1], from[2] = 0xFF, 0xFF, 0xFF
-		cur[modeByte], from[modeByte] = prev[modeByte]+48, modeByte
+		cn, ca, cb := inf, inf, pb+48
+		fn, fa := byte(0xFF), byte(0xFF)
 		if alnumValue[c] >= 0 {
-			cur[modeAlnum], from[modeAlnum] = prev[modeAlnum]+33, modeAlnum
-		}
-		if '0' <= c && c <= '9' {
-			cur[modeNumeric], from[modeNumeric] = prev[modeNumeric]+20, modeNumeric
-		}
-		// A new segment may start after byte i, in any mode.
-		ended := cur
-		endedFrom := [3]byte{from[0], from[1], from[2]}
-		for to := 0; to < 3; to++ {
-			for fm := 0; fm < 3; fm++ {
-				if endedFrom[fm] == 0xFF {
-					continue
-				}
-				cost := (ended[fm]+5)/6*6 + head[to]
-				if from[to] == 0xFF || cost < cur[to] {
-					cur[to], from[to] = cost, endedFrom[fm]
-				}
+			ca, fa = pa+33, modeAlnum
+			if c-'0' <= 9 {
+				cn, fn = pn+20, modeNumeric
 			}
 		}
-		prev = cur
-	}
-	state := 0
-	for m := 1; m < 3; m++ {
-		if prev[m] < prev[state] {
-			state = m
+		// The cheapest segment end; a mode byte i does not fit costs inf.
+		end, endMode := (cn+5)/6*6, byte(modeNumeric)
+		if e := (ca + 5) / 6 * 6; e < end {
+			end, endMode = e, modeAlnum
 		}
+		if e := cb; e < end { // byte costs are whole bits
+			end, endMode = e, modeByte
+		}
+		fb := byte(modeByte)
+		if e := end + hn; e < cn {
+			cn, fn = e, endMode
+		}
+		if e := end + ha; e < ca {
+			ca, fa = e, endMode
+		}
+		if e := end + hb; e < cb {
+			cb, fb = e, endMode
+		}
+		f := from[i*3 : i*3+3 : i*3+3]
+		f[modeNumeric], f[modeAlnum], f[modeByte] = fn, fa, fb
+		pn, pa, pb = cn, ca, cb
 	}
-	total := (prev[state] + 5) / 6
+	state, best := modeNumeric, pn
+	if pa < best {
+		state, best = modeAlnum, pa
+	}
+	if pb < best {
+		state, best = modeByte, pb
+	}
+	total := (best + 5) / 6
 	for i := len(content) - 1; i >= 0; i-- {
-		state = int(s.from[i*3+state])
+		state = int(from[i*3+state])
 		s.modes[i] = byte(state)
 	}
 	return total
 }
 
-// bitWriter appends bits, most significant first, to a zeroed buffer.
+// bitWriter writes bits, most significant first, into buf, each byte as soon
+// as it is complete; the caller pads the last one (writeData).
 type bitWriter struct {
-	buf []byte
-	n   int
+	buf  []byte
+	n    int    // bytes written
+	acc  uint64 // the pending bits, in the low nacc bits
+	nacc uint   // 0..7 between calls
 }
 
-func (w *bitWriter) write(v uint32, bits int) {
-	for i := bits - 1; i >= 0; i-- {
-		if v>>i&1 != 0 {
-			w.buf[w.n>>3] |= 0x80 >> (w.n & 7)
-		}
+// write appends the low bits bits of v (bits ≤ 32).
+func (w *bitWriter) write(v uint32, bits uint) {
+	w.acc = w.acc<<bits | uint64(v)&(1<<bits-1)
+	w.nacc += bits
+	for w.nacc >= 8 {
+		w.nacc -= 8
+		w.buf[w.n] = byte(w.acc >> w.nacc)
 		w.n++
 	}
 }
+
+// bitLen is the number of bits written.
+func (w *bitWriter) bitLen() int { return w.n*8 + int(w.nacc) }
 
 // writeData builds the data codewords of version ver from content and
 // s.modes: segments, terminator, padding to the byte, pad codewords.
 func (s *scratch) writeData(content string, ver int) {
 	capacity := numDataCodewords(ver)
 	s.data = resize(s.data, capacity)
-	clear(s.data)
 	w := bitWriter{buf: s.data}
 	class := 0
 	if ver >= 27 {
@@ -304,15 +373,18 @@ func (s *scratch) writeData(content string, ver int) {
 		}
 		seg := content[i:j]
 		w.write(modeIndicator[mode], 4)
-		w.write(uint32(len(seg)), countBits[mode][class])
+		w.write(uint32(len(seg)), uint(countBits[mode][class]))
 		switch mode {
 		case modeNumeric:
-			for k := 0; k < len(seg); k += 3 {
-				v, nd := uint32(0), 0
-				for ; nd < 3 && k+nd < len(seg); nd++ {
-					v = v*10 + uint32(seg[k+nd]-'0')
-				}
-				w.write(v, nd*3+1)
+			k := 0
+			for ; k+2 < len(seg); k += 3 {
+				w.write(uint32(seg[k]-'0')*100+uint32(seg[k+1]-'0')*10+uint32(seg[k+2]-'0'), 10)
+			}
+			switch len(seg) - k {
+			case 2:
+				w.write(uint32(seg[k]-'0')*10+uint32(seg[k+1]-'0'), 7)
+			case 1:
+				w.write(uint32(seg[k]-'0'), 4)
 			}
 		case modeAlnum:
 			k := 0
@@ -323,17 +395,24 @@ func (s *scratch) writeData(content string, ver int) {
 				w.write(uint32(alnumValue[seg[k]]), 6)
 			}
 		default:
-			for k := 0; k < len(seg); k++ {
+			// Whole bytes: 4 at a time, then the rest.
+			k := 0
+			for ; k+4 <= len(seg); k += 4 {
+				w.write(uint32(seg[k])<<24|uint32(seg[k+1])<<16|uint32(seg[k+2])<<8|uint32(seg[k+3]), 32)
+			}
+			for ; k < len(seg); k++ {
 				w.write(uint32(seg[k]), 8)
 			}
 		}
 		i = j
 	}
-	w.n += min(4, capacity*8-w.n) // terminator
-	w.n = (w.n + 7) &^ 7
-	for pad := byte(0xEC); w.n < capacity*8; pad ^= 0xEC ^ 0x11 {
-		s.data[w.n>>3] = pad
-		w.n += 8
+	w.write(0, uint(min(4, capacity*8-w.bitLen()))) // terminator
+	if w.nacc > 0 {
+		w.write(0, 8-w.nacc)
+	}
+	for pad := byte(0xEC); w.n < capacity; pad ^= 0xEC ^ 0x11 {
+		s.data[w.n] = pad
+		w.n++
 	}
 }
 
@@ -344,36 +423,32 @@ func (s *scratch) addECC(ver int) {
 	raw := numRawDataModules(ver) / 8
 	numShort := numBlocks - raw%numBlocks
 	shortData := raw/numBlocks - eccLen
-	div := rsDivisors[eccLen]
+	rs := getRSTable(eccLen)
 
-	s.ecc = resize(s.ecc, numBlocks*eccLen)
-	s.all = resize(s.all, raw)[:0]
-	k := 0
+	// Block b's byte i goes to i*numBlocks+b, except the extra last byte
+	// of the long blocks (the last ones), which follow all the others;
+	// then the error correction bytes, interleaved the same way.
+	all := resize(s.all, raw)
+	s.all = all
+	dataLen := len(s.data)
+	off := 0
 	for b := 0; b < numBlocks; b++ {
 		dl := shortData
 		if b >= numShort {
 			dl++
 		}
-		rsRemainder(s.data[k:k+dl], div, s.ecc[b*eccLen:(b+1)*eccLen])
-		k += dl
-	}
-	for i := 0; i <= shortData; i++ {
-		off := 0
-		for b := 0; b < numBlocks; b++ {
-			dl := shortData
-			if b >= numShort {
-				dl++
-			}
-			if i < dl {
-				s.all = append(s.all, s.data[off+i])
-			}
-			off += dl
+		blk := s.data[off : off+dl]
+		for i, c := range blk[:shortData] {
+			all[i*numBlocks+b] = c
 		}
-	}
-	for i := 0; i < eccLen; i++ {
-		for b := 0; b < numBlocks; b++ {
-			s.all = append(s.all, s.ecc[b*eccLen+i])
+		if dl > shortData {
+			all[shortData*numBlocks+b-numShort] = blk[shortData]
 		}
+		ecc := rsRemainder(blk, rs)
+		for j, c := range ecc[:eccLen] {
+			all[dataLen+j*numBlocks+b] = c
+		}
+		off += dl
 	}
 }
 
@@ -426,24 +501,56 @@ var rsDivisors = func() (t [31][]byte) {
 	return t
 }()
 
-// rsRemainder writes into out (len = degree) the remainder of data·x^degree
-// divided by the generator div: the block's error correction codewords.
-func rsRemainder(data, div, out []byte) {
-	clear(out)
-	for _, b := range data {
-		factor := b ^ out[0]
-		copy(out, out[1:])
-		out[len(out)-1] = 0
-		if factor == 0 {
-			continue
-		}
-		lf := int(gfLog[factor])
-		for i, d := range div {
-			if d != 0 {
-				out[i] ^= gfExp[int(gfLog[d])+lf]
+// rsTable[f] holds f times the generator polynomial of one degree d: the d
+// coefficients, highest power first, packed big-endian into four words
+// (the bytes past d are zero).
+type rsTable [256][4]uint64
+
+var rsTables [31]struct {
+	once sync.Once
+	t    *rsTable
+}
+
+// getRSTable returns the rsTable of the generator of degree d, built on
+// first use.
+func getRSTable(d int) *rsTable {
+	e := &rsTables[d]
+	e.once.Do(func() {
+		t := new(rsTable)
+		for f := range t {
+			var b [32]byte
+			for i, c := range rsDivisors[d] {
+				b[i] = gfMul(byte(f), c)
+			}
+			for w := range t[f] {
+				t[f][w] = binary.BigEndian.Uint64(b[8*w:])
 			}
 		}
+		e.t = t
+	})
+	return e.t
+}
+
+// rsRemainder returns in its first degree bytes the remainder of
+// data·x^degree divided by the generator of table t: the block's error
+// correction codewords. The remainder is a 32-byte shift register held in
+// four words, out[0] in the top byte of the first; each data byte shifts it
+// by one byte and adds the generator times the byte that fell out.
+func rsRemainder(data []byte, t *rsTable) [32]byte {
+	var w0, w1, w2, w3 uint64
+	for _, b := range data {
+		f := &t[b^byte(w0>>56)]
+		w0 = (w0<<8 | w1>>56) ^ f[0]
+		w1 = (w1<<8 | w2>>56) ^ f[1]
+		w2 = (w2<<8 | w3>>56) ^ f[2]
+		w3 = w3<<8 ^ f[3]
 	}
+	var r [32]byte
+	binary.BigEndian.PutUint64(r[0:], w0)
+	binary.BigEndian.PutUint64(r[8:], w1)
+	binary.BigEndian.PutUint64(r[16:], w2)
+	binary.BigEndian.PutUint64(r[24:], w3)
+	return r
 }
 
 // formatBits[mask] is the 15-bit format information for level M (bits 00)
@@ -470,8 +577,23 @@ type template struct {
 	masks  [8][]byte    // 1 where a mask flips a module (data modules only)
 	format [15][2]int32 // the two places of each format bit
 
-	// For sizes up to 64, the masks bit-packed by row and by column.
+	// For sizes up to 64, bit-packed (rows[y] bit x, cols[x] bit y): base
+	// by row, each mask with its format information by row and by column
+	// (format places are light in base, so XOR-ing the board over the placed
+	// symbol masks it and writes the format bits); and how to place the
+	// codewords. Most codewords fill a block of 2 columns × 4 rows, two
+	// bits a row, the first bit on the right, rows going up or down: for
+	// those, blocks holds the codeword's index in bits 16 and up, bit 12
+	// set if the rows go down, the first row in bits 6–11 and the left
+	// column in 0–5. The other codewords are placed by place: one op per
+	// data module, or per pair of data modules side by side in a row that
+	// take consecutive bits, with the codeword's index in bits 16 and up,
+	// the shift that brings the bit(s) down in 13–15, bit 12 set for a
+	// pair, the row in 6–11 and the column (of a pair, the left one, which
+	// takes the second bit) in 0–5.
+	baseRows           [64]uint64
 	maskRows, maskCols [8][64]uint64
+	blocks, place      []uint32
 }
 
 var templates [41]struct {
@@ -593,13 +715,63 @@ func newTemplate(ver int) *template {
 			}
 		}
 		t.masks[m] = mm
-		if n <= 64 {
-			for y := 0; y < n; y++ {
-				for x := 0; x < n; x++ {
-					b := uint64(mm[y*n+x])
-					t.maskRows[m][y] |= b << x
-					t.maskCols[m][x] |= b << y
+		if n > 64 {
+			continue
+		}
+		withFormat := make([]byte, n*n)
+		copy(withFormat, mm)
+		for i, f := range t.format {
+			withFormat[f[0]] = byte(formatBits[m]>>i) & 1
+			withFormat[f[1]] = byte(formatBits[m]>>i) & 1
+		}
+		for y := 0; y < n; y++ {
+			for x := 0; x < n; x++ {
+				b := uint64(withFormat[y*n+x])
+				t.maskRows[m][y] |= b << x
+				t.maskCols[m][x] |= b << y
+			}
+		}
+	}
+	if n <= 64 {
+		for y := 0; y < n; y++ {
+			for x := 0; x < n; x++ {
+				t.baseRows[y] |= uint64(t.base[y*n+x]) << x
+			}
+		}
+		bits := numRawDataModules(ver) / 8 * 8 // the remainder bits stay light
+		xy := func(i int) (uint32, uint32) {
+			return uint32(t.order[i] % int32(n)), uint32(t.order[i] / int32(n))
+		}
+		// isBlock reports whether codeword k fills 2 columns × 4 rows
+		// going up (d = -1) or down (d = 1), two bits a row, right first.
+		isBlock := func(k int, d int32) bool {
+			o := t.order[8*k : 8*k+8]
+			for j := int32(0); j < 4; j++ {
+				p := o[0] + j*d*int32(n)
+				if o[2*j] != p || o[2*j+1] != p-1 || p%int32(n) == 0 {
+					return false
 				}
+			}
+			return true
+		}
+		for k := 0; k < bits/8; k++ {
+			x, y := xy(8 * k)
+			if isBlock(k, -1) {
+				t.blocks = append(t.blocks, uint32(k)<<16|y<<6|(x-1))
+				continue
+			}
+			if isBlock(k, 1) {
+				t.blocks = append(t.blocks, uint32(k)<<16|1<<12|y<<6|(x-1))
+				continue
+			}
+			for i := 8 * k; i < 8*k+8; i++ {
+				x, y := xy(i)
+				op := uint32(k)<<16 | uint32(7-i%8)<<13 | y<<6 | x
+				if i%2 == 0 && t.order[i+1] == t.order[i]-1 { // (x-1, y) next
+					op = uint32(k)<<16 | uint32(6-i%8)<<13 | 1<<12 | y<<6 | (x - 1)
+					i++
+				}
+				t.place = append(t.place, op)
 			}
 		}
 	}

@@ -203,7 +203,238 @@ func TestPenaltyBitsMatchesBytes(t *testing.T) {
 		if n > 64 {
 			continue
 		}
+		// The byte-wise choice, on the symbol placed by the reference.
+		var ref refScratch
+		_, _, err = ref.refEncodeMatrix(string(b), 0)
+		require.NoError(t, err)
 		tpl := getTemplate((n - 17) / 4)
-		require.Equal(t, s.chooseMaskBytes(tpl), s.chooseMaskBits(tpl))
+		require.Equal(t, ref.refChooseMaskBytes(tpl), s.chooseMaskBits(tpl))
 	}
+}
+
+// mixedPayload returns length characters in runs from several alphabets, so
+// that the segmentation switches modes often and at varied places.
+func mixedPayload(r *rand.Rand, length int) string {
+	alphabets := []string{
+		"0123456789",
+		"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ $%*+-./:",
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.@-",
+		"\x00\x01\x7f\x80\xfe\xffçãé€ 09AZaz",
+	}
+	b := make([]byte, 0, length)
+	for len(b) < length {
+		a := alphabets[r.IntN(len(alphabets))]
+		for k := 1 + r.IntN(30); k > 0 && len(b) < length; k-- {
+			b = append(b, a[r.IntN(len(a))])
+		}
+	}
+	return string(b)
+}
+
+// randomBRCode returns a BR Code with random fields, like a charge's.
+func randomBRCode(t testing.TB, r *rand.Rand) string {
+	txid := make([]byte, 1+r.IntN(brcode.TxIDLen))
+	for j := range txid {
+		txid[j] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[r.IntN(62)]
+	}
+	keys := []string{"123e4567-e89b-42d3-a456-426614174000", "+5511987654321", "pagamentos@example.com.br", "12345678000195"}
+	p := brcode.Payload{
+		Key:          keys[r.IntN(len(keys))],
+		MerchantName: []string{"PIXGATE PAGAMENTOS LTDA", "Loja do Zé", "Comércio de Alimentos Ltda ME"}[r.IntN(3)],
+		MerchantCity: []string{"SAO PAULO", "Rio de Janeiro", "Belo Horizonte"}[r.IntN(3)],
+		Amount:       r.Int64N(100_000_00),
+		TxID:         string(txid),
+	}
+	if r.IntN(3) == 0 {
+		p.Description = strings.Repeat("Pedido ", 1+r.IntN(5))
+	}
+	code, err := brcode.Encode(p)
+	require.NoError(t, err)
+	return code
+}
+
+// TestMatchesReference compares the encoder with the one it replaced
+// (ref_test.go) on thousands of payloads — BR Codes, single-alphabet and
+// mixed text of every length up to version 11, and longer ones up to
+// version 40: same version, segmentation, data and error correction
+// codewords, same mask choice and the same symbol, chosen and under each
+// forced mask (all eight for every 16th payload). For every 8th payload it
+// also checks each mask's packed score against the module-by-module
+// penalty and the old packed scoring, and scoreBits' early stop.
+func TestMatchesReference(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(21, 22))
+	var s scratch // reused, as from the pool
+	var ref refScratch
+	count := 4000
+	if testing.Short() {
+		count = 1000
+	}
+	for i := 0; i < count; i++ {
+		var content string
+		switch k := i % 10; {
+		case k < 3:
+			content = randomBRCode(t, r)
+		case k < 6:
+			content = randomPayload(r, 1+r.IntN(330))
+		case k < 9:
+			content = mixedPayload(r, 1+r.IntN(330))
+		default:
+			if i%30 == 9 {
+				content = mixedPayload(r, 1+r.IntN(3000))
+			} else {
+				content = randomPayload(r, 1+r.IntN(400))
+			}
+		}
+		masks := []int{-1, i % 8}
+		if i%16 == 0 {
+			masks = []int{-1, 0, 1, 2, 3, 4, 5, 6, 7}
+		}
+		for _, mask := range masks {
+			want, wn, werr := ref.refEncodeMatrix(content, mask)
+			got, n, err := s.encodeMatrix(content, mask)
+			require.Equal(t, werr, err, "%q", content)
+			if err != nil {
+				break
+			}
+			require.Equal(t, wn, n, "%q", content)
+			require.Equal(t, ref.modes, s.modes, "modes of %q", content)
+			require.Equal(t, ref.data, s.data, "data of %q", content)
+			require.Equal(t, ref.all, s.all, "codewords of %q", content)
+			if string(want) != string(got) {
+				require.Failf(t, "symbol differs", "mask %d, %q", mask, content)
+			}
+		}
+		if i%8 != 0 {
+			continue
+		}
+		// Each mask's score on the packed symbol equals the module-by-
+		// module score of the reference's masked symbol, and scoreBits
+		// stops only at or past its bound.
+		_, n, err := s.encodeMatrix(content, 0) // s.modRows, s.modCols
+		if err != nil || n > 64 {
+			continue
+		}
+		tpl := getTemplate((n - 17) / 4)
+		_, _, err = ref.refEncodeMatrix(content, 0) // ref.mod
+		require.NoError(t, err)
+		for m := 0; m < 8; m++ {
+			ref.refApplyMask(tpl, m)
+			var rows, cols [64]uint64
+			for k := 0; k < n; k++ {
+				rows[k] = s.modRows[k] ^ tpl.maskRows[m][k]
+				cols[k] = s.modCols[k] ^ tpl.maskCols[m][k]
+			}
+			want := penalty(ref.try, n)
+			require.Equal(t, want, penaltyBits(&rows, &cols, n), "mask %d of %q", m, content)
+			require.Equal(t, want, refPenaltyBits(&rows, &cols, n))
+			bound := want - 50 + r.IntN(100)
+			if got := scoreBits(&rows, &cols, n, bound); want < bound {
+				require.Equal(t, want, got)
+			} else {
+				require.GreaterOrEqual(t, got, bound)
+				require.LessOrEqual(t, got, want)
+			}
+		}
+	}
+}
+
+// TestCrossOKBits compares the bit-scan crossOKBits with the module-by-
+// module one it replaced on random lines, every size up to 64 and centre.
+func TestCrossOKBits(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(23, 24))
+	ok := 0
+	for i := 0; i < 20000; i++ {
+		n := 1 + r.IntN(64)
+		var line uint64
+		switch i % 3 {
+		case 0: // random
+			line = r.Uint64()
+		case 1: // a 1:1:3:1:1 somewhere, with random scale and noise
+			k := 1 + r.IntN(3)
+			at := r.IntN(64)
+			for j, c := range "10111010" {
+				for q := 0; q < k; q++ {
+					if b := at + j*k + q; c == '1' && b < 64 {
+						line |= 1 << b
+					}
+				}
+			}
+			line ^= 1 << r.IntN(64)
+		default: // long runs
+			for b := 0; b < 64; {
+				w := 1 + r.IntN(8)
+				if r.IntN(2) == 0 {
+					line |= (1<<w - 1) << b
+				}
+				b += w
+			}
+		}
+		line &= ^uint64(0) >> (64 - n)
+		for pos := 0; pos < n; pos++ {
+			want := refCrossOKBits(line, n, pos)
+			require.Equal(t, want, crossOKBits(line, n, pos), "%064b n=%d pos=%d", line, n, pos)
+			if want {
+				ok++
+			}
+		}
+	}
+	require.Positive(t, ok)
+}
+
+// BenchmarkMatrixSteps times the steps of BenchmarkOurMatrix one by one.
+func BenchmarkMatrixSteps(b *testing.B) {
+	code := benchCode(b)
+	var s scratch
+	_, n, err := s.encodeMatrix(code, -1)
+	require.NoError(b, err)
+	ver := (n - 17) / 4
+	t := getTemplate(ver)
+	b.Run("segment", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = s.segment(code)
+		}
+	})
+	b.Run("writeData", func(b *testing.B) {
+		for b.Loop() {
+			s.writeData(code, ver)
+		}
+	})
+	b.Run("addECC", func(b *testing.B) {
+		for b.Loop() {
+			s.addECC(ver)
+		}
+	})
+	b.Run("place", func(b *testing.B) { // placement, transpose, unpacking
+		for b.Loop() {
+			s.encodeBits(t, 0)
+		}
+	})
+	b.Run("chooseMask", func(b *testing.B) {
+		for b.Loop() {
+			s.chooseMaskBits(t)
+		}
+	})
+}
+
+// FuzzMatrixMatchesReference: for any payload and mask (8 and up: chosen),
+// the symbol equals the one of the encoder this one replaced.
+func FuzzMatrixMatchesReference(f *testing.F) {
+	f.Add("00020126510014br.gov.bcb.pix0115thalesog@me.com0210Pedido 123520400005303986540510.005802BR5914THALES OGLIARI6015SAO MIGUEL DO O62070503***63040DC6", uint8(8))
+	f.Add("HELLO WORLD 0123456789 hello", uint8(3))
+	f.Add("\x00\xff9", uint8(255))
+	f.Fuzz(func(t *testing.T, payload string, m uint8) {
+		mask := int(m)
+		if mask > 7 {
+			mask = -1
+		}
+		var s scratch
+		var ref refScratch
+		want, wn, werr := ref.refEncodeMatrix(payload, mask)
+		got, n, err := s.encodeMatrix(payload, mask)
+		require.Equal(t, werr, err)
+		require.Equal(t, wn, n)
+		require.True(t, string(want) == string(got), "symbol differs")
+	})
 }

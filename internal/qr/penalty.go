@@ -167,108 +167,146 @@ func crossOK(m []byte, n, p, stride, pos int) bool {
 // handful of word operations instead of a branch per module. It must agree
 // with penalty exactly; a test checks that on random symbols.
 
-// fillLow returns v<<k with the k vacated low bits set (light outside).
-func fillLow(v uint64, k uint) uint64 { return v<<k | (1<<k - 1) }
-
-// fillHigh returns v>>k with the k vacated high bits set (light outside).
-func fillHigh(v uint64, k uint) uint64 { return v>>k | ^(^uint64(0) >> k) }
-
+// penaltyBits is penalty on the bit-packed symbol.
 func penaltyBits(rows, cols *[64]uint64, n int) int {
+	return scoreBits(rows, cols, n, int(^uint(0)>>1))
+}
+
+// scoreBits is penaltyBits, except that it may stop as soon as the score
+// reaches bound and then return a partial score, at least bound. The
+// balance (N4) is counted first and everything after it only adds, so a
+// partial score never exceeds the total.
+func scoreBits(rows, cols *[64]uint64, n, bound int) int {
 	full := ^uint64(0) >> (64 - n)
-	score, dark := 0, 0
+	dark := 0
+	for _, r := range rows[:n] {
+		dark += bits.OnesCount64(r)
+	}
+	total := n * n
+	k := (abs(dark*20-total*10)+total-1)/total - 1
+	score := k * penaltyBalance
 	for y := 0; y < n; y++ {
 		r := rows[y]
-		score += lineBits(r, full) + lineBits(cols[y], full)
-		dark += bits.OnesCount64(r)
+		line, cand := lineBits(r, full)
+		score += line
+		if cand != 0 {
+			score += penaltyFalseFinder * lineFalseFinders(cand, cols, n, y)
+		}
 		if y+1 < n {
 			same := ^(r ^ rows[y+1])
 			h := ^(r ^ (r >> 1))
 			score += penaltyBlock * bits.OnesCount64(same&(same>>1)&h&(full>>1))
 		}
+		if score >= bound {
+			return score
+		}
 	}
-	total := n * n
-	k := (abs(dark*20-total*10)+total-1)/total - 1
-	score += k * penaltyBalance
-	score += (falseFindersBits(rows, cols, n) + falseFindersBits(cols, rows, n)) * penaltyFalseFinder
+	for x := 0; x < n; x++ {
+		line, cand := lineBits(cols[x], full)
+		score += line
+		if cand != 0 {
+			score += penaltyFalseFinder * lineFalseFinders(cand, rows, n, x)
+		}
+		if score >= bound {
+			return score
+		}
+	}
 	return score
 }
 
-// finderCore has bit s set where modules s..s+6 read 1011101.
-func finderCore(dark, light uint64) uint64 {
-	return dark & (light >> 1) & (dark >> 2) & (dark >> 3) & (dark >> 4) & (light >> 5) & (dark >> 6)
-}
-
-// lineBits is linePenalty for one packed line of n modules (full = n ones).
-func lineBits(dark, full uint64) int {
+// lineBits is linePenalty for one packed line of n modules (full = n ones):
+// runs (N1) and finder-like patterns (N3). It also returns the false finder
+// candidates of the line for lineFalseFinders: bit s set where modules
+// s-1..s+7 read 010111010, the outside counting as light.
+func lineBits(dark, full uint64) (int, uint64) {
 	light := ^dark // modules past n read light
 	lt := light & full
-	a1 := dark & (dark >> 1) & (dark >> 2) & (dark >> 3) & (dark >> 4) // starts of 5 dark
-	a0 := lt & (lt >> 1) & (lt >> 2) & (lt >> 3) & (lt >> 4)           // starts of 5 light
-	// A run of r ≥ 5 scores 3+(r-5) = (r-4) run starts + 2 for its first.
-	score := bits.OnesCount64(a1) + 2*bits.OnesCount64(a1&^(a1<<1)) +
-		bits.OnesCount64(a0) + 2*bits.OnesCount64(a0&^(a0<<1))
-	p := finderCore(dark, light)
-	before := fillLow(light, 1) & fillLow(light, 2) & fillLow(light, 3) & fillLow(light, 4)
-	after := fillHigh(light, 7) & fillHigh(light, 8) & fillHigh(light, 9) & fillHigh(light, 10)
+	// Starts of 5 same-colour modules; a run of r ≥ 5 scores 3+(r-5) =
+	// (r-4) starts + 2 for its first. A start of 5 dark is never next to
+	// one of 5 light, so both colours are counted at once.
+	d2 := dark & (dark >> 1)
+	d4 := d2 & (d2 >> 2)
+	l2 := lt & (lt >> 1)
+	l4 := l2 & (l2 >> 2)
+	a := d4&(dark>>4) | l4&(lt>>4)
+	score := bits.OnesCount64(a) + 2*bits.OnesCount64(a&^(a<<1))
+	// Bit s of p: modules s..s+6 read 1011101 (so s+6 < n).
+	p := dark & (light >> 1) & (d2 >> 2) & (dark >> 4) & (light >> 5) & (dark >> 6)
+	if p == 0 {
+		return score, 0
+	}
+	// before: s-4..s-1 light, the outside (s-k < 0) counting as light.
+	e := light<<4 | 0xF
+	e2 := e & (e >> 1)
+	before := e2 & (e2 >> 2)
+	// after: s+7..s+10 light, bits 64 and up counting as light.
+	h2 := light & (light>>1 | 1<<63)
+	h4 := h2 & (h2>>2 | 3<<62)
+	const top7 = ^(^uint64(0) >> 7)
+	after := h4>>7 | top7
 	score += penaltyFinderLike * (bits.OnesCount64(p&before) + bits.OnesCount64(p&after))
-	return score
+	return score, p & (light<<1 | 1) & (light>>7 | top7)
 }
 
 // falseFindersBits is falseFinders scanning lines (rows or columns) with
 // cross, the other orientation, for the check through the centre.
 func falseFindersBits(lines, cross *[64]uint64, n int) int {
+	full := ^uint64(0) >> (64 - n)
 	count := 0
 	for l := 0; l < n; l++ {
-		dark := lines[l]
-		light := ^dark
-		f := finderCore(dark, light) & fillLow(light, 1) & fillHigh(light, 7)
-		for f != 0 {
-			s := bits.TrailingZeros64(f)
-			f &= f - 1
-			c := s + 3
-			if !inFinder(c, l, n) && crossOKBits(cross[c], n, l) {
-				count++
-			}
+		if _, cand := lineBits(lines[l], full); cand != 0 {
+			count += lineFalseFinders(cand, cross, n, l)
 		}
 	}
 	return count
 }
 
-// crossOKBits is crossOK on a packed line.
+// lineFalseFinders counts the false finders of line l among its candidates
+// cand (from lineBits): the centres outside the finder patterns whose line
+// across, in cross, passes crossOKBits.
+func lineFalseFinders(cand uint64, cross *[64]uint64, n, l int) int {
+	count := 0
+	for cand != 0 {
+		c := bits.TrailingZeros64(cand) + 3 // centre
+		cand &= cand - 1
+		if !inFinder(c, l, n) && crossOKBits(cross[c&63], n, l) {
+			count++
+		}
+	}
+	return count
+}
+
+// crossOKBits is crossOK on a packed line of n modules (bits n and up
+// zero), with the runs measured by bit scans instead of module by module.
 func crossOKBits(line uint64, n, pos int) bool {
-	at := func(i int) bool { return i >= 0 && i < n && line>>i&1 != 0 }
-	if !at(pos) {
+	if line>>pos&1 == 0 {
 		return false
+	}
+	out := ^(^uint64(0) >> (64 - n)) // past the line
+	light := ^line &^ out
+	// up(stop, i): modules i, i+1, … before the first of stop or the end.
+	up := func(stop uint64, i int) int { return min(bits.TrailingZeros64((stop|out)>>i), n-i) }
+	// down(stop, i): modules i, i-1, … before the first of stop or the
+	// start (none if i < 0).
+	down := func(stop uint64, i int) int {
+		return bits.LeadingZeros64(stop<<(63-i) | (uint64(1)<<(63-i) - 1))
 	}
 	var r [5]int
-	lo, hi := pos, pos
-	for at(lo - 1) {
-		lo--
-	}
-	for at(hi + 1) {
-		hi++
-	}
+	lo := pos - down(light, pos) + 1
+	hi := pos + up(light, pos) - 1
 	r[2] = hi - lo + 1
-	i := lo - 1
-	for ; i >= 0 && !at(i); i-- {
-		r[1]++
-	}
+	r[1] = down(line, lo-1)
+	i := lo - 1 - r[1]
 	if i < 0 {
-		return false
+		return false // light up to the edge: no outer dark run
 	}
-	for ; at(i); i-- {
-		r[0]++
-	}
-	i = hi + 1
-	for ; i < n && !at(i); i++ {
-		r[3]++
-	}
+	r[0] = down(light, i)
+	r[3] = up(line, hi+1)
+	i = hi + 1 + r[3]
 	if i >= n {
 		return false
 	}
-	for ; at(i); i++ {
-		r[4]++
-	}
+	r[4] = up(light, i)
 	return ratioOK(r)
 }
 
