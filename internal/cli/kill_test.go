@@ -229,7 +229,7 @@ func TestKillUnderLoad(t *testing.T) {
 			b, err := db.Balances(ctx, c.ClientID)
 			require.NoError(t, err)
 			// Returned payouts are PAID with their return still scheduled.
-			scheduled, err := db.DueSettlementIDs(ctx, time.Now().Add(time.Hour), 1)
+			scheduled, err := db.DueSettlements(ctx, time.Now().Add(time.Hour), 1)
 			require.NoError(t, err)
 			refunds, err := db.DueRefundIDs(ctx, time.Now().Add(time.Hour), 1)
 			require.NoError(t, err)

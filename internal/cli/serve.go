@@ -123,7 +123,9 @@ func (a *app) serve(ctx context.Context) error {
 	var wg sync.WaitGroup
 	runner := &job.Runner{Log: a.log, Interval: jobInterval(a.settings.PayoutDelay), Tasks: []job.Task{
 		{Name: "expire-charges", Run: gw.ExpireDue},
-		{Name: "settle-payouts", Run: gw.SettleDue},
+		// Payouts settle in batches of one client's (gateway.SettleDue); a
+		// wide look at what is due finds several per client.
+		{Name: "settle-payouts", Run: gw.SettleDue, Batch: 1000},
 		{Name: "settle-refunds", Run: gw.SettleRefundsDue},
 	}}
 	wg.Add(2)

@@ -17,31 +17,43 @@ import (
 // the provider for each one's outcome and applies it — completed (PAID,
 // pix.cashout.paid), failed (CANCELLED, funds released, pix.cashout.failed)
 // or returned (PAID now, REVERSED one delay later, amount back and tax kept,
-// pix.cashout.reversed) — each in the transaction that claimed the row, so a
+// pix.cashout.reversed) — in the transaction that claimed the row, so a
 // payout is never settled twice, even across nodes.
 //
-// Each payout settles in its own transaction: a batch would lock several
-// clients' accounts in an order no other transaction follows, and deadlock.
+// Due payouts settle in batches, one transaction per batch: one claim, one
+// commit and, on PostgreSQL, two round trips for the whole batch instead of
+// for each payout. A batch holds payouts of one client only, so it locks the
+// same account rows one payout's settlement would (store.Tx.PostAll moves
+// each once, by the batch's sum): payouts being created for other clients
+// never wait for it. (Batches spanning clients were measured: they held a
+// quarter of all clients' accounts at any time and payout creation queued
+// behind them, 2,800 → 1,700 payouts/s.) A batch that fails is settled
+// again payout by payout, so one payout that cannot settle does not hold up
+// the rest.
 func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 	now := s.now()
-	ids, err := s.DB.DueSettlementIDs(ctx, now, limit)
+	due, err := s.DB.DueSettlements(ctx, now, limit)
 	if err != nil {
 		return 0, fmt.Errorf("settle payouts: %w", err)
 	}
-	n, err := s.each(ctx, ids, func(id string) (bool, error) {
-		settled := false
-		err := s.DB.Write(ctx, func(tx *store.Tx) error {
-			t, ok, err := tx.ClaimSettlement(ctx, id, now)
-			if err != nil || !ok {
-				return err
-			}
-			settled = true
-			return s.settlePayout(ctx, tx, t, now)
-		})
-		if err != nil {
-			return false, fmt.Errorf("settle payout %s: %w", id, err)
+	n, err := each(ctx, byClient(due, settleBatch), func(batch []string) (int, error) {
+		n, err := s.settleBatch(ctx, batch, now)
+		if err == nil || ctx.Err() != nil {
+			return n, err
 		}
-		return settled, nil
+		if s.Log != nil {
+			s.Log.WarnContext(ctx, "settling a batch of payouts failed; settling them one by one", "payouts", len(batch), "error", err.Error())
+		}
+		n = 0
+		var firstErr error
+		for _, id := range batch {
+			k, err := s.settleBatch(ctx, []string{id}, now)
+			n += k
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+		return n, firstErr
 	})
 	if n > 0 {
 		s.wake()
@@ -49,92 +61,136 @@ func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 	return n, err
 }
 
-func (s *Service) settlePayout(ctx context.Context, tx *store.Tx, t store.Transaction, now time.Time) error {
+// settleBatch claims the payouts of ids still due and settles them in one
+// transaction; it returns how many it settled.
+func (s *Service) settleBatch(ctx context.Context, ids []string, now time.Time) (int, error) {
+	settled := 0
+	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+		settled = 0
+		ts, err := tx.ClaimSettlements(ctx, ids, now)
+		if err != nil {
+			return err
+		}
+		posts := make([]store.PostingWrite, 0, len(ts))
+		for _, t := range ts {
+			p, err := s.settlePayout(ctx, tx, t, now)
+			if err != nil {
+				return fmt.Errorf("payout %s: %w", t.ID, err)
+			}
+			if p != nil {
+				posts = append(posts, *p)
+			}
+		}
+		settled = len(ts)
+		return tx.PostAll(ctx, posts, now)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("settle payouts: %w", err)
+	}
+	return settled, nil
+}
+
+// settlePayout applies one settlement step to t, which tx has claimed: the
+// status change and the webhook event are written through tx, and the
+// posting that moves the money, if any, is returned for the caller to
+// apply with the rest of its batch (store.Tx.PostAll).
+func (s *Service) settlePayout(ctx context.Context, tx *store.Tx, t store.Transaction, now time.Time) (*store.PostingWrite, error) {
 	if t.Type != store.TypeCashout {
-		return tx.SetSettleAt(ctx, t.ID, time.Time{})
+		return nil, tx.SetSettleAt(ctx, t.ID, time.Time{})
+	}
+	// The claim locked the row in its current status, so each step below is
+	// one deferred update (store.Tx.SetSettled), not a checked transition:
+	// on PostgreSQL the whole step goes out with the COMMIT.
+	step := func(status string, confirmed, next time.Time, p ledger.Posting, event string) (*store.PostingWrite, error) {
+		if err := tx.SetSettled(ctx, t.ID, status, confirmed, next); err != nil {
+			return nil, err
+		}
+		t.Status = status
+		if !confirmed.IsZero() {
+			t.ConfirmedAt = confirmed
+		}
+		if err := s.emit(ctx, tx, t, event, status, t.Amount, t.Tax, "", now); err != nil {
+			return nil, err
+		}
+		return &store.PostingWrite{ID: s.newOrderedID(), ClientID: t.ClientID, TransactionID: t.ID, Posting: p}, nil
 	}
 	switch t.Status {
 	case StatusPending:
 		d, err := parsePayoutDetails(t)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		outcome, err := s.Provider.Settle(ctx, provider.Transfer{ID: t.ID, Amount: t.Amount,
 			KeyType: pix.KeyType(d.CreditParty.KeyType), Key: d.CreditParty.Key})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		// The claim locked the row in its current status, so each step
-		// below is one deferred update (store.Tx.SetSettled), not a
-		// checked transition: on PostgreSQL the whole step goes out with
-		// the COMMIT.
 		switch outcome {
 		case provider.Failed:
-			if err := tx.SetSettled(ctx, t.ID, StatusCancelled, time.Time{}, time.Time{}); err != nil {
-				return err
-			}
-			if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.PayoutFailed(t.Amount, t.Tax), now); err != nil {
-				return err
-			}
-			t.Status = StatusCancelled
-			return s.emit(ctx, tx, t, EventCashoutFailed, StatusCancelled, t.Amount, t.Tax, "", now)
-		case provider.Completed, provider.Returned:
-			next := time.Time{}
-			if outcome == provider.Returned {
-				next = now.Add(max(s.PayoutDelay, time.Millisecond))
-			}
-			if err := tx.SetSettled(ctx, t.ID, StatusPaid, now, next); err != nil {
-				return err
-			}
-			if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.PayoutCompleted(t.Amount, t.Tax), now); err != nil {
-				return err
-			}
-			t.Status, t.ConfirmedAt = StatusPaid, now
-			return s.emit(ctx, tx, t, EventCashoutPaid, StatusPaid, t.Amount, t.Tax, "", now)
+			return step(StatusCancelled, time.Time{}, time.Time{}, ledger.PayoutFailed(t.Amount, t.Tax), EventCashoutFailed)
+		case provider.Completed:
+			return step(StatusPaid, now, time.Time{}, ledger.PayoutCompleted(t.Amount, t.Tax), EventCashoutPaid)
+		case provider.Returned:
+			next := now.Add(max(s.PayoutDelay, time.Millisecond))
+			return step(StatusPaid, now, next, ledger.PayoutCompleted(t.Amount, t.Tax), EventCashoutPaid)
 		}
-		return fmt.Errorf("unknown provider outcome %q", outcome)
+		return nil, fmt.Errorf("unknown provider outcome %q", outcome)
 	case StatusPaid:
 		// A completed payout scheduled again is being returned by the beneficiary's bank.
-		if err := tx.SetSettled(ctx, t.ID, StatusReversed, time.Time{}, time.Time{}); err != nil {
-			return err
-		}
-		if err := tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.PayoutReversed(t.Amount), now); err != nil {
-			return err
-		}
-		t.Status = StatusReversed
-		return s.emit(ctx, tx, t, EventCashoutReversed, StatusReversed, t.Amount, t.Tax, "", now)
+		return step(StatusReversed, time.Time{}, time.Time{}, ledger.PayoutReversed(t.Amount), EventCashoutReversed)
 	}
 	// Anything else has nothing left to settle.
-	return tx.SetSettleAt(ctx, t.ID, time.Time{})
+	return nil, tx.SetSettleAt(ctx, t.ID, time.Time{})
 }
 
 var errChanged = errors.New("changed concurrently")
 
-// settleWorkers is how many items of a batch settle at once. Each is its own
-// short transaction claimed with SKIP LOCKED, so on PostgreSQL they run in
-// parallel; SQLite's single writer simply takes them in turn.
-const settleWorkers = 4
+// settleWorkers is how many batches (payouts) or items (refunds) settle at
+// once. Each is its own short transaction claimed with SKIP LOCKED, so on
+// PostgreSQL they run in parallel; SQLite's single writer simply takes them
+// in turn.
+const settleWorkers = 2
 
-// each runs fn on every id with up to settleWorkers at once and returns how
-// many reported done, and the first error (the others still run).
-func (s *Service) each(ctx context.Context, ids []string, fn func(id string) (bool, error)) (int, error) {
+// settleBatch is the most payouts settled in one transaction. Larger
+// batches save little more and hold their client's account rows longer.
+const settleBatch = 25
+
+// byClient groups due payouts by client, in order of each client's earliest
+// one, in batches of at most size ids.
+func byClient(due []store.DueSettlement, size int) [][]string {
+	var out [][]string
+	open := make(map[string]int) // client → index of its batch being filled
+	for _, d := range due {
+		i, ok := open[d.ClientID]
+		if !ok || len(out[i]) == size {
+			i = len(out)
+			out = append(out, make([]string, 0, min(size, len(due))))
+			open[d.ClientID] = i
+		}
+		out[i] = append(out[i], d.ID)
+	}
+	return out
+}
+
+// each runs fn on every item with up to settleWorkers at once and returns
+// the sum of what fn reported done, and the first error (the others still
+// run).
+func each[T any](ctx context.Context, items []T, fn func(T) (int, error)) (int, error) {
 	var (
 		mu       sync.Mutex
 		n        int
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	work := make(chan string)
-	for w := 0; w < min(settleWorkers, len(ids)); w++ {
+	work := make(chan T)
+	for w := 0; w < min(settleWorkers, len(items)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for id := range work {
-				done, err := fn(id)
+			for item := range work {
+				done, err := fn(item)
 				mu.Lock()
-				if done {
-					n++
-				}
+				n += done
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
@@ -142,11 +198,11 @@ func (s *Service) each(ctx context.Context, ids []string, fn func(id string) (bo
 			}
 		}()
 	}
-	for _, id := range ids {
+	for _, item := range items {
 		if ctx.Err() != nil {
 			break
 		}
-		work <- id
+		work <- item
 	}
 	close(work)
 	wg.Wait()
@@ -163,18 +219,18 @@ func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("settle refunds: %w", err)
 	}
-	n, err := s.each(ctx, ids, func(id string) (bool, error) {
-		settled := false
+	n, err := each(ctx, ids, func(id string) (int, error) {
+		settled := 0
 		err := s.DB.Write(ctx, func(tx *store.Tx) error {
 			r, ok, err := tx.ClaimRefund(ctx, id, now)
 			if err != nil || !ok {
 				return err
 			}
-			settled = true
+			settled = 1
 			return s.settleRefund(ctx, tx, r, now)
 		})
 		if err != nil {
-			return false, fmt.Errorf("settle refund %s: %w", id, err)
+			return 0, fmt.Errorf("settle refund %s: %w", id, err)
 		}
 		return settled, nil
 	})

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -213,6 +215,73 @@ func TestPayoutLifecycle(t *testing.T) {
 		require.Len(t, h.json["data"], 3)
 		h = b.do("GET", "/api/v1/wallet/transactions?status=REVERSED", nil)
 		require.Len(t, h.json["data"], 1)
+	})
+}
+
+// flakyProvider is the sandbox except that it cannot reach the PIX network
+// for transfers of one amount while down is set.
+type flakyProvider struct {
+	provider.Provider
+	amount pix.Amount
+	down   atomic.Bool
+}
+
+func (p *flakyProvider) Settle(ctx context.Context, t provider.Transfer) (provider.Outcome, error) {
+	if t.Amount == p.amount && p.down.Load() {
+		return "", errors.New("PSP unreachable")
+	}
+	return p.Provider.Settle(ctx, t)
+}
+
+// Payouts settle in batches of one transaction each; a payout that cannot
+// settle fails its batch, which then settles payout by payout: the others
+// settle at once, each exactly once, and the failing one stays PENDING with
+// nothing moved until the provider answers.
+func TestSettlementBatchSurvivesAFailingPayout(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		b.fund("1000")
+		ctx := context.Background()
+		flaky := &flakyProvider{Provider: b.gw.Provider, amount: 777}
+		flaky.down.Store(true)
+		b.gw.Provider = flaky
+
+		var ids []string
+		for i := range 40 { // more than one batch
+			amount := "1"
+			if i == 17 {
+				amount = "7.77"
+			}
+			r := b.do("POST", "/api/v1/gateway/pix-payment", payout(amount, "EMAIL", "someone@example.com"))
+			require.Equal(t, http.StatusOK, r.status, string(r.body))
+			ids = append(ids, r.json["transaction_id"].(string))
+		}
+		b.clock.Advance(time.Hour + time.Second)
+		n, err := b.gw.SettleDue(ctx, 100)
+		require.ErrorContains(t, err, "PSP unreachable")
+		require.Equal(t, 39, n)
+		for i, id := range ids {
+			want := "PAID"
+			if i == 17 {
+				want = "PENDING"
+			}
+			require.Equal(t, want, b.lookup(id)["status"], "payout %d", i)
+		}
+		require.Len(t, b.entries(ids[17]), 1, "the failing payout is only reserved")
+		require.NoError(t, b.db.CheckLedger(ctx))
+
+		flaky.down.Store(false)
+		b.settle()
+		require.Equal(t, "PAID", b.lookup(ids[17])["status"])
+		for _, id := range ids {
+			require.Len(t, b.entries(id), 2, "reserved and completed, once")
+			require.Equal(t, []string{gateway.EventCashoutPaid}, b.eventTypes(id))
+		}
+		avail, pending := b.balance()
+		require.Equal(t, json.Number("0"), pending)
+		require.Equal(t, json.Number(fmt.Sprint(100000-39*100-777)), avail)
+		require.NoError(t, b.db.CheckLedger(ctx))
 	})
 }
 

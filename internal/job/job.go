@@ -16,6 +16,8 @@ import (
 type Task struct {
 	Name string
 	Run  func(ctx context.Context, batch int) (int, error)
+	// Batch, when positive, replaces the Runner's Batch for this task.
+	Batch int
 }
 
 // Runner polls its tasks until its context ends.
@@ -33,14 +35,18 @@ func (r *Runner) Run(ctx context.Context) {
 	if interval <= 0 {
 		interval = time.Second
 	}
-	batch := r.Batch
-	if batch <= 0 {
-		batch = 100
+	defaultBatch := r.Batch
+	if defaultBatch <= 0 {
+		defaultBatch = 100
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		for _, task := range r.Tasks {
+			batch := defaultBatch
+			if task.Batch > 0 {
+				batch = task.Batch
+			}
 			for ctx.Err() == nil {
 				n, err := task.Run(ctx, batch)
 				if err != nil {

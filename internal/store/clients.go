@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -91,17 +90,12 @@ func newClientGroup(db *DB) *group[string, clientRead] {
 // one statement, answering in the order asked.
 func (db *DB) clientsByID(ctx context.Context, ids []string) ([]clientRead, error) {
 	var q strings.Builder
-	q.WriteString(`SELECT ` + clientColumns + ` FROM clients WHERE id IN (`)
+	q.WriteString(`SELECT ` + clientColumns + ` FROM clients WHERE id IN `)
+	tuples(&q, 1, 1, len(ids))
 	args := make([]any, len(ids))
 	for i, id := range ids {
-		if i > 0 {
-			q.WriteByte(',')
-		}
-		q.WriteByte('$')
-		q.WriteString(strconv.Itoa(i + 1))
 		args[i] = id
 	}
-	q.WriteByte(')')
 	found, err := selectAll(ctx, &db.Q, scanClient, q.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("clients: %w", err)

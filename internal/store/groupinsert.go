@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -30,19 +29,8 @@ func (db *DB) insertMany(ctx context.Context, ts []Transaction) ([]bool, error) 
 	q.Grow(len(insertTransactionHead) + len(ts)*100 + 40)
 	q.WriteString(insertTransactionHead)
 	args := make([]any, 0, len(ts)*txColumnCount)
-	for i, t := range ts {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteByte('(')
-		for c := 0; c < txColumnCount; c++ {
-			if c > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteByte('$')
-			q.WriteString(strconv.Itoa(len(args) + c + 1))
-		}
-		q.WriteByte(')')
+	tuples(&q, 1, len(ts), txColumnCount)
+	for _, t := range ts {
 		args = append(args, transactionArgs(t)...)
 	}
 	q.WriteString(" ON CONFLICT DO NOTHING RETURNING id")

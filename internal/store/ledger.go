@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -19,11 +20,27 @@ var AccountKinds = ledger.Kinds
 func AccountID(clientID string, kind ledger.Kind) string { return clientID + ":" + string(kind) }
 
 // Post applies a balanced posting to the client's accounts and records it,
-// all inside tx. Balances are updated first, in account-id order, so
-// concurrent postings never deadlock; then the posting and its entries (one
-// multi-row insert) are recorded. Updating first matters on PostgreSQL:
-// inserting entries first would take KEY SHARE locks on the account rows
-// (the foreign key) that the update then has to upgrade, turning each hot
+// all inside tx: PostAll with one posting.
+func (tx *Tx) Post(ctx context.Context, id, clientID, transactionID string, p ledger.Posting, now time.Time) error {
+	return tx.PostAll(ctx, []PostingWrite{{ID: id, ClientID: clientID, TransactionID: transactionID, Posting: p}}, now)
+}
+
+// PostingWrite is one posting for PostAll: its id, the client whose
+// accounts it moves, and the transaction it belongs to.
+type PostingWrite struct {
+	ID, ClientID, TransactionID string
+	Posting                     ledger.Posting
+}
+
+// PostAll applies balanced postings to their clients' accounts and records
+// them, all inside tx. Balances are updated first, each account once by the
+// sum of its entries, in account-id order: every transaction takes its
+// account row locks in that one global order (a single posting as well as
+// a settlement batch spanning many clients), so concurrent postings never
+// deadlock. Then the postings and their entries are recorded (one
+// multi-row insert each). Updating first matters on PostgreSQL: inserting
+// entries first would take KEY SHARE locks on the account rows (the
+// foreign key) that the update then has to upgrade, turning each hot
 // balance row into a MultiXact and halving single-client throughput
 // (measured: 1.1 ms vs 0.47 ms per payout).
 //
@@ -33,37 +50,57 @@ func AccountID(clientID string, kind ledger.Kind) string { return clientID + ":"
 // statement here needs an answer, so on PostgreSQL they all wait for the
 // transaction's next read or its commit (Tx.later), which is where that
 // error then appears.
-func (tx *Tx) Post(ctx context.Context, id, clientID, transactionID string, p ledger.Posting, now time.Time) error {
-	if err := p.Validate(); err != nil {
-		return err
+func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) error {
+	if len(ps) == 0 {
+		return nil
 	}
-	entries := slices.Clone(p.Entries)
-	slices.SortStableFunc(entries, func(a, b ledger.Entry) int { return strings.Compare(string(a.Account), string(b.Account)) })
-	for _, e := range entries {
-		if err := tx.later(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`,
-			int64(e.Amount), AccountID(clientID, e.Account)); err != nil {
-			return fmt.Errorf("post %s to %s: %w", p.Kind, e.Account, err)
+	deltas := make(map[string]int64)
+	entries := 0
+	for _, w := range ps {
+		if err := w.Posting.Validate(); err != nil {
+			return err
+		}
+		for _, e := range w.Posting.Entries {
+			deltas[AccountID(w.ClientID, e.Account)] += int64(e.Amount)
+		}
+		entries += len(w.Posting.Entries)
+	}
+	accounts := slices.Sorted(maps.Keys(deltas))
+	for _, a := range accounts {
+		if deltas[a] == 0 {
+			continue
+		}
+		if err := tx.later(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, deltas[a], a); err != nil {
+			return fmt.Errorf("post to %s: %w", a, err)
 		}
 	}
-	if err := tx.later(ctx, `INSERT INTO postings (id, client_id, transaction_id, kind, created_at) VALUES ($1,$2,$3,$4,$5)`,
-		id, clientID, transactionID, p.Kind, ms(now)); err != nil {
-		return fmt.Errorf("insert posting: %w", err)
-	}
+
 	var q strings.Builder
-	args := make([]any, 0, 4*len(p.Entries))
+	q.WriteString(`INSERT INTO postings (id, client_id, transaction_id, kind, created_at) VALUES `)
+	tuples(&q, 1, len(ps), 5)
+	args := make([]any, 0, 5*len(ps))
+	for _, w := range ps {
+		args = append(args, w.ID, w.ClientID, w.TransactionID, w.Posting.Kind, ms(now))
+	}
+	if err := tx.later(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("insert postings: %w", err)
+	}
+
+	q.Reset()
 	q.WriteString(`INSERT INTO entries (posting_id, seq, account_id, amount) VALUES `)
-	for i, e := range p.Entries {
-		if i > 0 {
-			q.WriteString(", ")
+	tuples(&q, 1, entries, 4)
+	args = make([]any, 0, 4*entries)
+	for _, w := range ps {
+		for i, e := range w.Posting.Entries {
+			args = append(args, w.ID, i, AccountID(w.ClientID, e.Account), int64(e.Amount))
 		}
-		n := len(args)
-		fmt.Fprintf(&q, "($%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4)
-		args = append(args, id, i, AccountID(clientID, e.Account), int64(e.Amount))
 	}
 	if err := tx.later(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("insert entries: %w", err)
 	}
-	tx.posted = append(tx.posted, p.Kind)
+	for _, w := range ps {
+		tx.posted = append(tx.posted, w.Posting.Kind)
+	}
 	return nil
 }
 

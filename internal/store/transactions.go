@@ -177,7 +177,7 @@ func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
 }
 
 // SetSettled records one settlement step of a transaction that tx has
-// claimed (ClaimSettlement locks the row, so its status cannot change
+// claimed (ClaimSettlements locks the row, so its status cannot change
 // underneath): the new status, confirmed_at when confirmed is non-zero, and
 // the next settle_at (zero: nothing left to settle). It waits for the
 // commit on PostgreSQL (Tx.later).
@@ -196,21 +196,43 @@ func (tx *Tx) DueCharges(ctx context.Context, now time.Time, limit int) ([]Trans
 		WHERE status = 'PENDING' AND type = 'cashin' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`+tx.d.SkipLocked, ms(now), limit)
 }
 
-// DueSettlementIDs returns the ids of up to limit transactions whose
-// settle_at ≤ now, without locking; ClaimSettlement claims each.
-func (q *Q) DueSettlementIDs(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	return q.ids(ctx, `SELECT id FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`, ms(now), limit)
+// DueSettlement is a transaction whose settle_at has passed, and its client.
+type DueSettlement struct {
+	ID, ClientID string
 }
 
-// ClaimSettlement locks the transaction if it is still due at now and no
-// other node holds it; ok is false otherwise.
-func (tx *Tx) ClaimSettlement(ctx context.Context, id string, now time.Time) (Transaction, bool, error) {
-	t, err := scanTransaction(tx.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions
-		WHERE id = $1 AND settle_at IS NOT NULL AND settle_at <= $2`+tx.d.SkipLocked, id, ms(now)))
-	if errors.Is(err, ErrNotFound) {
-		return Transaction{}, false, nil
+// DueSettlements returns up to limit transactions whose settle_at ≤ now,
+// earliest first, without locking; ClaimSettlements claims them.
+func (q *Q) DueSettlements(ctx context.Context, now time.Time, limit int) ([]DueSettlement, error) {
+	out, err := selectAll(ctx, q, func(row scanner) (d DueSettlement, err error) { return d, row.Scan(&d.ID, &d.ClientID) },
+		`SELECT id, client_id FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`, ms(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due settlements: %w", err)
 	}
-	return t, err == nil, err
+	return out, nil
+}
+
+// ClaimSettlements locks and returns the transactions of ids that are still
+// due at now and that no other node holds (PostgreSQL skips rows locked
+// elsewhere), in id order.
+func (tx *Tx) ClaimSettlements(ctx context.Context, ids []string, now time.Time) ([]Transaction, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var q strings.Builder
+	q.WriteString(`SELECT ` + txColumns + ` FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1 AND id IN `)
+	tuples(&q, 2, 1, len(ids))
+	q.WriteString(` ORDER BY id` + tx.d.SkipLocked)
+	args := make([]any, 0, 1+len(ids))
+	args = append(args, ms(now))
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	ts, err := tx.list(ctx, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("claim settlements: %w", err)
+	}
+	return ts, nil
 }
 
 func (q *Q) ids(ctx context.Context, query string, args ...any) ([]string, error) {

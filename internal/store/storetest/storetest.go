@@ -454,6 +454,82 @@ func Exercise(t *testing.T, open Opener) {
 		require.NoError(t, db.CheckLedger(ctx))
 	})
 
+	t.Run("Batches of postings across clients move each balance once and never deadlock", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		clients := make([]store.Client, 6)
+		for i := range clients {
+			clients[i] = NewClient(t, db)
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				return tx.Post(ctx, uuid.NewString(), clients[i].ID, "in", ledger.CashinPaid(1_000_000, 0), t0)
+			}))
+		}
+		// One batch: two postings of one client and one of another, written
+		// as separate postings with their own entries.
+		batch := []store.PostingWrite{
+			{ID: uuid.Must(uuid.NewV7()).String(), ClientID: clients[0].ID, TransactionID: "b-1", Posting: ledger.PayoutReserved(100, 10)},
+			{ID: uuid.Must(uuid.NewV7()).String(), ClientID: clients[1].ID, TransactionID: "b-2", Posting: ledger.PayoutReserved(200, 20)},
+			{ID: uuid.Must(uuid.NewV7()).String(), ClientID: clients[0].ID, TransactionID: "b-1", Posting: ledger.PayoutCompleted(100, 10)},
+		}
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.PostAll(ctx, batch, t0) }))
+		b0, err := db.Balances(ctx, clients[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, ledger.Balances{ledger.Available: 1_000_000 - 110, ledger.Pending: 0, ledger.Settlement: -1_000_000 + 100, ledger.Fees: 10}, b0)
+		ps, err := db.Postings(ctx, "b-1")
+		require.NoError(t, err)
+		require.Len(t, ps, 2)
+		require.Equal(t, ledger.PayoutReserved(100, 10).Entries, ps[0].Entries)
+		require.Equal(t, ledger.PayoutCompleted(100, 10).Entries, ps[1].Entries)
+
+		// A batch that overdraws one client refuses the whole batch.
+		over := []store.PostingWrite{
+			{ID: uuid.NewString(), ClientID: clients[2].ID, TransactionID: "o-1", Posting: ledger.PayoutReserved(1, 0)},
+			{ID: uuid.NewString(), ClientID: clients[3].ID, TransactionID: "o-2", Posting: ledger.PayoutReserved(2_000_000, 0)},
+		}
+		require.ErrorIs(t, db.Write(ctx, func(tx *store.Tx) error { return tx.PostAll(ctx, over, t0) }), store.ErrInsufficientFunds)
+		b2, err := db.Balances(ctx, clients[2].ID)
+		require.NoError(t, err)
+		require.Equal(t, pix.Amount(1_000_000), b2[ledger.Available], "nothing of the refused batch stays")
+
+		// Batches over all clients in shuffled orders, beside single
+		// postings, all at once: every lock is taken in account-id order,
+		// so none deadlocks (PostgreSQL would abort one with 40P01).
+		var wg sync.WaitGroup
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for round := 0; round < 15; round++ {
+					err := db.Write(ctx, func(tx *store.Tx) error {
+						if g%2 == 1 {
+							c := clients[(g+round)%len(clients)]
+							return tx.Post(ctx, uuid.NewString(), c.ID, "single", ledger.PayoutReserved(3, 1), t0)
+						}
+						var ws []store.PostingWrite
+						for _, i := range rand.Perm(len(clients)) {
+							ws = append(ws, store.PostingWrite{ID: uuid.NewString(), ClientID: clients[i].ID, TransactionID: "batch",
+								Posting: ledger.PayoutReserved(5, 1)})
+						}
+						return tx.PostAll(ctx, ws, t0)
+					})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		require.NoError(t, db.CheckLedger(ctx))
+		var total pix.Amount
+		for _, c := range clients {
+			b, err := db.Balances(ctx, c.ID)
+			require.NoError(t, err)
+			total += b[ledger.Available] + b[ledger.Pending]
+		}
+		require.Equal(t, pix.Amount(6*1_000_000-110), total, "only the completed payout left; reservations moved money within each client")
+	})
+
 	t.Run("Concurrent reservations never overdraw", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
@@ -635,22 +711,22 @@ func Exercise(t *testing.T, open Opener) {
 			require.Equal(t, due.ID, rows[0].ID)
 			return nil
 		}))
-		ids, err := db.DueSettlementIDs(ctx, t0.Add(time.Hour), 10)
+		dueSettle, err := db.DueSettlements(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
-		require.Equal(t, []string{payout.ID}, ids)
+		require.Equal(t, []store.DueSettlement{{ID: payout.ID, ClientID: c.ID}}, dueSettle)
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			got, ok, err := tx.ClaimSettlement(ctx, payout.ID, t0.Add(time.Hour))
+			got, err := tx.ClaimSettlements(ctx, []string{payout.ID, due.ID, "missing"}, t0.Add(time.Hour))
 			require.NoError(t, err)
-			require.True(t, ok)
-			require.Equal(t, payout.ID, got.ID)
-			_, ok, err = tx.ClaimSettlement(ctx, payout.ID, t0) // not due yet at t0
+			require.Len(t, got, 1, "only the scheduled payout is due")
+			require.Equal(t, payout.ID, got[0].ID)
+			got, err = tx.ClaimSettlements(ctx, []string{payout.ID}, t0) // not due yet at t0
 			require.NoError(t, err)
-			require.False(t, ok)
+			require.Empty(t, got)
 			return tx.SetSettleAt(ctx, payout.ID, time.Time{})
 		}))
-		ids, err = db.DueSettlementIDs(ctx, t0.Add(time.Hour), 10)
+		dueSettle, err = db.DueSettlements(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
-		require.Empty(t, ids, "unscheduled")
+		require.Empty(t, dueSettle, "unscheduled")
 
 		// Refunds are due, claimed and finished the same way, once.
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
@@ -658,7 +734,7 @@ func Exercise(t *testing.T, open Opener) {
 				Status: store.RefundPending, Amount: 10, CreatedAt: t0, SettleAt: t0.Add(time.Second)})
 			return err
 		}))
-		ids, err = db.DueRefundIDs(ctx, t0.Add(time.Hour), 10)
+		ids, err := db.DueRefundIDs(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
 		require.Equal(t, []string{"rf-1"}, ids)
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
