@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -50,23 +51,93 @@ type Attempt struct {
 	Response   string // the first 1 KiB of the response body
 }
 
-// FinishAttempt records an attempt and the event's next state — status
-// (pending, delivered or failed), attempts and the next attempt time — and
-// releases owner's lease. It reports false, changing nothing but the
-// attempt log, when owner no longer holds the lease.
+// Finish is a finished delivery attempt and the event's next state: status
+// (pending, delivered or failed), attempts and the next attempt time, to be
+// recorded for the lease Owner holds.
+type Finish struct {
+	Owner    string
+	Attempt  Attempt
+	Status   string
+	Attempts int
+	Next     time.Time
+}
+
+// FinishAttempt records an attempt and the event's next state and releases
+// owner's lease. It reports false, changing nothing but the attempt log,
+// when owner no longer holds the lease.
 func (tx *Tx) FinishAttempt(ctx context.Context, owner string, a Attempt, status string, attempts int, next time.Time) (bool, error) {
-	code := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
-	// The insert goes out with the update below (Tx.later): one round trip.
-	if err := tx.later(ctx, `INSERT INTO delivery_attempts (id, event_id, at, status_code, latency_ms, error, response)
-		VALUES ($1,$2,$3,$4,$5,$6,$7)`, a.ID, a.EventID, ms(a.At), code, a.Latency.Milliseconds(), nullString(a.Error), a.Response); err != nil {
-		return false, fmt.Errorf("record attempt: %w", err)
-	}
-	n, err := tx.affected(ctx, `UPDATE events SET status = $3, attempts = $4, next_attempt_at = $5, lease_owner = '', lease_until = 0
-		WHERE id = $1 AND lease_owner = $2`, a.EventID, owner, status, attempts, ms(next))
+	kept, err := tx.finishAttempts(ctx, []Finish{{Owner: owner, Attempt: a, Status: status, Attempts: attempts, Next: next}})
 	if err != nil {
-		return false, fmt.Errorf("finish attempt: %w", err)
+		return false, err
 	}
-	return n == 1, nil
+	return kept[0], nil
+}
+
+// FinishAttempt is Tx.FinishAttempt in a transaction of its own, shared
+// with concurrent calls (one transaction and one commit for the group, on
+// PostgreSQL one round trip; see group). Each call gets its own answer.
+func (db *DB) FinishAttempt(ctx context.Context, f Finish) (bool, error) {
+	return db.finishes.do(ctx, f)
+}
+
+func newFinishGroup(db *DB) *group[Finish, bool] {
+	return &group[Finish, bool]{slots: db.d.GroupInserts, max: maxGroup, run: func(ctx context.Context, fs []Finish) ([]bool, error) {
+		var kept []bool
+		err := db.Write(ctx, func(tx *Tx) error {
+			var err error
+			kept, err = tx.finishAttempts(ctx, fs)
+			return err
+		})
+		return kept, err
+	}}
+}
+
+// finishAttempts records attempts (one multi-row insert) and the next state
+// of their events (one UPDATE … FROM VALUES … RETURNING, which PostgreSQL
+// and SQLite both run: the VALUES columns are column1…column5 on both), and
+// reports for each whether its owner still held the lease. The insert goes
+// out with the update (Tx.later): one round trip.
+func (tx *Tx) finishAttempts(ctx context.Context, fs []Finish) ([]bool, error) {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO delivery_attempts (id, event_id, at, status_code, latency_ms, error, response) VALUES `)
+	tuples(&q, 1, len(fs), 7)
+	args := make([]any, 0, 7*len(fs))
+	for _, f := range fs {
+		a := f.Attempt
+		code := sql.NullInt64{Int64: int64(a.StatusCode), Valid: a.StatusCode != 0}
+		args = append(args, a.ID, a.EventID, ms(a.At), code, a.Latency.Milliseconds(), nullString(a.Error), a.Response)
+	}
+	if err := tx.later(ctx, q.String(), args...); err != nil {
+		return nil, fmt.Errorf("record attempts: %w", err)
+	}
+
+	q.Reset()
+	q.WriteString(`UPDATE events SET status = v.column3, attempts = v.column4, next_attempt_at = v.column5,
+		lease_owner = '', lease_until = 0 FROM (VALUES `)
+	args = make([]any, 0, 5*len(fs)) // not args[:0]: the queued insert still holds those
+	for i, f := range fs {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&q, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS BIGINT))",
+			n+1, n+2, n+3, n+4, n+5)
+		args = append(args, f.Attempt.EventID, f.Owner, f.Status, int64(f.Attempts), ms(f.Next))
+	}
+	q.WriteString(`) AS v WHERE events.id = v.column1 AND events.lease_owner = v.column2 RETURNING events.id`)
+	ids, err := tx.ids(ctx, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("finish attempts: %w", err)
+	}
+	done := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		done[id] = true
+	}
+	kept := make([]bool, len(fs))
+	for i, f := range fs {
+		kept[i] = done[f.Attempt.EventID]
+	}
+	return kept, nil
 }
 
 // ReleaseEvent gives up owner's lease on an event without an attempt.

@@ -61,9 +61,10 @@ type Dialect struct {
 	// with its COMMIT; without it (SQLite, in-process) every statement runs
 	// at once.
 	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Stmt, query bool) (int64, Rows, error)
-	// GroupInserts is how many group inserts of DB.InsertTransaction may be
-	// in flight at once (at least 1): 1 for SQLite's single writer, a few
-	// for PostgreSQL so that a group never waits long for the previous one.
+	// GroupInserts is how many group inserts of DB.InsertTransaction, and
+	// how many grouped DB.FinishAttempt transactions, may be in flight at
+	// once (at least 1): 1 for SQLite's single writer, a few for PostgreSQL
+	// so that a group never waits long for the previous one.
 	GroupInserts int
 	// GroupReads is how many grouped client reads (DB.Client) may be in
 	// flight at once; 0 reads each client on its own (SQLite: in-process
@@ -89,6 +90,8 @@ type DB struct {
 	// clients groups concurrent Client reads.
 	inserts *group[Transaction, bool]
 	clients *group[string, clientRead]
+	// finishes groups concurrent FinishAttempt calls into one transaction.
+	finishes *group[Finish, bool]
 	// OnPosting, when set, is called after each commit once per ledger
 	// posting the transaction wrote (for metrics).
 	OnPosting func(kind string)
@@ -99,6 +102,7 @@ func New(writer, reader *sql.DB, d *Dialect) *DB {
 	db := &DB{Q: Q{q: sqlQuerier{reader}, d: d}, writer: writer, reader: reader, d: d}
 	db.inserts = newInsertGroup(db)
 	db.clients = newClientGroup(db)
+	db.finishes = newFinishGroup(db)
 	return db
 }
 

@@ -230,12 +230,8 @@ func (d *Dispatcher) deliver(ctx context.Context, e store.Event, leaseEnd time.T
 	// Record the attempt even when it was aborted at shutdown.
 	wctx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancelWrite()
-	var kept bool
-	err := d.DB.Write(wctx, func(tx *store.Tx) error {
-		var err error
-		kept, err = tx.FinishAttempt(wctx, d.Owner, a, status, e.Attempts+1, next)
-		return err
-	})
+	// Concurrent workers' records share one transaction (store.DB.FinishAttempt).
+	kept, err := d.DB.FinishAttempt(wctx, store.Finish{Owner: d.Owner, Attempt: a, Status: status, Attempts: e.Attempts + 1, Next: next})
 	if err != nil {
 		d.Log.ErrorContext(ctx, "record webhook attempt", "event_id", e.ID, "error", err.Error())
 		return

@@ -795,6 +795,74 @@ func Exercise(t *testing.T, open Opener) {
 		require.Equal(t, 1, e.Attempts)
 	})
 
+	t.Run("Concurrent attempt records share transactions and each get their own answer", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		const n = 60
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for i := range n {
+				if err := tx.InsertEvent(ctx, store.Event{ID: fmt.Sprint("evt_g", i), ClientID: c.ID, TransactionID: "t1", Type: "x",
+					URL: "u", Payload: "{}", CreatedAt: t0}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			evs, err := tx.ClaimEvents(ctx, "node-a", t0, t0.Add(12*time.Second), n)
+			require.Len(t, evs, n)
+			return err
+		}))
+		// Every third call names an owner that holds no lease; the rest
+		// deliver (even i) or schedule a retry (odd i), all at once.
+		kept := make([]bool, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				owner, status := "node-a", "delivered"
+				if i%3 == 0 {
+					owner = "node-b"
+				}
+				if i%2 == 1 {
+					status = "pending"
+				}
+				var err error
+				kept[i], err = db.FinishAttempt(ctx, store.Finish{Owner: owner, Status: status, Attempts: 1 + i%2, Next: t0.Add(time.Duration(i) * time.Minute),
+					Attempt: store.Attempt{ID: fmt.Sprint("att-g", i), EventID: fmt.Sprint("evt_g", i), At: t0, StatusCode: 200 + i, Latency: time.Duration(i) * time.Millisecond}})
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		for i := range n {
+			e, err := db.Event(ctx, fmt.Sprint("evt_g", i))
+			require.NoError(t, err)
+			if i%3 == 0 {
+				require.False(t, kept[i], "event %d: not node-b's lease", i)
+				require.Equal(t, "pending", e.Status)
+				require.Equal(t, 0, e.Attempts)
+				continue
+			}
+			require.True(t, kept[i], "event %d", i)
+			want := map[bool]string{true: "pending", false: "delivered"}[i%2 == 1]
+			require.Equal(t, want, e.Status, "event %d", i)
+			require.Equal(t, 1+i%2, e.Attempts, "event %d", i)
+			require.Equal(t, t0.Add(time.Duration(i)*time.Minute), e.NextAttemptAt.UTC(), "event %d", i)
+		}
+		atts, err := db.Attempts(ctx, "t1")
+		require.NoError(t, err)
+		require.Len(t, atts, n, "every attempt is logged, kept lease or not")
+		for i := range n {
+			a := atts[fmt.Sprint("evt_g", i)]
+			require.Len(t, a, 1)
+			require.Equal(t, 200+i, a[0].StatusCode)
+		}
+	})
+
 	t.Run("Events are stored with their transaction", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
