@@ -44,11 +44,14 @@ var dialect = &store.Dialect{
 	},
 	Locker:   func() (lock.SessionLocker, error) { return advisoryLocker{}, nil },
 	Pipeline: pipeline,
-	// Enough groups in flight to keep several connections busy, few
-	// enough that concurrent charges still share statements.
-	GroupInserts: 3,
+	// One group in flight: calls that arrive meanwhile all go out together
+	// in the next statement. Measured on 2 vCPUs (charges/s at C = 16/32,
+	// slots for inserts/reads): 3/3 5,650/6,900; 3/1 5,900/7,000; 2/1
+	// 6,170/7,430; 1/1 6,830/7,880 — bigger groups cost less CPU per call,
+	// and latency fell too (p50 2.7 → 2.2 ms at C = 16).
+	GroupInserts: 1,
 	// Authentication reads of concurrent requests share a statement.
-	GroupReads: 3,
+	GroupReads: 1,
 }
 
 // pipeline sends stmts as one pgx batch on conn's pgx connection: one
