@@ -44,13 +44,17 @@ var dialect = &store.Dialect{
 	},
 	Locker:   func() (lock.SessionLocker, error) { return advisoryLocker{}, nil },
 	Pipeline: pipeline,
-	// One group in flight: calls that arrive meanwhile all go out together
-	// in the next statement. Measured on 2 vCPUs (charges/s at C = 16/32,
-	// slots for inserts/reads): 3/3 5,650/6,900; 3/1 5,900/7,000; 2/1
-	// 6,170/7,430; 1/1 6,830/7,880 — bigger groups cost less CPU per call,
-	// and latency fell too (p50 2.7 → 2.2 ms at C = 16).
-	GroupInserts: 1,
-	// Authentication reads of concurrent requests share a statement.
+	// Grouped writes commit, so several groups stay in flight: with one,
+	// every caller waited for each commit's WAL flush in turn, which
+	// measured best on a fresh cluster (charges/s at C = 16/32: 6,830/7,880
+	// vs 5,900/7,000 with 3) but worst in scripts/bench/run.sh, where
+	// checkpoints run beside the load and flushes slow down (3,500/4,790
+	// vs 5,000/6,100).
+	GroupInserts: 3,
+	// Authentication reads of concurrent requests share a statement, one
+	// at a time: reads flush nothing, and larger groups cost less CPU per
+	// call (charges/s at C = 16/32 with 3 read groups in flight:
+	// 5,650/6,900; with 1: 5,900/7,000).
 	GroupReads: 1,
 }
 
