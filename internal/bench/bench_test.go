@@ -125,6 +125,8 @@ func TestBenchCommand(t *testing.T) {
 			require.Positive(t, rep.Check.Payouts)
 			require.Equal(t, 3, rep.Check.Clients)
 			require.Positive(t, rep.WebhooksReceived, "the bench's receiver got webhooks")
+			require.Positive(t, rep.Check.WebhooksDrainedS, "the run waited for the server's outbox to empty")
+			require.Zero(t, rep.Check.WebhooksPending)
 		})
 	}
 }

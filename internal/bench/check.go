@@ -230,9 +230,40 @@ func (r *runner) check(ctx context.Context) CheckReport {
 		rep.Mismatches = []string{}
 	}
 	rep.OK = k.count == 0
-	rep.DurationS = time.Since(start).Seconds()
 	rep.PendingDrainedS = drained.Seconds()
+	if r.sink != nil && r.cfg.DatabaseURL != "" && ctx.Err() == nil {
+		rep.WebhooksDrainedS, rep.WebhooksPending = r.waitOutbox(ctx, start, deadline)
+	}
+	rep.DurationS = time.Since(start).Seconds()
 	return rep
+}
+
+// waitOutbox waits, until deadline, for the server's outbox to hold no
+// pending event, with the bench's webhook receiver still up: the webhooks
+// of this run's operations are then delivered inside its own run instead of
+// being retried against a receiver that is gone while the next run measures.
+// It returns when the outbox was last seen empty, counted from start, and
+// how many events were still pending if the deadline came first.
+func (r *runner) waitOutbox(ctx context.Context, start, deadline time.Time) (float64, int64) {
+	db, err := openServerDB(ctx, r.cfg.DatabaseURL)
+	if err != nil {
+		r.progress("not waiting for webhooks: %v", err)
+		return 0, 0
+	}
+	defer db.Close()
+	for {
+		n, _, err := db.OutboxLag(ctx, time.Now())
+		if err == nil && n == 0 {
+			return time.Since(start).Seconds(), 0
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return time.Since(start).Seconds(), n
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // payoutEffect is what a payout in status does to available and pending.

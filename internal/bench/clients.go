@@ -27,17 +27,7 @@ var (
 // running server's own, already migrated), in environment env, as
 // `pixgate clients create` does, and returns their credentials.
 func CreateClients(ctx context.Context, databaseURL, env string, n int, tag string) ([]Credential, error) {
-	var db *store.DB
-	var err error
-	if strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://") {
-		db, err = postgres.Open(ctx, databaseURL, 2)
-	} else {
-		path := sqlite.Path(databaseURL)
-		if _, serr := os.Stat(path); serr != nil {
-			return nil, fmt.Errorf("create clients: database %s: %w (give the running server's --database-url)", path, serr)
-		}
-		db, err = sqlite.Open(ctx, path)
-	}
+	db, err := openServerDB(ctx, databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("create clients: %w", err)
 	}
@@ -53,4 +43,16 @@ func CreateClients(ctx context.Context, databaseURL, env string, n int, tag stri
 		out = append(out, Credential{ID: cred.ClientID, Secret: cred.ClientSecret})
 	}
 	return out, nil
+}
+
+// openServerDB opens the running server's database (already migrated).
+func openServerDB(ctx context.Context, databaseURL string) (*store.DB, error) {
+	if strings.HasPrefix(databaseURL, "postgres://") || strings.HasPrefix(databaseURL, "postgresql://") {
+		return postgres.Open(ctx, databaseURL, 2)
+	}
+	path := sqlite.Path(databaseURL)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("database %s: %w (give the running server's --database-url)", path, err)
+	}
+	return sqlite.Open(ctx, path)
 }

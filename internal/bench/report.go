@@ -56,10 +56,16 @@ type CheckReport struct {
 	RejectedChecked int `json:"rejected_checked"`
 	// PendingDrainedS is how long after the load every client's
 	// pending_cents reached 0 (all payouts out of PENDING).
-	PendingDrainedS float64  `json:"pending_drained_s"`
-	DurationS       float64  `json:"duration_s"`
-	MismatchCount   int      `json:"mismatch_count"`
-	Mismatches      []string `json:"mismatches"`
+	PendingDrainedS float64 `json:"pending_drained_s"`
+	// WebhooksDrainedS is how long after the load the server's outbox was
+	// empty, every webhook delivered (only with a database URL and the
+	// bench's own receiver); WebhooksPending is what was left at the
+	// settle timeout.
+	WebhooksDrainedS float64  `json:"webhooks_drained_s,omitempty"`
+	WebhooksPending  int64    `json:"webhooks_pending,omitempty"`
+	DurationS        float64  `json:"duration_s"`
+	MismatchCount    int      `json:"mismatch_count"`
+	Mismatches       []string `json:"mismatches"`
 }
 
 func writeJSON(w io.Writer, rep Report) error {
@@ -117,6 +123,9 @@ func writeCheck(w io.Writer, rep Report) error {
 	if c.OK {
 		_, err := fmt.Fprintf(w, "check: OK — %s agree with the acknowledgements (pending payouts drained %.1f s after the load; check took %.1f s)\n",
 			what, c.PendingDrainedS, c.DurationS)
+		if err == nil && c.WebhooksDrainedS > 0 {
+			_, err = fmt.Fprintf(w, "webhooks: the server's outbox emptied %.1f s after the load (%d still pending)\n", c.WebhooksDrainedS, c.WebhooksPending)
+		}
 		return err
 	}
 	fmt.Fprintf(w, "check: FAILED — %d mismatches in %s (%.1f s):\n", c.MismatchCount, what, c.DurationS)

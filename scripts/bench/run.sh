@@ -203,12 +203,15 @@ bench "$lite" "sqlite-mix-$first" --concurrency "$first"
 stop_serve
 
 # ---- the table ----
-# drain NAME: seconds after the load until no payout of the run was PENDING.
-drain() { jq -r '.check.pending_drained_s // 0 | . * 10 | round / 10' "$work/$1.json" 2>/dev/null || echo 0; }
+# drain NAME: seconds after the load until no payout of the run was PENDING,
+# then (after "/") until the server's outbox was empty, every webhook
+# delivered to the run's own receiver (pixgate bench waits for both, so the
+# next run starts with nothing left over).
+drain() { jq -r '.check | "\(.pending_drained_s // 0 | . * 10 | round / 10)/\(.webhooks_drained_s // 0 | . * 10 | round / 10)"' "$work/$1.json" 2>/dev/null || echo 0; }
 ratio() { jq -n --argjson a "${1:-0}" --argjson b "${2:-0}" 'if $b > 0 then ($a / $b * 100 | round / 100) else 0 end'; }
 echo
 echo "PostgreSQL (pgbench = the transaction alone; pixgate = HTTP API through pixgate serve), $CLIENTS clients, ${T}s each"
-printf '%-7s %5s | %9s %-22s | %9s %-22s | %5s | %7s %s\n' shape conc "pgb tps" "pgb p50/p95/p99 ms" "pix ok/s" "pix p50/p95/p99 ms" ratio drain-s check
+printf '%-7s %5s | %9s %-22s | %9s %-22s | %5s | %7s %s\n' shape conc "pgb tps" "pgb p50/p95/p99 ms" "pix ok/s" "pix p50/p95/p99 ms" ratio "drain-s pay/hook" check
 for shape in payout charge; do
 	for c in $CONC; do
 		read -r a b d <<<"${PGB_LAT[$shape/$c]}"
@@ -230,7 +233,7 @@ for c in $CONC; do
 done
 echo
 echo "SQLite (pixgate serve on one file), $CLIENTS clients, ${T}s each"
-printf '%-7s %5s | %9s %-22s | %7s %s\n' mix conc "ok/s" "p50/p95/p99 ms" drain-s check
+printf '%-7s %5s | %9s %-22s | %7s %s\n' mix conc "ok/s" "p50/p95/p99 ms" "drain-s pay/hook" check
 for shape in payout charge; do
 	for c in $SQLITE_CONC; do
 		n=sqlite-$shape-$c
