@@ -239,11 +239,12 @@ func (r *runner) check(ctx context.Context) CheckReport {
 }
 
 // waitOutbox waits, until deadline, for the server's outbox to hold no
-// pending event, with the bench's webhook receiver still up: the webhooks
-// of this run's operations are then delivered inside its own run instead of
-// being retried against a receiver that is gone while the next run measures.
-// It returns when the outbox was last seen empty, counted from start, and
-// how many events were still pending if the deadline came first.
+// pending event of the run's clients, with the bench's webhook receiver
+// still up: the webhooks of this run's operations are then delivered inside
+// its own run instead of being retried against a receiver that is gone
+// while the next run measures. It returns when that was first seen, counted
+// from start, and how many events were still pending if the deadline came
+// first.
 func (r *runner) waitOutbox(ctx context.Context, start, deadline time.Time) (float64, int64) {
 	db, err := openServerDB(ctx, r.cfg.DatabaseURL)
 	if err != nil {
@@ -251,8 +252,12 @@ func (r *runner) waitOutbox(ctx context.Context, start, deadline time.Time) (flo
 		return 0, 0
 	}
 	defer db.Close()
+	ids := make([]string, len(r.clients))
+	for i, c := range r.clients {
+		ids[i] = c.cred.ID
+	}
 	for {
-		n, _, err := db.OutboxLag(ctx, time.Now())
+		n, err := db.PendingEvents(ctx, ids)
 		if err == nil && n == 0 {
 			return time.Since(start).Seconds(), 0
 		}

@@ -57,10 +57,10 @@ type CheckReport struct {
 	// PendingDrainedS is how long after the load every client's
 	// pending_cents reached 0 (all payouts out of PENDING).
 	PendingDrainedS float64 `json:"pending_drained_s"`
-	// WebhooksDrainedS is how long after the load the server's outbox was
-	// empty, every webhook delivered (only with a database URL and the
-	// bench's own receiver); WebhooksPending is what was left at the
-	// settle timeout.
+	// WebhooksDrainedS is how long after the load the server's outbox
+	// held no event of the run's clients, every webhook delivered (only
+	// with a database URL and the bench's own receiver); WebhooksPending
+	// is what was left at the settle timeout.
 	WebhooksDrainedS float64  `json:"webhooks_drained_s,omitempty"`
 	WebhooksPending  int64    `json:"webhooks_pending,omitempty"`
 	DurationS        float64  `json:"duration_s"`
@@ -124,7 +124,7 @@ func writeCheck(w io.Writer, rep Report) error {
 		_, err := fmt.Fprintf(w, "check: OK — %s agree with the acknowledgements (pending payouts drained %.1f s after the load; check took %.1f s)\n",
 			what, c.PendingDrainedS, c.DurationS)
 		if err == nil && c.WebhooksDrainedS > 0 {
-			_, err = fmt.Fprintf(w, "webhooks: the server's outbox emptied %.1f s after the load (%d still pending)\n", c.WebhooksDrainedS, c.WebhooksPending)
+			_, err = fmt.Fprintf(w, "webhooks: every one of the run's delivered %.1f s after the load (%d still pending)\n", c.WebhooksDrainedS, c.WebhooksPending)
 		}
 		return err
 	}

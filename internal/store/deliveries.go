@@ -184,6 +184,26 @@ func (q *Q) Attempts(ctx context.Context, transactionID string) (map[string][]At
 	return out, rows.Err()
 }
 
+// PendingEvents counts the events of the given clients not yet delivered
+// or given up on.
+func (q *Q) PendingEvents(ctx context.Context, clientIDs []string) (int64, error) {
+	if len(clientIDs) == 0 {
+		return 0, nil
+	}
+	var b strings.Builder
+	b.WriteString(`SELECT COUNT(*) FROM events WHERE status = 'pending' AND client_id IN `)
+	tuples(&b, 1, 1, len(clientIDs))
+	args := make([]any, len(clientIDs))
+	for i, id := range clientIDs {
+		args[i] = id
+	}
+	var n int64
+	if err := q.q.QueryRowContext(ctx, b.String(), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("pending events: %w", err)
+	}
+	return n, nil
+}
+
 // OutboxLag returns how many events wait for delivery and the age of the oldest.
 func (q *Q) OutboxLag(ctx context.Context, now time.Time) (int64, time.Duration, error) {
 	var n int64

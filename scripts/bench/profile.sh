@@ -50,6 +50,7 @@ for shape in payout charge; do
 		grep '^tps' >&2
 done
 
+psql -q -v ON_ERROR_STOP=1 -f "$root/scripts/bench/reset.sql" "$pg"
 "$work/pixgate" serve --addr 127.0.0.1:0 --database-url "$pg" --rate-limit "$RATE_LIMIT" \
 	>"$work/serve.out" 2>"$work/serve.log" &
 serve_pid=$!

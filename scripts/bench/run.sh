@@ -102,13 +102,7 @@ for shape in payout payout-pipelined charge; do
 done
 
 log "emptying the data tables for pixgate serve"
-psql -q -v ON_ERROR_STOP=1 "$pg" <<SQL
-TRUNCATE delivery_attempts, events, entries, postings, refunds, transactions;
-UPDATE accounts SET balance = CASE kind WHEN 'available' THEN 100000000000000 WHEN 'settlement' THEN -100000000000000 ELSE 0 END
-	WHERE client_id LIKE 'pgb\_%';
-VACUUM FULL ANALYZE;
-CHECKPOINT;
-SQL
+psql -q -v ON_ERROR_STOP=1 -f "$root/scripts/bench/reset.sql" "$pg"
 
 # start_serve DBURL NAME: starts pixgate serve and sets url.
 start_serve() {

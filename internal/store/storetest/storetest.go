@@ -853,6 +853,12 @@ func Exercise(t *testing.T, open Opener) {
 			require.Equal(t, 1+i%2, e.Attempts, "event %d", i)
 			require.Equal(t, t0.Add(time.Duration(i)*time.Minute), e.NextAttemptAt.UTC(), "event %d", i)
 		}
+		pending, err := db.PendingEvents(ctx, []string{c.ID, "someone-else"})
+		require.NoError(t, err)
+		require.Equal(t, int64(n/3+n/3), pending, "the 20 whose lease was not held and the 20 other retries")
+		pending, err = db.PendingEvents(ctx, []string{"someone-else"})
+		require.NoError(t, err)
+		require.Zero(t, pending)
 		atts, err := db.Attempts(ctx, "t1")
 		require.NoError(t, err)
 		require.Len(t, atts, n, "every attempt is logged, kept lease or not")
