@@ -51,6 +51,8 @@ for shape in payout charge; do
 done
 
 psql -q -v ON_ERROR_STOP=1 -f "$root/scripts/bench/reset.sql" "$pg"
+sync # as in run.sh: let the pgbench phase's WAL reach the disk first
+sleep 20
 "$work/pixgate" serve --addr 127.0.0.1:0 --database-url "$pg" --rate-limit "$RATE_LIMIT" \
 	>"$work/serve.out" 2>"$work/serve.log" &
 serve_pid=$!
