@@ -44,12 +44,11 @@ var dialect = &store.Dialect{
 	},
 	Locker:   func() (lock.SessionLocker, error) { return advisoryLocker{}, nil },
 	Pipeline: pipeline,
-	// Grouped writes commit, so several groups stay in flight: with one,
-	// every caller waited for each commit's WAL flush in turn, which
-	// measured best on a fresh cluster (charges/s at C = 16/32: 6,830/7,880
-	// vs 5,900/7,000 with 3) but worst in scripts/bench/run.sh, where
-	// checkpoints run beside the load and flushes slow down (3,500/4,790
-	// vs 5,000/6,100).
+	// Grouped writes commit; three groups in flight. One measured best on
+	// a fresh cluster (charges/s at C = 16/32: 6,830/7,880 vs 5,900/7,000
+	// with 3) but was reverted on a run.sh reading later found to be
+	// polluted by webhook retries (BENCHMARKS.md, session 3, item 5): to
+	// be measured again.
 	GroupInserts: 3,
 	// Authentication reads of concurrent requests share a statement, one
 	// at a time: reads flush nothing, and larger groups cost less CPU per
