@@ -44,12 +44,11 @@ var dialect = &store.Dialect{
 	},
 	Locker:   func() (lock.SessionLocker, error) { return advisoryLocker{}, nil },
 	Pipeline: pipeline,
-	// Grouped writes commit; three groups in flight. One measured best on
-	// a fresh cluster (charges/s at C = 16/32: 6,830/7,880 vs 5,900/7,000
-	// with 3) but was reverted on a run.sh reading later found to be
-	// polluted by webhook retries (BENCHMARKS.md, session 3, item 5): to
-	// be measured again.
-	GroupInserts: 3,
+	// One group in flight: calls that arrive meanwhile all go out together
+	// in the next statement, so groups are larger and each call costs less
+	// CPU. Charges/s at C = 16/32/64 in scripts/bench/run.sh: 5,760/6,790/
+	// 8,750 with 3 groups (run 10), 6,410/7,460/9,160 with 1 (run 11).
+	GroupInserts: 1,
 	// Authentication reads of concurrent requests share a statement, one
 	// at a time: reads flush nothing, and larger groups cost less CPU per
 	// call (charges/s at C = 16/32 with 3 read groups in flight:
