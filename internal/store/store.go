@@ -214,7 +214,8 @@ type Tx struct {
 // later runs a write whose result the caller does not need. On a pipelining
 // dialect it waits in the queue and goes out with the transaction's next
 // read or its COMMIT, in order; otherwise it runs at once. Its error, if
-// any, may therefore come from a later call or from the commit.
+// any, may therefore come from a later call or from the commit. The queue
+// keeps args as given: a caller must not reuse the slice afterwards.
 func (tx *Tx) later(ctx context.Context, query string, args ...any) error {
 	if tx.pipe != nil {
 		return tx.pipe.add(query, args)
