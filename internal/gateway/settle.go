@@ -36,7 +36,7 @@ func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("settle payouts: %w", err)
 	}
-	n, err := each(ctx, byClient(due, settleBatch), func(batch []string) (int, error) {
+	n, err := each(ctx, byClient(due, maxSettleBatch), func(batch []string) (int, error) {
 		n, err := s.settleBatch(ctx, batch, now)
 		if err == nil || ctx.Err() != nil {
 			return n, err
@@ -151,9 +151,9 @@ var errChanged = errors.New("changed concurrently")
 // in turn.
 const settleWorkers = 2
 
-// settleBatch is the most payouts settled in one transaction. Larger
+// maxSettleBatch is the most payouts settled in one transaction. Larger
 // batches save little more and hold their client's account rows longer.
-const settleBatch = 25
+const maxSettleBatch = 25
 
 // byClient groups due payouts by client, in order of each client's earliest
 // one, in batches of at most size ids.
@@ -164,7 +164,7 @@ func byClient(due []store.DueSettlement, size int) [][]string {
 		i, ok := open[d.ClientID]
 		if !ok || len(out[i]) == size {
 			i = len(out)
-			out = append(out, make([]string, 0, min(size, len(due))))
+			out = append(out, nil)
 			open[d.ClientID] = i
 		}
 		out[i] = append(out[i], d.ID)

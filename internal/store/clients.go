@@ -92,11 +92,7 @@ func (db *DB) clientsByID(ctx context.Context, ids []string) ([]clientRead, erro
 	var q strings.Builder
 	q.WriteString(`SELECT ` + clientColumns + ` FROM clients WHERE id IN `)
 	tuples(&q, 1, 1, len(ids))
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	found, err := selectAll(ctx, &db.Q, scanClient, q.String(), args...)
+	found, err := selectAll(ctx, &db.Q, scanClient, q.String(), stringArgs(nil, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("clients: %w", err)
 	}

@@ -114,14 +114,9 @@ func (tx *Tx) finishAttempts(ctx context.Context, fs []Finish) ([]bool, error) {
 	q.Reset()
 	q.WriteString(`UPDATE events SET status = v.column3, attempts = v.column4, next_attempt_at = v.column5,
 		lease_owner = '', lease_until = 0 FROM (VALUES `)
+	castTuples(&q, 1, len(fs), []string{"TEXT", "TEXT", "TEXT", "BIGINT", "BIGINT"})
 	args = make([]any, 0, 5*len(fs)) // not args[:0]: the queued insert still holds those
-	for i, f := range fs {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		n := len(args)
-		fmt.Fprintf(&q, "(CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS TEXT), CAST($%d AS BIGINT), CAST($%d AS BIGINT))",
-			n+1, n+2, n+3, n+4, n+5)
+	for _, f := range fs {
 		args = append(args, f.Attempt.EventID, f.Owner, f.Status, int64(f.Attempts), ms(f.Next))
 	}
 	q.WriteString(`) AS v WHERE events.id = v.column1 AND events.lease_owner = v.column2 RETURNING events.id`)
@@ -193,12 +188,8 @@ func (q *Q) PendingEvents(ctx context.Context, clientIDs []string) (int64, error
 	var b strings.Builder
 	b.WriteString(`SELECT COUNT(*) FROM events WHERE status = 'pending' AND client_id IN `)
 	tuples(&b, 1, 1, len(clientIDs))
-	args := make([]any, len(clientIDs))
-	for i, id := range clientIDs {
-		args[i] = id
-	}
 	var n int64
-	if err := q.q.QueryRowContext(ctx, b.String(), args...).Scan(&n); err != nil {
+	if err := q.q.QueryRowContext(ctx, b.String(), stringArgs(nil, clientIDs)...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("pending events: %w", err)
 	}
 	return n, nil

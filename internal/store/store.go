@@ -63,8 +63,9 @@ type Dialect struct {
 	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Stmt, query bool) (int64, Rows, error)
 	// GroupInserts is how many group inserts of DB.InsertTransaction, and
 	// how many grouped DB.FinishAttempt transactions, may be in flight at
-	// once (at least 1): 1 for SQLite's single writer, a few for PostgreSQL
-	// so that a group never waits long for the previous one.
+	// once (at least 1). Fewer means larger groups: 1 on both dialects
+	// (SQLite has a single writer; on PostgreSQL one measured best, see
+	// the postgres dialect).
 	GroupInserts int
 	// GroupReads is how many grouped client reads (DB.Client) may be in
 	// flight at once; 0 reads each client on its own (SQLite: in-process

@@ -223,12 +223,7 @@ func (tx *Tx) ClaimSettlements(ctx context.Context, ids []string, now time.Time)
 	q.WriteString(`SELECT ` + txColumns + ` FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1 AND id IN `)
 	tuples(&q, 2, 1, len(ids))
 	q.WriteString(` ORDER BY id` + tx.d.SkipLocked)
-	args := make([]any, 0, 1+len(ids))
-	args = append(args, ms(now))
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	ts, err := tx.list(ctx, q.String(), args...)
+	ts, err := tx.list(ctx, q.String(), stringArgs([]any{ms(now)}, ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("claim settlements: %w", err)
 	}
@@ -238,7 +233,7 @@ func (tx *Tx) ClaimSettlements(ctx context.Context, ids []string, now time.Time)
 func (q *Q) ids(ctx context.Context, query string, args ...any) ([]string, error) {
 	out, err := selectAll(ctx, q, func(row scanner) (id string, err error) { return id, row.Scan(&id) }, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("due ids: %w", err)
+		return nil, fmt.Errorf("read ids: %w", err)
 	}
 	return out, nil
 }
