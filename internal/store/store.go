@@ -43,6 +43,10 @@ type Dialect struct {
 	ForUpdate string
 	// SkipLocked is appended to SELECTs that claim due work.
 	SkipLocked string
+	// ClaimPlan, when set, runs first in the transaction of a claim of due
+	// webhook events (Tx.ClaimEvents) to keep the planner on an ordered
+	// scan of the due index that stops after the claim's limit.
+	ClaimPlan string
 	// Classify maps driver errors for unique and check violations to
 	// ErrConflict and ErrInsufficientFunds; other errors pass unchanged.
 	Classify func(error) error

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -793,6 +794,48 @@ func Exercise(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		require.Equal(t, "delivered", e.Status)
 		require.Equal(t, 1, e.Attempts)
+	})
+
+	t.Run("Claims take the oldest due events; leased ones wait for their lease, released ones are due again", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for i := range 6 {
+				// Inserted newest first, so id and insertion order disagree with due order.
+				at := t0.Add(time.Duration(5-i) * time.Second)
+				if err := tx.InsertEvent(ctx, store.Event{ID: fmt.Sprint("evt_q", 5-i), ClientID: c.ID, TransactionID: "tq", Type: "x",
+					URL: "u", Payload: "{}", CreatedAt: at}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		claim := func(owner string, now time.Time, limit int) []string {
+			var ids []string
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				evs, err := tx.ClaimEvents(ctx, owner, now, now.Add(12*time.Second), limit)
+				for _, e := range evs {
+					require.Equal(t, now.Add(12*time.Second), e.NextAttemptAt.UTC(), "a leased event is next due when its lease ends")
+					ids = append(ids, e.ID)
+				}
+				return err
+			}))
+			slices.Sort(ids)
+			return ids
+		}
+		now := t0.Add(4 * time.Second) // evt_q5 is not due yet
+		require.Equal(t, []string{"evt_q0", "evt_q1"}, claim("node-a", now, 2), "the oldest due first")
+		require.Equal(t, []string{"evt_q2", "evt_q3", "evt_q4"}, claim("node-b", now, 10), "leased events are not claimed again")
+		require.Empty(t, claim("node-c", now, 10), "evt_q5 is not due yet and every other event is leased")
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, "node-a", "evt_q1", now.Add(time.Second)) }))
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, "node-x", "evt_q2", now) }), "not its lease: nothing changes")
+		require.Equal(t, []string{"evt_q1", "evt_q5"}, claim("node-c", now.Add(time.Second), 10), "a released event is due at once")
+		e, err := db.Event(ctx, "evt_q2")
+		require.NoError(t, err)
+		require.Equal(t, now.Add(12*time.Second), e.NextAttemptAt.UTC())
+		// node-a and node-b die: their events are due again when their leases run out.
+		require.Equal(t, []string{"evt_q0", "evt_q2", "evt_q3", "evt_q4"}, claim("node-d", now.Add(12*time.Second), 10))
 	})
 
 	t.Run("Concurrent attempt records share transactions and each get their own answer", func(t *testing.T) {

@@ -1,0 +1,81 @@
+package postgres_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/store/postgres"
+	"github.com/pixgate/pixgate/internal/testkit"
+)
+
+// TestClaimPlanKeepsTheOrderedIndexScan reproduces what made claiming
+// webhook events expensive under load: statistics taken while no event was
+// pending, then a backlog of due events. The planner then reads every due
+// event and sorts them for each claim; with the dialect's ClaimPlan it
+// walks the due index in order and stops at the limit.
+func TestClaimPlanKeepsTheOrderedIndexScan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := testkit.PostgresURL(t)
+	db, err := postgres.Open(ctx, url, 2)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	_, err = db.Migrate(ctx)
+	require.NoError(t, err)
+	raw, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = raw.Close() })
+	exec := func(q string) {
+		_, err := raw.ExecContext(ctx, q)
+		require.NoError(t, err)
+	}
+	// Analyzed while 2 events in 2,000 were pending; then 20,000 fall due,
+	// their next attempts out of insertion order (retries, leases).
+	exec(`INSERT INTO events (id, client_id, transaction_id, type, url, payload, created_at, next_attempt_at, status)
+		SELECT 'evt_d' || i, 'c', 't', 'x', 'u', '{}', i, (i * 7919) % 2000, CASE WHEN i % 700 = 0 THEN 'pending' ELSE 'delivered' END
+		FROM generate_series(1, 2000) i`)
+	exec(`ANALYZE events`)
+	exec(`INSERT INTO events (id, client_id, transaction_id, type, url, payload, created_at, next_attempt_at)
+		SELECT 'evt_p' || i, 'c', 't', 'x', 'u', '{}', 2000 + i, 2000 + (i * 7919) % 20000 FROM generate_series(1, 20000) i`)
+
+	// The claim's inner query (store.Tx.ClaimEvents), as a custom plan.
+	const claim = `EXPLAIN SELECT id FROM events WHERE status = 'pending' AND next_attempt_at <= 99999 AND lease_until <= 99999
+		ORDER BY next_attempt_at LIMIT 32 FOR UPDATE SKIP LOCKED`
+	plan := func(setup string) string {
+		tx, err := raw.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback() }()
+		if setup != "" {
+			_, err = tx.ExecContext(ctx, setup)
+			require.NoError(t, err)
+		}
+		return explain(t, tx, claim)
+	}
+	def := plan("")
+	t.Logf("default plan:\n%s", def)
+	require.Contains(t, def, "Sort", "the statistics no longer mislead the planner; this test no longer shows the problem")
+
+	got := plan(postgres.ClaimPlan)
+	require.NotContains(t, got, "Sort", got)
+	require.NotContains(t, got, "Bitmap", got)
+	require.Contains(t, got, "Index Scan using events_due", got)
+}
+
+func explain(t *testing.T, tx *sql.Tx, q string) string {
+	t.Helper()
+	rows, err := tx.QueryContext(context.Background(), q)
+	require.NoError(t, err)
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var l string
+		require.NoError(t, rows.Scan(&l))
+		lines = append(lines, l)
+	}
+	require.NoError(t, rows.Err())
+	return strings.Join(lines, "\n")
+}

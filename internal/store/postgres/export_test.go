@@ -1,0 +1,4 @@
+package postgres
+
+// ClaimPlan is the dialect's ClaimPlan, for the external tests.
+var ClaimPlan = dialect.ClaimPlan
