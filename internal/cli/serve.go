@@ -128,9 +128,12 @@ func (a *app) serve(ctx context.Context) error {
 		{Name: "settle-payouts", Run: gw.SettleDue, Batch: 1000},
 		{Name: "settle-refunds", Run: gw.SettleRefundsDue},
 	}}
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); runner.Run(jobsCtx) }()
 	go func() { defer wg.Done(); dispatcher.Run(jobsCtx) }()
+	// PostgreSQL: authenticate from memory, kept in step with every
+	// process's changes of clients (store.ClientChanges).
+	go func() { defer wg.Done(); db.WatchClients(jobsCtx, a.log) }()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -61,7 +61,29 @@ func scanClient(row scanner) (Client, error) {
 // the reads of concurrent requests share one statement (newClientGroup);
 // each still sees every change committed before it was called, so a
 // rotated secret or a disabled client stops working at once.
+//
+// While WatchClients listens (PostgreSQL), clients come from memory: a
+// change of a client is heard, and the client dropped, before the
+// transaction that made it returns to its writer (ClientChanges).
 func (db *DB) Client(ctx context.Context, id string) (Client, error) {
+	if db.cache == nil {
+		return db.readClient(ctx, id)
+	}
+	now := time.Now()
+	c, hit, live, gen := db.cache.get(id, now)
+	if hit {
+		return c, nil
+	}
+	c, err := db.readClient(ctx, id)
+	if err == nil && live {
+		db.cache.put(c, gen, now)
+	}
+	return c, err
+}
+
+// readClient reads the client from the database, in a group of
+// concurrent reads where the dialect groups them.
+func (db *DB) readClient(ctx context.Context, id string) (Client, error) {
 	if db.d.GroupReads == 0 {
 		return db.Q.Client(ctx, id)
 	}
@@ -155,19 +177,28 @@ func (tx *Tx) InsertClient(ctx context.Context, c Client) error {
 
 // SetClientSecret replaces the stored secret hash. Returns ErrNotFound.
 func (tx *Tx) SetClientSecret(ctx context.Context, id, secretHash string) error {
-	return tx.updateOne(ctx, `UPDATE clients SET secret_hash = $2 WHERE id = $1`, id, secretHash)
+	if err := tx.updateOne(ctx, `UPDATE clients SET secret_hash = $2 WHERE id = $1`, id, secretHash); err != nil {
+		return err
+	}
+	return tx.clientChanged(ctx, id)
 }
 
 // SetClientStatus changes a client's status. Returns ErrNotFound.
 func (tx *Tx) SetClientStatus(ctx context.Context, id, status string) error {
-	return tx.updateOne(ctx, `UPDATE clients SET status = $2 WHERE id = $1`, id, status)
+	if err := tx.updateOne(ctx, `UPDATE clients SET status = $2 WHERE id = $1`, id, status); err != nil {
+		return err
+	}
+	return tx.clientChanged(ctx, id)
 }
 
 // SetWebhookSecret installs a new webhook secret, keeping the previous one
 // valid until prevUntil. Returns ErrNotFound.
 func (tx *Tx) SetWebhookSecret(ctx context.Context, id, secret string, prevUntil time.Time) error {
-	return tx.updateOne(ctx, `UPDATE clients SET prev_webhook_secret = webhook_secret, prev_webhook_until = $3, webhook_secret = $2 WHERE id = $1`,
-		id, secret, ms(prevUntil))
+	if err := tx.updateOne(ctx, `UPDATE clients SET prev_webhook_secret = webhook_secret, prev_webhook_until = $3, webhook_secret = $2 WHERE id = $1`,
+		id, secret, ms(prevUntil)); err != nil {
+		return err
+	}
+	return tx.clientChanged(ctx, id)
 }
 
 // ClaimBootstrap records that the one-time task name has run. It returns

@@ -174,6 +174,7 @@ func (db *DB) writePipelined(ctx context.Context, fn func(tx *Tx) error) (err er
 	defer conn.Close()
 	p := &pipeline{conn: conn, d: db.d}
 	tx := &Tx{Q: Q{q: p, d: db.d}, pipe: p}
+	defer tx.closeAnnounced()
 	if err = fn(tx); err != nil {
 		if p.err != nil {
 			err = p.err // the statement that failed, not what it made fail later
@@ -185,6 +186,6 @@ func (db *DB) writePipelined(ctx context.Context, fn func(tx *Tx) error) (err er
 		p.rollback()
 		return fmt.Errorf("commit: %w", err)
 	}
-	db.committed(tx)
+	db.committed(ctx, tx)
 	return nil
 }

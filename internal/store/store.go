@@ -43,6 +43,9 @@ type Dialect struct {
 	ForUpdate string
 	// SkipLocked is appended to SELECTs that claim due work.
 	SkipLocked string
+	// Clients, when set, carries client changes between processes, so
+	// that DB.WatchClients can keep authenticated clients in memory.
+	Clients ClientChanges
 	// ClaimPlan, when set, runs first in the transaction of a claim of due
 	// webhook events (Tx.ClaimEvents) to keep the planner on an ordered
 	// scan of the due index that stops after the claim's limit.
@@ -97,6 +100,9 @@ type DB struct {
 	clients *group[string, clientRead]
 	// finishes groups concurrent FinishAttempt calls into one transaction.
 	finishes *group[Finish, bool]
+	// cache holds authenticated clients while WatchClients listens
+	// (dialects with Clients only; nil otherwise).
+	cache *clientCache
 	// OnPosting, when set, is called after each commit once per ledger
 	// posting the transaction wrote (for metrics).
 	OnPosting func(kind string)
@@ -108,6 +114,9 @@ func New(writer, reader *sql.DB, d *Dialect) *DB {
 	db.inserts = newInsertGroup(db)
 	db.clients = newClientGroup(db)
 	db.finishes = newFinishGroup(db)
+	if d.Clients != nil {
+		db.cache = &clientCache{m: map[string]cachedClient{}}
+	}
 	return db
 }
 
@@ -190,18 +199,21 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		}
 	}()
 	tx := &Tx{Q: Q{q: sqlQuerier{sqlTx}, d: db.d}}
+	defer tx.closeAnnounced()
 	if err = fn(tx); err != nil {
 		return err
 	}
 	if err = sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	db.committed(tx)
+	db.committed(ctx, tx)
 	return nil
 }
 
-// committed reports a committed transaction's postings.
-func (db *DB) committed(tx *Tx) {
+// committed reports a committed transaction's postings and waits until
+// the clients it changed are dropped from every process's memory.
+func (db *DB) committed(ctx context.Context, tx *Tx) {
+	db.awaitAnnounced(ctx, tx)
 	if db.OnPosting != nil {
 		for _, kind := range tx.posted {
 			db.OnPosting(kind)
@@ -212,8 +224,9 @@ func (db *DB) committed(tx *Tx) {
 // Tx is one read-write transaction. Its read methods see its own writes.
 type Tx struct {
 	Q
-	posted []string  // kinds of the postings written, reported after commit
-	pipe   *pipeline // set when the dialect pipelines: writes wait in its queue
+	posted   []string     // kinds of the postings written, reported after commit
+	pipe     *pipeline    // set when the dialect pipelines: writes wait in its queue
+	announce Announcement // set once the transaction changed a client (Dialect.Clients)
 }
 
 // later runs a write whose result the caller does not need. On a pipelining

@@ -176,7 +176,9 @@ func Open(ctx context.Context, url string, maxConns int) (*store.DB, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
-	return store.New(db, db, dialect), nil
+	d := *dialect
+	d.Clients = &clientChanges{cfg: cfg.Copy()}
+	return store.New(db, db, &d), nil
 }
 
 // migrationLockID is the advisory lock key migrations serialize on.
