@@ -44,6 +44,15 @@ func (s *Service) newEventID() string {
 
 // emit writes an event for transaction t into the outbox, inside tx.
 func (s *Service) emit(ctx context.Context, tx *store.Tx, t store.Transaction, event, status string, value, tax pix.Amount, refundID string, now time.Time) error {
+	e, err := s.event(t, event, status, value, tax, refundID, now)
+	if err != nil {
+		return err
+	}
+	return tx.InsertEvent(ctx, e)
+}
+
+// event builds the outbox event that reports a change of transaction t.
+func (s *Service) event(t store.Transaction, event, status string, value, tax pix.Amount, refundID string, now time.Time) (store.Event, error) {
 	b := EventBody{ID: s.newEventID(), Event: event, StatusTransaction: status, Value: value, PaymentID: t.ID,
 		Type: t.Type, Tax: tax, RefundID: refundID, OccurredAt: FormatTime(now)}
 	if t.ExternalID != "" {
@@ -55,8 +64,8 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, t store.Transaction, e
 	}
 	payload, err := json.Marshal(b)
 	if err != nil {
-		return fmt.Errorf("event payload: %w", err)
+		return store.Event{}, fmt.Errorf("event payload: %w", err)
 	}
-	return tx.InsertEvent(ctx, store.Event{ID: b.ID, ClientID: t.ClientID, TransactionID: t.ID, Type: event,
-		URL: t.CallbackURL, Payload: string(payload), CreatedAt: now})
+	return store.Event{ID: b.ID, ClientID: t.ClientID, TransactionID: t.ID, Type: event,
+		URL: t.CallbackURL, Payload: string(payload), CreatedAt: now}, nil
 }

@@ -62,7 +62,9 @@ func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 }
 
 // settleBatch claims the payouts of ids still due and settles them in one
-// transaction; it returns how many it settled.
+// transaction; it returns how many it settled. Each kind of write goes out
+// as one statement for the whole batch: the status changes, the events,
+// the postings and their entries.
 func (s *Service) settleBatch(ctx context.Context, ids []string, now time.Time) (int, error) {
 	settled := 0
 	err := s.DB.Write(ctx, func(tx *store.Tx) error {
@@ -71,18 +73,20 @@ func (s *Service) settleBatch(ctx context.Context, ids []string, now time.Time) 
 		if err != nil {
 			return err
 		}
-		posts := make([]store.PostingWrite, 0, len(ts))
+		var w settlementWrites
 		for _, t := range ts {
-			p, err := s.settlePayout(ctx, tx, t, now)
-			if err != nil {
+			if err := s.settlePayout(ctx, t, now, &w); err != nil {
 				return fmt.Errorf("payout %s: %w", t.ID, err)
-			}
-			if p != nil {
-				posts = append(posts, *p)
 			}
 		}
 		settled = len(ts)
-		return tx.PostAll(ctx, posts, now)
+		if err := tx.SetSettledAll(ctx, w.steps); err != nil {
+			return err
+		}
+		if err := tx.InsertEvents(ctx, w.events); err != nil {
+			return err
+		}
+		return tx.PostAll(ctx, w.posts, now)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("settle payouts: %w", err)
@@ -90,40 +94,50 @@ func (s *Service) settleBatch(ctx context.Context, ids []string, now time.Time) 
 	return settled, nil
 }
 
-// settlePayout applies one settlement step to t, which tx has claimed: the
-// status change and the webhook event are written through tx, and the
-// posting that moves the money, if any, is returned for the caller to
-// apply with the rest of its batch (store.Tx.PostAll).
-func (s *Service) settlePayout(ctx context.Context, tx *store.Tx, t store.Transaction, now time.Time) (*store.PostingWrite, error) {
-	if t.Type != store.TypeCashout {
-		return nil, tx.SetSettleAt(ctx, t.ID, time.Time{})
-	}
+// settlementWrites collects what a batch of settlement steps writes.
+type settlementWrites struct {
+	steps  []store.Settled
+	events []store.Event
+	posts  []store.PostingWrite
+}
+
+// settlePayout decides one settlement step of t, which the caller's
+// transaction has claimed, and adds its status change, its webhook event
+// and the posting that moves the money, if any, to w.
+func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now time.Time, w *settlementWrites) error {
 	// The claim locked the row in its current status, so each step below is
-	// one deferred update (store.Tx.SetSettled), not a checked transition:
-	// on PostgreSQL the whole step goes out with the COMMIT.
-	step := func(status string, confirmed, next time.Time, p ledger.Posting, event string) (*store.PostingWrite, error) {
-		if err := tx.SetSettled(ctx, t.ID, status, confirmed, next); err != nil {
-			return nil, err
-		}
+	// an unconditional update (store.Tx.SetSettledAll), not a checked
+	// transition: on PostgreSQL the whole batch goes out with the COMMIT.
+	step := func(status string, confirmed, next time.Time, p ledger.Posting, event string) error {
+		w.steps = append(w.steps, store.Settled{ID: t.ID, Status: status, Confirmed: confirmed, Next: next})
 		t.Status = status
 		if !confirmed.IsZero() {
 			t.ConfirmedAt = confirmed
 		}
-		if err := s.emit(ctx, tx, t, event, status, t.Amount, t.Tax, "", now); err != nil {
-			return nil, err
+		e, err := s.event(t, event, status, t.Amount, t.Tax, "", now)
+		if err != nil {
+			return err
 		}
-		return &store.PostingWrite{ID: s.newOrderedID(), ClientID: t.ClientID, TransactionID: t.ID, Posting: p}, nil
+		w.events = append(w.events, e)
+		w.posts = append(w.posts, store.PostingWrite{ID: s.newOrderedID(), ClientID: t.ClientID, TransactionID: t.ID, Posting: p})
+		return nil
+	}
+	// Anything else than a pending or paid payout has nothing left to settle.
+	done := store.Settled{ID: t.ID, Status: t.Status}
+	if t.Type != store.TypeCashout {
+		w.steps = append(w.steps, done)
+		return nil
 	}
 	switch t.Status {
 	case StatusPending:
 		d, err := parsePayoutDetails(t)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		outcome, err := s.Provider.Settle(ctx, provider.Transfer{ID: t.ID, Amount: t.Amount,
 			KeyType: pix.KeyType(d.CreditParty.KeyType), Key: d.CreditParty.Key})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		switch outcome {
 		case provider.Failed:
@@ -134,13 +148,13 @@ func (s *Service) settlePayout(ctx context.Context, tx *store.Tx, t store.Transa
 			next := now.Add(max(s.PayoutDelay, time.Millisecond))
 			return step(StatusPaid, now, next, ledger.PayoutCompleted(t.Amount, t.Tax), EventCashoutPaid)
 		}
-		return nil, fmt.Errorf("unknown provider outcome %q", outcome)
+		return fmt.Errorf("unknown provider outcome %q", outcome)
 	case StatusPaid:
 		// A completed payout scheduled again is being returned by the beneficiary's bank.
 		return step(StatusReversed, time.Time{}, time.Time{}, ledger.PayoutReversed(t.Amount), EventCashoutReversed)
 	}
-	// Anything else has nothing left to settle.
-	return nil, tx.SetSettleAt(ctx, t.ID, time.Time{})
+	w.steps = append(w.steps, done)
+	return nil
 }
 
 var errChanged = errors.New("changed concurrently")

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -24,10 +25,23 @@ type Event struct {
 // InsertEvent adds an event to the outbox, due at once. Like Post, it waits
 // for the transaction's next read or commit on PostgreSQL (Tx.later).
 func (tx *Tx) InsertEvent(ctx context.Context, e Event) error {
-	err := tx.later(ctx, `INSERT INTO events (id, client_id, transaction_id, type, url, payload, created_at, next_attempt_at)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`, e.ID, e.ClientID, e.TransactionID, e.Type, e.URL, e.Payload, ms(e.CreatedAt), ms(e.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("insert event: %w", err)
+	return tx.InsertEvents(ctx, []Event{e})
+}
+
+// InsertEvents is InsertEvent for several events, in one statement.
+func (tx *Tx) InsertEvents(ctx context.Context, es []Event) error {
+	if len(es) == 0 {
+		return nil
+	}
+	var q strings.Builder
+	q.WriteString(`INSERT INTO events (id, client_id, transaction_id, type, url, payload, created_at, next_attempt_at) VALUES `)
+	tuples(&q, 1, len(es), 8)
+	args := make([]any, 0, 8*len(es))
+	for _, e := range es {
+		args = append(args, e.ID, e.ClientID, e.TransactionID, e.Type, e.URL, e.Payload, ms(e.CreatedAt), ms(e.CreatedAt))
+	}
+	if err := tx.later(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("insert events: %w", err)
 	}
 	return nil
 }

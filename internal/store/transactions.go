@@ -176,14 +176,35 @@ func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
 	return nil
 }
 
-// SetSettled records one settlement step of a transaction that tx has
-// claimed (ClaimSettlements locks the row, so its status cannot change
-// underneath): the new status, confirmed_at when confirmed is non-zero, and
-// the next settle_at (zero: nothing left to settle). It waits for the
-// commit on PostgreSQL (Tx.later).
-func (tx *Tx) SetSettled(ctx context.Context, id, status string, confirmed, next time.Time) error {
-	if err := tx.later(ctx, `UPDATE transactions SET status = $2, confirmed_at = COALESCE($3, confirmed_at), settle_at = $4
-		WHERE id = $1`, id, status, nullMS(confirmed), nullMS(next)); err != nil {
+// Settled is one settlement step of a transaction (SetSettledAll).
+type Settled struct {
+	ID        string
+	Status    string
+	Confirmed time.Time // confirmed_at, or zero to leave it
+	Next      time.Time // the next settle_at, or zero: nothing left to settle
+}
+
+// SetSettledAll records settlement steps of transactions that tx has
+// claimed (ClaimSettlements locks the rows, so their status cannot change
+// underneath), in one statement whatever their number: a statement on
+// transactions builds its eight CHECK constraints' expressions anew each
+// time it runs (PostgreSQL), which made one UPDATE per payout a visible
+// part of settlement's cost. It waits for the commit on PostgreSQL
+// (Tx.later).
+func (tx *Tx) SetSettledAll(ctx context.Context, ss []Settled) error {
+	if len(ss) == 0 {
+		return nil
+	}
+	var q strings.Builder
+	q.WriteString(`UPDATE transactions SET status = v.column2, confirmed_at = COALESCE(v.column3, confirmed_at), settle_at = v.column4
+		FROM (VALUES `)
+	castTuples(&q, 1, len(ss), []string{"TEXT", "TEXT", "BIGINT", "BIGINT"})
+	q.WriteString(`) AS v WHERE transactions.id = v.column1`)
+	args := make([]any, 0, 4*len(ss))
+	for _, st := range ss {
+		args = append(args, st.ID, st.Status, nullMS(st.Confirmed), nullMS(st.Next))
+	}
+	if err := tx.later(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("set settled: %w", err)
 	}
 	return nil

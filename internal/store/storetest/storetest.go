@@ -688,6 +688,69 @@ func Exercise(t *testing.T, open Opener) {
 		require.ErrorIs(t, err, store.ErrBadCursor)
 	})
 
+	t.Run("Settlement steps and their events are written for a whole batch at once", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		var ps []store.Transaction
+		for i := range 4 {
+			p := newTx(c, store.TypeCashout, fmt.Sprint("settle-", i), 100, t0)
+			p.ExpiresAt, p.SettleAt = time.Time{}, t0.Add(time.Second)
+			if i == 3 {
+				p.ConfirmedAt = t0 // confirmed earlier: a zero Confirmed keeps it
+			}
+			ps = append(ps, p)
+		}
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for _, p := range ps {
+				if err := tx.CreateTransaction(ctx, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		at := t0.Add(time.Minute)
+		steps := []store.Settled{
+			{ID: ps[0].ID, Status: "PAID", Confirmed: at},
+			{ID: ps[1].ID, Status: "CANCELLED"},
+			{ID: ps[2].ID, Status: "PAID", Confirmed: at, Next: at.Add(2 * time.Second)},
+			{ID: ps[3].ID, Status: "REVERSED"},
+		}
+		var events []store.Event
+		for i, p := range ps {
+			events = append(events, store.Event{ID: fmt.Sprint("evt_settle", i), ClientID: c.ID, TransactionID: p.ID, Type: "x",
+				URL: "u", Payload: fmt.Sprint(`{"n":`, i, `}`), CreatedAt: at})
+		}
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			if _, err := tx.ClaimSettlements(ctx, []string{ps[0].ID, ps[1].ID, ps[2].ID, ps[3].ID}, at); err != nil {
+				return err
+			}
+			if err := tx.SetSettledAll(ctx, steps); err != nil {
+				return err
+			}
+			return tx.InsertEvents(ctx, events)
+		}))
+		for i, p := range ps {
+			got, err := db.Transaction(ctx, c.ID, p.ID)
+			require.NoError(t, err)
+			require.Equal(t, steps[i].Status, got.Status, "payout %d", i)
+			want := steps[i].Confirmed
+			if i == 3 {
+				want = t0
+			}
+			require.Equal(t, want, got.ConfirmedAt.UTC(), "payout %d", i)
+			require.Equal(t, steps[i].Next, got.SettleAt.UTC(), "payout %d", i)
+			evs, err := db.Events(ctx, p.ID)
+			require.NoError(t, err)
+			require.Len(t, evs, 1, "payout %d", i)
+			require.Equal(t, events[i].Payload, evs[0].Payload)
+			require.Equal(t, "pending", evs[0].Status)
+		}
+		due, err := db.DueSettlements(ctx, at.Add(time.Hour), 10)
+		require.NoError(t, err)
+		require.Equal(t, []store.DueSettlement{{ID: ps[2].ID, ClientID: c.ID}}, due, "only the payout to be returned is scheduled again")
+	})
+
 	t.Run("Due charges and settlements", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
