@@ -6,6 +6,10 @@
 #   postgres://postgres@/postgres?host=DIR&sslmode=disable
 # Everything else goes to stderr; the server log is DIR/pg.log.
 # Stop it with scripts/stop-postgres.sh DIR.
+#
+# PIXGATE_PG_SETTINGS, when set, adds server settings ("-c name=value ...",
+# appended to pg_ctl's -o): the benchmark scripts run PostgreSQL with the
+# settings docs/production.md recommends; tests and CI use the defaults.
 set -euo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -50,7 +54,7 @@ if ! "${as_pg[@]}" "$bindir/initdb" -D "$dir/data" --auth=trust -U postgres \
 fi
 
 if ! "${as_pg[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -t 60 \
-	-o "-c listen_addresses='' -k $dir -c fsync=on -c synchronous_commit=on -c max_connections=200" \
+	-o "-c listen_addresses='' -k $dir -c fsync=on -c synchronous_commit=on -c max_connections=200 ${PIXGATE_PG_SETTINGS:-}" \
 	start >&2; then
 	echo "start-postgres: server did not start; last lines of $dir/pg.log:" >&2
 	tail -n 30 "$dir/pg.log" >&2 || true

@@ -32,6 +32,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 (cd "$root" && go build -o "$work/pixgate" ./cmd/pixgate)
+# shellcheck source=pg-settings.sh
+. "$root/scripts/bench/pg-settings.sh"
 pg=$(bash "$root/scripts/start-postgres.sh" "$work/pg")
 "$work/pixgate" migrate --database-url "$pg" 2>/dev/null
 psql -q -v ON_ERROR_STOP=1 -v clients="$CLIENTS" -f "$root/scripts/bench/seed.sql" "$pg"

@@ -24,7 +24,9 @@
 # Environment: T (seconds per measurement, default 20), CONC (default
 # "16 32 64"), SQLITE_CONC (default "16 64"), CLIENTS (default 64),
 # RATE_LIMIT (default 60000 per client per 60 s; the in-memory limiter keeps
-# one 24-byte slot per allowed request per client, so do not use 10^9).
+# one 24-byte slot per allowed request per client, so do not use 10^9),
+# PG_SETTINGS (PostgreSQL server settings, default those of
+# docs/production.md: see scripts/bench/pg-settings.sh).
 # Needs go, jq, pgbench and PostgreSQL's server binaries
 # (scripts/install-deps.sh installs PostgreSQL).
 set -euo pipefail
@@ -66,6 +68,8 @@ log "building pixgate into $work"
 pixgate=$work/pixgate
 
 log "starting PostgreSQL in $work/pg"
+# shellcheck source=pg-settings.sh
+. "$root/scripts/bench/pg-settings.sh"
 pg=$(bash "$root/scripts/start-postgres.sh" "$work/pg")
 "$pixgate" migrate --database-url "$pg" 2>"$work/migrate.log"
 

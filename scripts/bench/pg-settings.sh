@@ -1,0 +1,9 @@
+# Sourced by scripts/bench/run.sh and profile.sh: the PostgreSQL server
+# settings docs/production.md recommends for this workload, for the cluster
+# they start (scripts/start-postgres.sh reads PIXGATE_PG_SETTINGS). pgbench
+# and pixgate run on the same cluster, so both ceilings and pixgate see the
+# same settings. Set PG_SETTINGS to override ("" for PostgreSQL's defaults,
+# which is what sessions 1–3 measured with: 1 GB max_wal_size made a
+# checkpoint start every ~35 s under payout load, each followed by a wave of
+# full-page writes).
+export PIXGATE_PG_SETTINGS=${PG_SETTINGS-"-c shared_buffers=2GB -c max_wal_size=8GB -c checkpoint_timeout=15min -c wal_compression=on"}
