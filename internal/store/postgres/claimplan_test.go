@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/store/postgres"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
@@ -21,14 +22,8 @@ func TestClaimPlanKeepsTheOrderedIndexScan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := testkit.PostgresURL(t)
-	db, err := postgres.Open(ctx, url, 2)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	_, err = db.Migrate(ctx)
-	require.NoError(t, err)
-	raw, err := sql.Open("pgx", url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = raw.Close() })
+	migrated(t, url)
+	raw := rawDB(t, url)
 	exec := func(q string) {
 		_, err := raw.ExecContext(ctx, q)
 		require.NoError(t, err)
@@ -63,6 +58,28 @@ func TestClaimPlanKeepsTheOrderedIndexScan(t *testing.T) {
 	require.NotContains(t, got, "Sort", got)
 	require.NotContains(t, got, "Bitmap", got)
 	require.Contains(t, got, "Index Scan using events_due", got)
+}
+
+// migrated opens the database at url through pixgate, applies the
+// migrations and returns it (closed with the test).
+func migrated(t *testing.T, url string) *store.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), url, 4)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	_, err = db.Migrate(context.Background())
+	require.NoError(t, err)
+	return db
+}
+
+// rawDB is a plain database/sql handle on url, for what a test does
+// behind pixgate's back.
+func rawDB(t *testing.T, url string) *sql.DB {
+	t.Helper()
+	raw, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = raw.Close() })
+	return raw
 }
 
 func explain(t *testing.T, tx *sql.Tx, q string) string {

@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,12 +36,8 @@ func TestClientsInMemory(t *testing.T) {
 		t.Cleanup(func() { _ = db.Close() })
 		return db
 	}
-	writer := open()
-	_, err := writer.Migrate(ctx)
-	require.NoError(t, err)
-	raw, err := sql.Open("pgx", url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = raw.Close() })
+	writer := migrated(t, url)
+	raw := rawDB(t, url)
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	wctx, stop := context.WithCancel(ctx)
@@ -103,7 +98,7 @@ func TestClientsInMemory(t *testing.T) {
 	// Node A's listening connection is cut: until it listens again, it
 	// reads the database (it can no longer hear changes).
 	cached(nodes[0])
-	_, err = raw.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	_, err := raw.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE datname = current_database() AND application_name = 'pixgate-clients'`)
 	require.NoError(t, err)
 	behindTheBack("while-deaf")
