@@ -151,7 +151,7 @@ func (b *bundle) failDelivery(txID string, final bool) {
 		}
 		for _, e := range claimed {
 			if e.TransactionID != txID {
-				if err := tx.ReleaseEvent(ctx, "test", e.ID, now); err != nil {
+				if err := tx.ReleaseEvent(ctx, "test", e.ID); err != nil {
 					return err
 				}
 				continue

@@ -46,6 +46,9 @@ type Dialect struct {
 	// Clients, when set, carries client changes between processes, so
 	// that DB.WatchClients can keep authenticated clients in memory.
 	Clients ClientChanges
+	// Storage and StorageDown are migration 5 up and down (see
+	// storageMigration): storage parameters of this dialect only.
+	Storage, StorageDown []string
 	// ClaimPlan, when set, runs first in the transaction of a claim of due
 	// webhook events (Tx.ClaimEvents) to keep the planner on an ordered
 	// scan of the due index that stops after the claim's limit.
@@ -147,7 +150,9 @@ func (db *DB) Migrate(ctx context.Context) ([]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
+	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true),
+		goose.WithGoMigrations(goose.NewGoMigration(storageMigration,
+			&goose.GoFunc{RunTx: execAll(db.d.Storage)}, &goose.GoFunc{RunTx: execAll(db.d.StorageDown)}))}
 	if db.d.Locker != nil {
 		l, err := db.d.Locker()
 		if err != nil {
@@ -168,6 +173,24 @@ func (db *DB) Migrate(ctx context.Context) ([]int64, error) {
 		applied = append(applied, r.Source.Version)
 	}
 	return applied, nil
+}
+
+// storageMigration is the version of the one migration written in Go: it
+// runs the dialect's Storage statements (storage parameters that only one
+// dialect has), and nothing on the others. The SQL migrations in
+// migrations/ take the other versions.
+const storageMigration = 5
+
+// execAll returns a migration step that runs stmts in order.
+func execAll(stmts []string) func(ctx context.Context, tx *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		for _, q := range stmts {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("storage migration: %w", err)
+			}
+		}
+		return nil
+	}
 }
 
 // Write runs fn in one read-write transaction and commits if fn returns nil.

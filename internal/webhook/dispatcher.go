@@ -215,7 +215,7 @@ func (d *Dispatcher) deliver(ctx context.Context, e store.Event, leaseEnd time.T
 	select {
 	case slot <- struct{}{}:
 	case <-waitCtx.Done():
-		if err := d.DB.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, d.Owner, e.ID, d.Now()) }); err != nil {
+		if err := d.DB.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, d.Owner, e.ID) }); err != nil {
 			d.Log.WarnContext(ctx, "release webhook event", "event_id", e.ID, "error", err.Error())
 		}
 		return

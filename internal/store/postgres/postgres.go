@@ -29,7 +29,14 @@ var dialect = &store.Dialect{
 	// For this transaction only: no bitmap scan of every due event followed
 	// by a sort, which the planner picks whenever its statistics say few
 	// events are pending, and which costs as much as the backlog is long.
-	ClaimPlan: `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`,
+	// Room in each page of events for a new version of its rows: a claim
+	// changes only the lease columns, which no index holds, so with space
+	// on the page the update is HOT — no new entry in any of the table's
+	// five indexes (a claim per event was 18 buffer touches, most of them
+	// index pages; payouts/s at C=16 +3 %).
+	Storage:     []string{`ALTER TABLE events SET (fillfactor = 70)`},
+	StorageDown: []string{`ALTER TABLE events RESET (fillfactor)`},
+	ClaimPlan:   `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`,
 	Classify: func(err error) error {
 		var e *pgconn.PgError
 		if errors.As(err, &e) {

@@ -218,7 +218,7 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 				}
 				for _, e := range claimed {
 					if e.ID != id {
-						if err := tx.ReleaseEvent(ctx, "w", e.ID, now); err != nil {
+						if err := tx.ReleaseEvent(ctx, "w", e.ID); err != nil {
 							return err
 						}
 						continue
