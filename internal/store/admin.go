@@ -181,11 +181,8 @@ func (tx *Tx) PruneLoginAttempts(ctx context.Context, before time.Time) error {
 
 // SetClientFees replaces a client's fee rules. Returns ErrNotFound.
 func (tx *Tx) SetClientFees(ctx context.Context, id string, cashin, payout pix.FeeRule) error {
-	if err := tx.updateOne(ctx, `UPDATE clients SET cashin_fee_bp = $2, cashin_fee_fixed = $3, payout_fee_bp = $4, payout_fee_fixed = $5 WHERE id = $1`,
-		id, cashin.PercentBP, int64(cashin.Fixed), payout.PercentBP, int64(payout.Fixed)); err != nil {
-		return err
-	}
-	return tx.clientChanged(ctx, id)
+	return tx.updateClient(ctx, `UPDATE clients SET cashin_fee_bp = $2, cashin_fee_fixed = $3, payout_fee_bp = $4, payout_fee_fixed = $5 WHERE id = $1`,
+		id, cashin.PercentBP, int64(cashin.Fixed), payout.PercentBP, int64(payout.Fixed))
 }
 
 // Activity summarizes the transactions of a period.

@@ -36,8 +36,8 @@ type Announcement interface {
 	// in the transaction that changes it.
 	Stmt(clientID string) Stmt
 	// Wait returns once every listener has acknowledged the announced
-	// changes, or when ctx ends; it reports how many did not.
-	Wait(ctx context.Context) (missing int, err error)
+	// changes, or when ctx ends (the changes are committed either way).
+	Wait(ctx context.Context)
 	// Close releases the writer's connection.
 	Close()
 }
@@ -68,19 +68,15 @@ type cachedClient struct {
 	at time.Time
 }
 
-// get returns the cached client, or whether the caller may store what it
-// reads next (live) and the generation to store it under.
-func (cc *clientCache) get(id string, now time.Time) (c Client, hit, live bool, gen uint64) {
+// get returns the cached client, or the generation under which the caller
+// may store what it reads next (put).
+func (cc *clientCache) get(id string, now time.Time) (c Client, hit bool, gen uint64) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	if !cc.live {
-		return Client{}, false, false, 0
+	if e, ok := cc.m[id]; ok && cc.live && now.Sub(e.at) < clientTTL {
+		return e.c, true, cc.gen
 	}
-	e, ok := cc.m[id]
-	if ok && now.Sub(e.at) < clientTTL {
-		return e.c, true, true, cc.gen
-	}
-	return Client{}, false, true, cc.gen
+	return Client{}, false, cc.gen
 }
 
 // put stores c if nothing was heard since generation gen.
@@ -134,6 +130,15 @@ func (db *DB) WatchClients(ctx context.Context, log *slog.Logger) {
 	}
 }
 
+// updateClient runs an UPDATE of one client (ErrNotFound if none) and
+// announces the change (clientChanged).
+func (tx *Tx) updateClient(ctx context.Context, query, id string, args ...any) error {
+	if err := tx.updateOne(ctx, query, append([]any{id}, args...)...); err != nil {
+		return err
+	}
+	return tx.clientChanged(ctx, id)
+}
+
 // clientChanged announces, in tx, that the client changed (see
 // ClientChanges); Write waits for the acknowledgements after the commit.
 func (tx *Tx) clientChanged(ctx context.Context, id string) error {
@@ -164,7 +169,7 @@ func (db *DB) awaitAnnounced(ctx context.Context, tx *Tx) {
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), AckTimeout)
 	defer cancel()
-	_, _ = tx.announce.Wait(wctx)
+	tx.announce.Wait(wctx)
 }
 
 // closeAnnounced releases the writer's side of tx's announcement, if any.

@@ -70,13 +70,13 @@ func (db *DB) Client(ctx context.Context, id string) (Client, error) {
 		return db.readClient(ctx, id)
 	}
 	now := time.Now()
-	c, hit, live, gen := db.cache.get(id, now)
+	c, hit, gen := db.cache.get(id, now)
 	if hit {
 		return c, nil
 	}
 	c, err := db.readClient(ctx, id)
-	if err == nil && live {
-		db.cache.put(c, gen, now)
+	if err == nil {
+		db.cache.put(c, gen, now) // refused unless listening and nothing heard since get
 	}
 	return c, err
 }
@@ -177,28 +177,19 @@ func (tx *Tx) InsertClient(ctx context.Context, c Client) error {
 
 // SetClientSecret replaces the stored secret hash. Returns ErrNotFound.
 func (tx *Tx) SetClientSecret(ctx context.Context, id, secretHash string) error {
-	if err := tx.updateOne(ctx, `UPDATE clients SET secret_hash = $2 WHERE id = $1`, id, secretHash); err != nil {
-		return err
-	}
-	return tx.clientChanged(ctx, id)
+	return tx.updateClient(ctx, `UPDATE clients SET secret_hash = $2 WHERE id = $1`, id, secretHash)
 }
 
 // SetClientStatus changes a client's status. Returns ErrNotFound.
 func (tx *Tx) SetClientStatus(ctx context.Context, id, status string) error {
-	if err := tx.updateOne(ctx, `UPDATE clients SET status = $2 WHERE id = $1`, id, status); err != nil {
-		return err
-	}
-	return tx.clientChanged(ctx, id)
+	return tx.updateClient(ctx, `UPDATE clients SET status = $2 WHERE id = $1`, id, status)
 }
 
 // SetWebhookSecret installs a new webhook secret, keeping the previous one
 // valid until prevUntil. Returns ErrNotFound.
 func (tx *Tx) SetWebhookSecret(ctx context.Context, id, secret string, prevUntil time.Time) error {
-	if err := tx.updateOne(ctx, `UPDATE clients SET prev_webhook_secret = webhook_secret, prev_webhook_until = $3, webhook_secret = $2 WHERE id = $1`,
-		id, secret, ms(prevUntil)); err != nil {
-		return err
-	}
-	return tx.clientChanged(ctx, id)
+	return tx.updateClient(ctx, `UPDATE clients SET prev_webhook_secret = webhook_secret, prev_webhook_until = $3, webhook_secret = $2 WHERE id = $1`,
+		id, secret, ms(prevUntil))
 }
 
 // ClaimBootstrap records that the one-time task name has run. It returns

@@ -68,11 +68,18 @@ func TestClaimPlanKeepsTheOrderedIndexScan(t *testing.T) {
 // migrations and returns it (closed with the test).
 func migrated(t *testing.T, url string) *store.DB {
 	t.Helper()
+	db := openPG(t, url)
+	_, err := db.Migrate(context.Background())
+	require.NoError(t, err)
+	return db
+}
+
+// openPG opens the database at url through pixgate (closed with the test).
+func openPG(t *testing.T, url string) *store.DB {
+	t.Helper()
 	db, err := postgres.Open(context.Background(), url, 4)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
-	_, err = db.Migrate(context.Background())
-	require.NoError(t, err)
 	return db
 }
 

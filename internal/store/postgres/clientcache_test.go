@@ -13,7 +13,6 @@ import (
 
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
-	"github.com/pixgate/pixgate/internal/store/postgres"
 	"github.com/pixgate/pixgate/internal/store/storetest"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
@@ -30,12 +29,6 @@ func TestClientsInMemory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := testkit.PostgresURL(t)
-	open := func() *store.DB {
-		db, err := postgres.Open(ctx, url, 4)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
 	writer := migrated(t, url)
 	raw := rawDB(t, url)
 
@@ -43,7 +36,7 @@ func TestClientsInMemory(t *testing.T) {
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	t.Cleanup(func() { stop(); wg.Wait() })
-	nodes := []*store.DB{open(), open()}
+	nodes := []*store.DB{openPG(t, url), openPG(t, url)}
 	for _, n := range nodes {
 		wg.Add(1)
 		go func() { defer wg.Done(); n.WatchClients(wctx, log) }()

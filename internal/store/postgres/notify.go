@@ -123,14 +123,15 @@ func (a *announcement) Stmt(clientID string) store.Stmt {
 
 // Wait implements store.Announcement. The listeners are read after the
 // commit: one that started listening later never cached the old client.
-func (a *announcement) Wait(ctx context.Context) (int, error) {
+// A failure ends the wait early; the change is committed regardless.
+func (a *announcement) Wait(ctx context.Context) {
 	rows, err := a.conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, listenerApp)
 	if err != nil {
-		return 0, fmt.Errorf("find listeners: %w", err)
+		return
 	}
 	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
 	if err != nil {
-		return 0, fmt.Errorf("find listeners: %w", err)
+		return
 	}
 	waiting := make(map[uint32]bool, len(pids))
 	for _, p := range pids {
@@ -139,13 +140,12 @@ func (a *announcement) Wait(ctx context.Context) (int, error) {
 	for len(waiting) > 0 {
 		n, err := a.conn.WaitForNotification(ctx)
 		if err != nil {
-			return len(waiting), fmt.Errorf("wait for acknowledgements: %w", err)
+			return
 		}
 		if n.Payload == a.nonce {
 			delete(waiting, n.PID)
 		}
 	}
-	return 0, nil
 }
 
 func (a *announcement) Close() {

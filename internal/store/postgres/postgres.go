@@ -26,9 +26,6 @@ var dialect = &store.Dialect{
 	Goose:      goose.DialectPostgres,
 	ForUpdate:  " FOR UPDATE",
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
-	// For this transaction only: no bitmap scan of every due event followed
-	// by a sort, which the planner picks whenever its statistics say few
-	// events are pending, and which costs as much as the backlog is long.
 	// Room in each page of events for a new version of its rows: a claim
 	// changes only the lease columns, which no index holds, so with space
 	// on the page the update is HOT — no new entry in any of the table's
@@ -36,7 +33,10 @@ var dialect = &store.Dialect{
 	// index pages; payouts/s at C=16 +3 %).
 	Storage:     []string{`ALTER TABLE events SET (fillfactor = 70)`},
 	StorageDown: []string{`ALTER TABLE events RESET (fillfactor)`},
-	ClaimPlan:   `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`,
+	// For this transaction only: no bitmap scan of every due event followed
+	// by a sort, which the planner picks whenever its statistics say few
+	// events are pending, and which costs as much as the backlog is long.
+	ClaimPlan: `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`,
 	Classify: func(err error) error {
 		var e *pgconn.PgError
 		if errors.As(err, &e) {
