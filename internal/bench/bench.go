@@ -338,7 +338,8 @@ type runner struct {
 	seq     atomic.Int64
 	next    atomic.Int64 // round-robin client choice
 	stats   map[string]*opStats
-	ops     []string // op per weight unit, for the weighted choice
+	ops     []string     // one cycle of the mix, interleaved (see schedule)
+	opSeq   atomic.Int64 // position in ops
 }
 
 func newRunner(cfg Config) *runner {
@@ -359,11 +360,41 @@ func newRunner(cfg Config) *runner {
 	r := &runner{cfg: cfg, http: &http.Client{Transport: tr}, runID: hex.EncodeToString(b), stats: map[string]*opStats{}}
 	for _, op := range Ops {
 		r.stats[op] = &opStats{errors: map[string]int{}}
-		for i := 0; i < cfg.Mix[op]; i++ {
-			r.ops = append(r.ops, op)
-		}
 	}
+	r.ops = schedule(cfg.Mix)
 	return r
+}
+
+// schedule lays one cycle of the mix out as a sequence in which every
+// operation appears exactly its weight times, spread as evenly as possible
+// (smooth weighted round-robin, as nginx balances upstreams): with the
+// default mix every operation comes up within the first ten requests, so
+// even a short run measures each one, and any run's proportions are the
+// mix's to within one cycle.
+func schedule(m Mix) []string {
+	total := 0
+	for _, op := range Ops {
+		total += m[op]
+	}
+	current := make([]int, len(Ops))
+	seq := make([]string, 0, total)
+	for range total {
+		best := -1
+		for i, op := range Ops {
+			current[i] += m[op]
+			if m[op] > 0 && (best < 0 || current[i] > current[best]) {
+				best = i
+			}
+		}
+		current[best] -= total
+		seq = append(seq, Ops[best])
+	}
+	return seq
+}
+
+// nextOp returns the next operation of the schedule; workers share it.
+func (r *runner) nextOp() string {
+	return r.ops[int(uint64(r.opSeq.Add(1)-1)%uint64(len(r.ops)))]
 }
 
 func (r *runner) progress(format string, args ...any) {

@@ -221,3 +221,45 @@ func TestCheckFailsOnFabricatedAcknowledgement(t *testing.T) {
 	mismatchesContain(t, rep, "acknowledged charge "+fake)
 	require.Equal(t, 1, rep.Check.MismatchCount, "only the fabricated charge: %v", rep.Check.Mismatches)
 }
+
+// TestScheduleSpreadsTheMix requires one cycle of the schedule to hold each
+// operation exactly its weight times, every operation of the default mix to
+// come up within the first ten requests (so a one-second run under -race
+// still measures each), and no operation more than twice in a row.
+func TestScheduleSpreadsTheMix(t *testing.T) {
+	for _, text := range []string{bench.DefaultMix, "payout=1", "charge=1,history=1", "charge=3,pay=0,lookup=1", "balance=7,history=2"} {
+		mix, err := bench.ParseMix(text)
+		require.NoError(t, err)
+		seq := bench.Schedule(mix)
+		counts := map[string]int{}
+		total := 0
+		for _, op := range bench.Ops {
+			total += mix[op]
+		}
+		require.Len(t, seq, total, text)
+		for _, op := range seq {
+			counts[op]++
+		}
+		for _, op := range bench.Ops {
+			require.Equal(t, mix[op], counts[op], "%s: %s", text, op)
+		}
+	}
+	mix, err := bench.ParseMix(bench.DefaultMix)
+	require.NoError(t, err)
+	seq := bench.Schedule(mix)
+	first := map[string]bool{}
+	for _, op := range seq[:10] {
+		first[op] = true
+	}
+	require.Len(t, first, len(bench.Ops), "first ten of %v", seq)
+	run, longest := 0, 0
+	for i, op := range seq {
+		if i > 0 && seq[i-1] == op {
+			run++
+		} else {
+			run = 1
+		}
+		longest = max(longest, run)
+	}
+	require.LessOrEqual(t, longest, 2, "no operation three times in a row in %v", seq)
+}

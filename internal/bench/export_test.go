@@ -30,3 +30,6 @@ func SetAfterLoad(f func(ctx context.Context, h Hook) error) (restore func()) {
 	afterLoad = func(ctx context.Context, r *runner) error { return f(ctx, Hook{r}) }
 	return func() { afterLoad = nil }
 }
+
+// Schedule exposes the mix's interleaved cycle.
+var Schedule = schedule

@@ -269,7 +269,7 @@ func (r *runner) doRead(ctx context.Context, c *clientState, start time.Time, op
 
 // one sends one operation of the mix, timed from start.
 func (r *runner) one(ctx context.Context, start time.Time) {
-	op := r.ops[rand.IntN(len(r.ops))]
+	op := r.nextOp()
 	c := r.pickClient()
 	switch op {
 	case OpCharge:
