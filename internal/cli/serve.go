@@ -54,6 +54,7 @@ func (a *app) serve(ctx context.Context) error {
 		Grace: ShutdownGrace - time.Second}
 	gw.CheckWebhookURL = guard.CheckURL
 	gw.Wake = dispatcher.Wake
+	gw.Courier = dispatcher
 	if cred, created, err := gw.BootstrapSandbox(ctx); err != nil {
 		return fmt.Errorf("create sandbox client: %w", err)
 	} else if created {

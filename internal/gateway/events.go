@@ -43,12 +43,12 @@ func (s *Service) newEventID() string {
 }
 
 // emit writes an event for transaction t into the outbox, inside tx.
-func (s *Service) emit(ctx context.Context, tx *store.Tx, t store.Transaction, event, status string, value, tax pix.Amount, refundID string, now time.Time) error {
+func (s *Service) emit(ctx context.Context, tx *store.Tx, o *outbox, t store.Transaction, event, status string, value, tax pix.Amount, refundID string, now time.Time) error {
 	e, err := s.event(t, event, status, value, tax, refundID, now)
 	if err != nil {
 		return err
 	}
-	return tx.InsertEvent(ctx, e)
+	return o.insert(ctx, tx, e)
 }
 
 // event builds the outbox event that reports a change of transaction t.

@@ -42,6 +42,9 @@ type Service struct {
 	Provider provider.Provider
 	// Wake, when set, tells the webhook dispatcher that events are due now.
 	Wake func()
+	// Courier, when set, takes the events this node writes for delivery
+	// without a claim (outbox).
+	Courier Courier
 	// CheckWebhookURL, when set, refuses webhook URLs that may not be
 	// called (SSRF guard); ValidWebhookURL's syntax checks always apply.
 	CheckWebhookURL func(string) error

@@ -24,7 +24,7 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 		now = p.PaidAt.UTC().Truncate(time.Millisecond)
 	}
 	var out store.Transaction
-	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
 		t, err := tx.ChargeByTxIDForUpdate(ctx, p.TxID)
 		if err != nil {
 			return err
@@ -43,7 +43,7 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 			return errors.Join(err, fmt.Errorf("charge %s changed concurrently", t.ID))
 		}
 		out.Status, out.ConfirmedAt = StatusPaid, now
-		if err := s.emit(ctx, tx, out, EventCashinPaid, StatusPaid, t.Amount, t.Tax, "", now); err != nil {
+		if err := s.emit(ctx, tx, o, out, EventCashinPaid, StatusPaid, t.Amount, t.Tax, "", now); err != nil {
 			return err
 		}
 		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(t.Amount, t.Tax), now)
@@ -54,7 +54,6 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 	if err != nil {
 		return store.Transaction{}, fmt.Errorf("receive payment: %w", err)
 	}
-	s.wake()
 	return out, nil
 }
 
@@ -77,7 +76,7 @@ func (s *Service) Charge(ctx context.Context, c store.Client, id string) (store.
 func (s *Service) ExpireCharge(ctx context.Context, c store.Client, id string) (store.Transaction, error) {
 	now := s.now()
 	var out store.Transaction
-	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
 		t, err := tx.TransactionForUpdate(ctx, c.ID, id)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != store.TypeCashin) {
 			return pix.Errorf(pix.ENotFound, "Charge not found")
@@ -90,24 +89,23 @@ func (s *Service) ExpireCharge(ctx context.Context, c store.Client, id string) (
 		case StatusCancelled:
 			return nil
 		case StatusPending:
-			return s.cancel(ctx, tx, &out, now)
+			return s.cancel(ctx, tx, o, &out, now)
 		}
 		return pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be cancelled", t.Status)
 	})
 	if err != nil {
 		return store.Transaction{}, fmt.Errorf("expire charge: %w", err)
 	}
-	s.wake()
 	return out, nil
 }
 
-func (s *Service) cancel(ctx context.Context, tx *store.Tx, t *store.Transaction, now time.Time) error {
+func (s *Service) cancel(ctx context.Context, tx *store.Tx, o *outbox, t *store.Transaction, now time.Time) error {
 	ok, err := tx.TransitionTransaction(ctx, t.ID, StatusPending, StatusCancelled, time.Time{})
 	if err != nil || !ok {
 		return err
 	}
 	t.Status = StatusCancelled
-	return s.emit(ctx, tx, *t, EventCashinCancelled, StatusCancelled, t.Amount, t.Tax, "", now)
+	return s.emit(ctx, tx, o, *t, EventCashinCancelled, StatusCancelled, t.Amount, t.Tax, "", now)
 }
 
 // ExpireDue cancels up to limit charges whose expires_at has passed and
@@ -116,14 +114,14 @@ func (s *Service) cancel(ctx context.Context, tx *store.Tx, t *store.Transaction
 func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 	now := s.now()
 	n := 0
-	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
 		n = 0
 		due, err := tx.DueCharges(ctx, now, limit)
 		if err != nil {
 			return err
 		}
 		for i := range due {
-			if err := s.cancel(ctx, tx, &due[i], now); err != nil {
+			if err := s.cancel(ctx, tx, o, &due[i], now); err != nil {
 				return err
 			}
 			n++
@@ -132,9 +130,6 @@ func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
 	})
 	if err != nil {
 		return 0, fmt.Errorf("expire due charges: %w", err)
-	}
-	if n > 0 {
-		s.wake()
 	}
 	return n, nil
 }

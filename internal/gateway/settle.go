@@ -55,9 +55,6 @@ func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 		}
 		return n, firstErr
 	})
-	if n > 0 {
-		s.wake()
-	}
 	return n, err
 }
 
@@ -67,7 +64,7 @@ func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 // the postings and their entries.
 func (s *Service) settleBatch(ctx context.Context, ids []string, now time.Time) (int, error) {
 	settled := 0
-	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
 		settled = 0
 		ts, err := tx.ClaimSettlements(ctx, ids, now)
 		if err != nil {
@@ -83,7 +80,7 @@ func (s *Service) settleBatch(ctx context.Context, ids []string, now time.Time) 
 		if err := tx.SetSettledAll(ctx, w.steps); err != nil {
 			return err
 		}
-		if err := tx.InsertEvents(ctx, w.events); err != nil {
+		if err := o.insert(ctx, tx, w.events...); err != nil {
 			return err
 		}
 		return tx.PostAll(ctx, w.posts, now)
@@ -235,26 +232,23 @@ func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) 
 	}
 	n, err := each(ctx, ids, func(id string) (int, error) {
 		settled := 0
-		err := s.DB.Write(ctx, func(tx *store.Tx) error {
+		err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
 			r, ok, err := tx.ClaimRefund(ctx, id, now)
 			if err != nil || !ok {
 				return err
 			}
 			settled = 1
-			return s.settleRefund(ctx, tx, r, now)
+			return s.settleRefund(ctx, tx, o, r, now)
 		})
 		if err != nil {
 			return 0, fmt.Errorf("settle refund %s: %w", id, err)
 		}
 		return settled, nil
 	})
-	if n > 0 {
-		s.wake()
-	}
 	return n, err
 }
 
-func (s *Service) settleRefund(ctx context.Context, tx *store.Tx, r store.Refund, now time.Time) error {
+func (s *Service) settleRefund(ctx context.Context, tx *store.Tx, o *outbox, r store.Refund, now time.Time) error {
 	charge, err := tx.TransactionForUpdate(ctx, r.ClientID, r.TransactionID)
 	if err != nil {
 		return err
@@ -286,5 +280,5 @@ func (s *Service) settleRefund(ctx context.Context, tx *store.Tx, r store.Refund
 		}
 		charge.Status = StatusRefunded
 	}
-	return s.emit(ctx, tx, charge, event, charge.Status, r.Amount, 0, r.ID, now)
+	return s.emit(ctx, tx, o, charge, event, charge.Status, r.Amount, 0, r.ID, now)
 }

@@ -20,6 +20,11 @@ type Event struct {
 	Status        string // pending, delivered, failed
 	Attempts      int
 	NextAttemptAt time.Time
+	// LeaseOwner and LeaseUntil, when set on an event being inserted, write
+	// it already leased: the node that wrote it delivers it without a claim
+	// (webhook.Dispatcher.Reserve). Reads leave them empty.
+	LeaseOwner string
+	LeaseUntil time.Time
 }
 
 // InsertEvent adds an event to the outbox, due at once. Like Post, it waits
@@ -34,11 +39,15 @@ func (tx *Tx) InsertEvents(ctx context.Context, es []Event) error {
 		return nil
 	}
 	var q strings.Builder
-	q.WriteString(`INSERT INTO events (id, client_id, transaction_id, type, url, payload, created_at, next_attempt_at) VALUES `)
-	tuples(&q, 1, len(es), 8)
-	args := make([]any, 0, 8*len(es))
+	q.WriteString(`INSERT INTO events (id, client_id, transaction_id, type, url, payload, created_at, next_attempt_at, lease_owner, lease_until) VALUES `)
+	tuples(&q, 1, len(es), 10)
+	args := make([]any, 0, 10*len(es))
 	for _, e := range es {
-		args = append(args, e.ID, e.ClientID, e.TransactionID, e.Type, e.URL, e.Payload, ms(e.CreatedAt), ms(e.CreatedAt))
+		var until int64
+		if !e.LeaseUntil.IsZero() {
+			until = ms(e.LeaseUntil)
+		}
+		args = append(args, e.ID, e.ClientID, e.TransactionID, e.Type, e.URL, e.Payload, ms(e.CreatedAt), ms(e.CreatedAt), e.LeaseOwner, until)
 	}
 	if err := tx.later(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("insert events: %w", err)

@@ -1,0 +1,86 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// Courier takes the events this node writes straight to its webhook
+// dispatcher, which then delivers them without claiming them first
+// (webhook.Dispatcher implements it; see its Reserve).
+type Courier interface {
+	// Reserve takes up to n free delivery workers and returns the lease to
+	// write that many events with.
+	Reserve(n int) (owner string, until time.Time, got int)
+	// Deliver starts the events written under reservations once their
+	// transaction has committed, one reserved worker each.
+	Deliver(events []store.Event)
+	// Release gives back n reserved workers no event used.
+	Release(n int)
+}
+
+// outbox is how one transaction writes its events: leased to this node's
+// courier as far as it has workers free, unleased (for a claim) beyond.
+type outbox struct {
+	courier  Courier
+	reserved int           // workers taken from the courier
+	leased   []store.Event // events written leased, to deliver after the commit
+	unleased int           // events written for a claim
+}
+
+// insert writes es in tx.
+func (o *outbox) insert(ctx context.Context, tx *store.Tx, es ...store.Event) error {
+	got := 0
+	if o.courier != nil && len(es) > 0 {
+		var owner string
+		var until time.Time
+		owner, until, got = o.courier.Reserve(len(es))
+		o.reserved += got
+		for i := range es[:got] {
+			es[i].LeaseOwner, es[i].LeaseUntil = owner, until
+		}
+		o.leased = append(o.leased, es[:got]...)
+	}
+	o.unleased += len(es) - got
+	return tx.InsertEvents(ctx, es)
+}
+
+// abandon gives the reserved workers back: the transaction did not commit.
+func (o *outbox) abandon() {
+	if o != nil && o.reserved > 0 {
+		o.courier.Release(o.reserved)
+		o.reserved, o.leased = 0, nil
+	}
+}
+
+// write is s.DB.Write for a transaction that writes events through an
+// outbox. Once it has committed, the leased events go to the courier and,
+// if any event was written unleased, the dispatcher is woken to claim it.
+// An attempt that fails (and one Write retries) gives its workers back.
+func (s *Service) write(ctx context.Context, fn func(tx *store.Tx, o *outbox) error) error {
+	var o *outbox
+	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+		o.abandon()
+		o = &outbox{courier: s.Courier}
+		return fn(tx, o)
+	})
+	if err != nil {
+		o.abandon()
+		return err
+	}
+	if o == nil {
+		return nil
+	}
+	if len(o.leased) > 0 {
+		s.Courier.Deliver(o.leased)
+	}
+	if unused := o.reserved - len(o.leased); unused > 0 {
+		s.Courier.Release(unused)
+	}
+	if o.unleased > 0 {
+		s.wake()
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/testkit"
+	"github.com/pixgate/pixgate/internal/webhook"
+)
+
+// TestOutboxHandsEventsToTheDispatcher writes events through the outbox with
+// a real dispatcher running two workers, no tick and no wake-up wired: the
+// events that found a free worker are written leased to it and delivered
+// at once, without a claim; another node's claim gets only the one written
+// beyond the free workers; a transaction that fails after writing its
+// events gives its workers back.
+func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
+	t.Parallel()
+	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
+		ctx := context.Background()
+		db := open(t)
+		log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+		s := New(db, "sandbox", Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"}, time.Hour, time.Second, log)
+		cred, err := s.CreateClient(ctx, ClientParams{Name: "m"})
+		require.NoError(t, err)
+
+		var mu sync.Mutex
+		var got []string
+		hold := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got = append(got, r.Header.Get("webhook-id"))
+			mu.Unlock()
+			<-hold
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		t.Cleanup(srv.Close)
+		received := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), got...) }
+
+		d := &webhook.Dispatcher{DB: db, Client: webhook.Guard{AllowPrivate: true}.Client(webhook.DefaultTimeout),
+			Schedule: []time.Duration{time.Second}, Log: log, Workers: 2, Interval: time.Hour}
+		s.Courier = d
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { d.Run(runCtx); close(done) }()
+		t.Cleanup(func() {
+			stop()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Error("the dispatcher did not stop: a reservation was never given back")
+			}
+		})
+		require.Eventually(t, func() bool { _, _, n := d.Reserve(1); d.Release(n); return n == 1 },
+			5*time.Second, time.Millisecond, "the dispatcher takes reservations once it runs")
+
+		event := func(i int) store.Event {
+			return store.Event{ID: fmt.Sprintf("evt_outbox%d", i), ClientID: cred.ClientID, TransactionID: "t", Type: EventCashinPaid,
+				URL: srv.URL, Payload: `{"n":` + fmt.Sprint(i) + `}`, CreatedAt: s.now()}
+		}
+
+		errBoom := errors.New("rolled back")
+		err = s.write(ctx, func(tx *store.Tx, o *outbox) error {
+			if err := o.insert(ctx, tx, event(1), event(2)); err != nil {
+				return err
+			}
+			return errBoom
+		})
+		require.ErrorIs(t, err, errBoom)
+		_, _, n := d.Reserve(2)
+		d.Release(n)
+		require.Equal(t, 2, n, "a failed transaction gave its workers back")
+
+		require.NoError(t, s.write(ctx, func(tx *store.Tx, o *outbox) error {
+			return o.insert(ctx, tx, event(3), event(4), event(5))
+		}))
+		require.Eventually(t, func() bool { return len(received()) == 2 }, 10*time.Second, time.Millisecond,
+			"the two events written leased are delivered with no claim, tick or wake-up")
+		require.ElementsMatch(t, []string{"evt_outbox3", "evt_outbox4"}, received())
+
+		// Another node finds only the event written unleased; the leased
+		// ones stay this node's until their lease runs out.
+		now := s.now()
+		var claimed []store.Event
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			claimed, err = tx.ClaimEvents(ctx, "other-node", now, now.Add(time.Minute), 10)
+			return err
+		}))
+		require.Len(t, claimed, 1)
+		require.Equal(t, "evt_outbox5", claimed[0].ID)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, "other-node", "evt_outbox5") }))
+
+		close(hold)
+		d.Wake()
+		require.Eventually(t, func() bool { return len(received()) == 3 }, 10*time.Second, time.Millisecond,
+			"the unleased event is claimed once a worker is free")
+		require.Equal(t, "evt_outbox5", received()[2])
+		require.Eventually(t, func() bool {
+			for _, id := range []string{"evt_outbox3", "evt_outbox4", "evt_outbox5"} {
+				e, err := db.Event(ctx, id)
+				if err != nil || e.Status != "delivered" || e.Attempts != 1 {
+					return false
+				}
+			}
+			return true
+		}, 10*time.Second, 5*time.Millisecond, "each delivered once")
+	})
+}
