@@ -17,7 +17,7 @@ type Courier interface {
 	// Deliver starts the events written under reservations once their
 	// transaction has committed, one reserved worker each.
 	Deliver(events []store.Event)
-	// Release gives back n reserved workers no event used.
+	// Release gives back n reserved workers: their transaction failed.
 	Release(n int)
 }
 
@@ -25,19 +25,17 @@ type Courier interface {
 // courier as far as it has workers free, unleased (for a claim) beyond.
 type outbox struct {
 	courier  Courier
-	reserved int           // workers taken from the courier
-	leased   []store.Event // events written leased, to deliver after the commit
+	leased   []store.Event // written leased, one reserved worker each: delivered after the commit
 	unleased int           // events written for a claim
 }
 
 // insert writes es in tx.
 func (o *outbox) insert(ctx context.Context, tx *store.Tx, es ...store.Event) error {
 	got := 0
-	if o.courier != nil && len(es) > 0 {
+	if o.courier != nil {
 		var owner string
 		var until time.Time
 		owner, until, got = o.courier.Reserve(len(es))
-		o.reserved += got
 		for i := range es[:got] {
 			es[i].LeaseOwner, es[i].LeaseUntil = owner, until
 		}
@@ -49,9 +47,9 @@ func (o *outbox) insert(ctx context.Context, tx *store.Tx, es ...store.Event) er
 
 // abandon gives the reserved workers back: the transaction did not commit.
 func (o *outbox) abandon() {
-	if o != nil && o.reserved > 0 {
-		o.courier.Release(o.reserved)
-		o.reserved, o.leased = 0, nil
+	if o != nil && len(o.leased) > 0 {
+		o.courier.Release(len(o.leased))
+		o.leased = nil
 	}
 }
 
@@ -70,14 +68,8 @@ func (s *Service) write(ctx context.Context, fn func(tx *store.Tx, o *outbox) er
 		o.abandon()
 		return err
 	}
-	if o == nil {
-		return nil
-	}
 	if len(o.leased) > 0 {
 		s.Courier.Deliver(o.leased)
-	}
-	if unused := o.reserved - len(o.leased); unused > 0 {
-		s.Courier.Release(unused)
 	}
 	if o.unleased > 0 {
 		s.wake()

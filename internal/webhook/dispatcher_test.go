@@ -129,6 +129,58 @@ func (f *fixture) deliveries(t *testing.T, id string) []gateway.DeliveryView {
 	return v
 }
 
+// everyEventKind makes one event of each kind, all to url, through the
+// gateway's use cases: cash-in paid, refund completed and failed, cash-in
+// cancelled, payouts paid, failed and reversed (settled over three rounds
+// of the fake clock). It returns the paid charge's id.
+func (f *fixture) everyEventKind(t *testing.T, url string) string {
+	ctx := context.Background()
+	paid := f.paidCharge(t, "c1", url)
+	_, _, err := f.gw.CreateRefund(ctx, f.c, &gateway.RefundRequest{PaymentID: paid, Amount: json.RawMessage("1.00")}, "", []byte(`{"r":1}`))
+	require.NoError(t, err)
+	_, _, err = f.gw.CreateRefund(ctx, f.c, &gateway.RefundRequest{PaymentID: paid, Amount: json.RawMessage("1.00"), Reason: "sandbox:fail"}, "", []byte(`{"r":2}`))
+	require.NoError(t, err)
+	resp, _, err := f.gw.CreateCharge(ctx, f.c, chargeReq("c2", url), []byte(`{"c":2}`))
+	require.NoError(t, err)
+	_, err = f.gw.ExpireCharge(ctx, f.c, resp.PaymentID)
+	require.NoError(t, err)
+	for i, key := range []string{"a@example.com", "b@fail.sandbox", "c@reverse.sandbox"} {
+		ext := []string{"p1", "p2", "p3"}[i]
+		_, _, err := f.gw.CreatePayout(ctx, f.c, &gateway.PayoutRequest{Amount: json.RawMessage("1"), Description: "d", CallbackURL: url,
+			ExternalID: &ext, CreditParty: &gateway.CreditParty{Name: "n", KeyType: "EMAIL", Key: key}}, "", []byte(`{"p":"`+ext+`"}`))
+		require.NoError(t, err)
+	}
+	for i := 0; i < 3; i++ {
+		f.clock.Advance(2 * time.Second)
+		_, err = f.gw.SettleDue(ctx, 100)
+		require.NoError(t, err)
+		_, err = f.gw.SettleRefundsDue(ctx, 100)
+		require.NoError(t, err)
+	}
+	return paid
+}
+
+// everyEventKindSent is what everyEventKind sends, by event.
+var everyEventKindSent = map[string]int{
+	gateway.EventCashinPaid: 1, gateway.EventCashinCancelled: 1, gateway.EventRefundCompleted: 1, gateway.EventRefundFailed: 1,
+	gateway.EventCashoutPaid: 2, gateway.EventCashoutFailed: 1, gateway.EventCashoutReversed: 1,
+}
+
+// run runs f's dispatcher until the test ends.
+func (f *fixture) run(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.disp.Run(ctx); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("the dispatcher did not stop")
+		}
+	})
+}
+
 func TestEveryEventTypeIsDeliveredSigned(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
@@ -137,29 +189,7 @@ func TestEveryEventTypeIsDeliveredSigned(t *testing.T) {
 		rec := newReceiver(t, nil, 0)
 		url := rec.srv.URL + "/hook"
 
-		// cash-in paid, refund completed and failed; cash-in cancelled; payouts paid, failed, reversed.
-		paid := f.paidCharge(t, "c1", url)
-		_, _, err := f.gw.CreateRefund(ctx, f.c, &gateway.RefundRequest{PaymentID: paid, Amount: json.RawMessage("1.00")}, "", []byte(`{"r":1}`))
-		require.NoError(t, err)
-		_, _, err = f.gw.CreateRefund(ctx, f.c, &gateway.RefundRequest{PaymentID: paid, Amount: json.RawMessage("1.00"), Reason: "sandbox:fail"}, "", []byte(`{"r":2}`))
-		require.NoError(t, err)
-		resp, _, err := f.gw.CreateCharge(ctx, f.c, chargeReq("c2", url), []byte(`{"c":2}`))
-		require.NoError(t, err)
-		_, err = f.gw.ExpireCharge(ctx, f.c, resp.PaymentID)
-		require.NoError(t, err)
-		for i, key := range []string{"a@example.com", "b@fail.sandbox", "c@reverse.sandbox"} {
-			ext := []string{"p1", "p2", "p3"}[i]
-			_, _, err := f.gw.CreatePayout(ctx, f.c, &gateway.PayoutRequest{Amount: json.RawMessage("1"), Description: "d", CallbackURL: url,
-				ExternalID: &ext, CreditParty: &gateway.CreditParty{Name: "n", KeyType: "EMAIL", Key: key}}, "", []byte(`{"p":"`+ext+`"}`))
-			require.NoError(t, err)
-		}
-		for i := 0; i < 3; i++ {
-			f.clock.Advance(2 * time.Second)
-			_, err = f.gw.SettleDue(ctx, 100)
-			require.NoError(t, err)
-			_, err = f.gw.SettleRefundsDue(ctx, 100)
-			require.NoError(t, err)
-		}
+		paid := f.everyEventKind(t, url)
 		n, err := f.disp.DeliverDue(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 8, n)
@@ -186,10 +216,7 @@ func TestEveryEventTypeIsDeliveredSigned(t *testing.T) {
 				require.Equal(t, paid, body["payment_id"])
 			}
 		}
-		require.Equal(t, map[string]int{
-			gateway.EventCashinPaid: 1, gateway.EventCashinCancelled: 1, gateway.EventRefundCompleted: 1, gateway.EventRefundFailed: 1,
-			gateway.EventCashoutPaid: 2, gateway.EventCashoutFailed: 1, gateway.EventCashoutReversed: 1,
-		}, seen)
+		require.Equal(t, everyEventKindSent, seen)
 		for _, d := range f.deliveries(t, paid) {
 			require.Equal(t, "delivered", d.Status)
 			require.Len(t, d.Attempts, 1)

@@ -31,14 +31,14 @@ func (d *Dispatcher) Reserve(n int) (owner string, until time.Time, got int) {
 	if d.base == nil {
 		return "", time.Time{}, 0
 	}
+take:
 	for got < n {
 		select {
 		case d.slots <- struct{}{}:
 			got++
-			continue
 		default:
+			break take
 		}
-		break
 	}
 	// Counted as attempts in flight from now, so that a shutdown waits for
 	// the transaction writing them to end.
@@ -47,26 +47,25 @@ func (d *Dispatcher) Reserve(n int) (owner string, until time.Time, got int) {
 }
 
 // Deliver starts the attempts of events written under reservations, after
-// their transaction committed, each in one reserved worker. Their lease ends
-// at leaseUntil, as Reserve gave it.
+// their transaction committed, each in one reserved worker, until the
+// LeaseUntil Reserve gave them.
 func (d *Dispatcher) Deliver(events []store.Event) {
 	d.mu.Lock()
 	base := d.base
 	d.mu.Unlock()
+	if base == nil {
+		// Run ended since the reservation: the leases run out and the
+		// events are taken over (by this node after a restart).
+		d.Release(len(events))
+		return
+	}
 	for _, e := range events {
-		if base == nil {
-			// Run ended since the reservation: the lease runs out and
-			// the event is taken over (by this node after a restart).
-			<-d.slots
-			d.wg.Done()
-			continue
-		}
 		d.start(base, e, e.LeaseUntil, nil)
 	}
 }
 
-// Release gives back n reserved workers that no event used (the transaction
-// failed, or wrote fewer events).
+// Release gives back n reserved workers that no event used (their
+// transaction failed, or Run ended before it committed).
 func (d *Dispatcher) Release(n int) {
 	for range n {
 		<-d.slots

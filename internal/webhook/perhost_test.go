@@ -94,10 +94,7 @@ func TestFreeWorkersClaimMoreAtOnce(t *testing.T) {
 		}
 		f.disp.Workers = 2
 		f.disp.Interval = time.Hour // no tick during the test
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { f.disp.Run(ctx); close(done) }()
-		t.Cleanup(func() { cancel(); <-done })
+		f.run(t)
 		require.Eventually(t, func() bool {
 			mu.Lock()
 			defer mu.Unlock()
