@@ -231,7 +231,7 @@ func TestKillUnderLoad(t *testing.T) {
 			// Returned payouts are PAID with their return still scheduled.
 			scheduled, err := db.DueSettlements(ctx, time.Now().Add(time.Hour), 1)
 			require.NoError(t, err)
-			refunds, err := db.DueRefundIDs(ctx, time.Now().Add(time.Hour), 1)
+			refunds, err := db.DueRefunds(ctx, time.Now().Add(time.Hour), 1)
 			require.NoError(t, err)
 			return pendingPayouts == 0 && lag == 0 && b[ledger.Pending] == 0 && len(scheduled) == 0 && len(refunds) == 0
 		}, 30*time.Second, 100*time.Millisecond, "payouts, refunds and deliveries finish after restart")

@@ -166,21 +166,37 @@ const settleWorkers = 2
 // batches save little more and hold their client's account rows longer.
 const maxSettleBatch = 25
 
-// byClient groups due payouts by client, in order of each client's earliest
-// one, in batches of at most size ids.
-func byClient(due []store.DueSettlement, size int) [][]string {
+// inGroups groups items by key, in order of each group's first item, in
+// batches of at most size ids (a group larger than size continues in a new
+// batch).
+func inGroups[T any](items []T, size int, key func(T) (group, id string)) [][]string {
 	var out [][]string
-	open := make(map[string]int) // client → index of its batch being filled
-	for _, d := range due {
-		i, ok := open[d.ClientID]
+	open := make(map[string]int) // group → index of its batch being filled
+	for _, item := range items {
+		g, id := key(item)
+		i, ok := open[g]
 		if !ok || len(out[i]) == size {
 			i = len(out)
 			out = append(out, nil)
-			open[d.ClientID] = i
+			open[g] = i
 		}
-		out[i] = append(out[i], d.ID)
+		out[i] = append(out[i], id)
 	}
 	return out
+}
+
+// byClient groups due payouts by client, in order of each client's earliest
+// one, in batches of at most size ids.
+func byClient(due []store.DueSettlement, size int) [][]string {
+	return inGroups(due, size, func(d store.DueSettlement) (string, string) { return d.ClientID, d.ID })
+}
+
+// byCharge groups due refunds by the charge they refund, each charge's in
+// the order they were requested, so that they settle in that order: one
+// worker settles a charge's refunds one after another, and its webhooks
+// report the charge's status after each in turn.
+func byCharge(due []store.DueRefund) [][]string {
+	return inGroups(due, len(due), func(d store.DueRefund) (string, string) { return d.ChargeID, d.ID })
 }
 
 // each runs fn on every item with up to settleWorkers at once and returns
@@ -226,22 +242,30 @@ func each[T any](ctx context.Context, items []T, fn func(T) (int, error)) (int, 
 // back to available; pix.refund.failed).
 func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) {
 	now := s.now()
-	ids, err := s.DB.DueRefundIDs(ctx, now, limit)
+	due, err := s.DB.DueRefunds(ctx, now, limit)
 	if err != nil {
 		return 0, fmt.Errorf("settle refunds: %w", err)
 	}
-	n, err := each(ctx, ids, func(id string) (int, error) {
+	n, err := each(ctx, byCharge(due), func(ids []string) (int, error) {
 		settled := 0
-		err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
-			r, ok, err := tx.ClaimRefund(ctx, id, now)
-			if err != nil || !ok {
-				return err
+		for _, id := range ids {
+			claimed := false
+			err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
+				r, ok, err := tx.ClaimRefund(ctx, id, now)
+				if err != nil || !ok {
+					return err
+				}
+				claimed = true
+				return s.settleRefund(ctx, tx, o, r, now)
+			})
+			if err != nil {
+				// The charge's later refunds wait for the next run rather
+				// than settle before this one.
+				return settled, fmt.Errorf("settle refund %s: %w", id, err)
 			}
-			settled = 1
-			return s.settleRefund(ctx, tx, o, r, now)
-		})
-		if err != nil {
-			return 0, fmt.Errorf("settle refund %s: %w", id, err)
+			if claimed {
+				settled++
+			}
 		}
 		return settled, nil
 	})

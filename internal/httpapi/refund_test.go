@@ -94,6 +94,36 @@ func TestRefunds(t *testing.T) {
 	})
 }
 
+// A charge's refunds settle in the order they were requested, so its
+// webhooks tell its story in order: PAID after each but the last.
+func TestRefundsOfOneChargeSettleInOrder(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		id := b.paidCharge("ro-1", "8")
+		var want []string
+		for i := range 8 {
+			r := b.refund(map[string]any{"payment_id": id, "amount": json.Number("1")}, fmt.Sprint("ro-", i))
+			require.Equal(t, http.StatusOK, r.status, string(r.body))
+			want = append(want, r.json["refund_id"].(string))
+			b.clock.Advance(time.Millisecond)
+		}
+		b.settle()
+		evs, err := b.db.Events(context.Background(), id)
+		require.NoError(t, err)
+		require.Len(t, evs, 9)
+		var got, statuses []string
+		for _, e := range evs[1:] {
+			var p map[string]any
+			require.NoError(t, json.Unmarshal([]byte(e.Payload), &p))
+			got = append(got, p["refund_id"].(string))
+			statuses = append(statuses, p["statusTransaction"].(string))
+		}
+		require.Equal(t, want, got, "refunds settled in the order they were requested")
+		require.Equal(t, []string{"PAID", "PAID", "PAID", "PAID", "PAID", "PAID", "PAID", "REFUNDED"}, statuses)
+	})
+}
+
 func TestRefundRules(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {

@@ -108,10 +108,21 @@ func (tx *Tx) SetStatus(ctx context.Context, id, status string) error {
 	return tx.updateOne(ctx, `UPDATE transactions SET status = $2 WHERE id = $1`, id, status)
 }
 
-// DueRefundIDs returns the ids of up to limit refunds whose settle_at ≤ now,
-// without locking; ClaimRefund claims each.
-func (q *Q) DueRefundIDs(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	return q.ids(ctx, `SELECT id FROM refunds WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`, ms(now), limit)
+// DueRefund is a refund whose settle_at has passed, and the charge it refunds.
+type DueRefund struct {
+	ID, ChargeID string
+}
+
+// DueRefunds returns up to limit refunds whose settle_at ≤ now, earliest
+// first (in the order they were requested when due together), without
+// locking; ClaimRefund claims each.
+func (q *Q) DueRefunds(ctx context.Context, now time.Time, limit int) ([]DueRefund, error) {
+	out, err := selectAll(ctx, q, func(row scanner) (d DueRefund, err error) { return d, row.Scan(&d.ID, &d.ChargeID) },
+		`SELECT id, transaction_id FROM refunds WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at, created_at, id LIMIT $2`, ms(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due refunds: %w", err)
+	}
+	return out, nil
 }
 
 // ClaimRefund locks the refund if it is still due at now and no other node

@@ -798,9 +798,9 @@ func Exercise(t *testing.T, open Opener) {
 				Status: store.RefundPending, Amount: 10, CreatedAt: t0, SettleAt: t0.Add(time.Second)})
 			return err
 		}))
-		ids, err := db.DueRefundIDs(ctx, t0.Add(time.Hour), 10)
+		dueRefunds, err := db.DueRefunds(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
-		require.Equal(t, []string{"rf-1"}, ids)
+		require.Equal(t, []store.DueRefund{{ID: "rf-1", ChargeID: due.ID}}, dueRefunds)
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			r, ok, err := tx.ClaimRefund(ctx, "rf-1", t0.Add(time.Hour))
 			require.NoError(t, err)
@@ -815,9 +815,9 @@ func Exercise(t *testing.T, open Opener) {
 			require.False(t, done, "finished once")
 			return err
 		}))
-		ids, err = db.DueRefundIDs(ctx, t0.Add(time.Hour), 10)
+		dueRefunds, err = db.DueRefunds(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
-		require.Empty(t, ids)
+		require.Empty(t, dueRefunds)
 	})
 
 	t.Run("Event leases: one holder at a time, taken over when they run out", func(t *testing.T) {
