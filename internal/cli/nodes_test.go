@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -76,11 +77,19 @@ func TestTwoNodesActAsOne(t *testing.T) {
 	db := ledgerOf(t, dbURL)
 	ctx := context.Background()
 	require.Eventually(t, func() bool {
-		lag, _, err := db.OutboxLag(ctx, time.Now())
-		require.NoError(t, err)
+		// Settled first, then delivered: a payout settles with its event in
+		// one transaction, so once none is PENDING every event exists, and an
+		// empty outbox read after that means all were delivered. (Read the
+		// other way round, a payout settling between the two reads leaves
+		// its event undelivered.)
 		counts, err := db.StatusCounts(ctx)
 		require.NoError(t, err)
-		return lag == 0 && counts[store.TypeCashout]["PENDING"] == 0
+		if counts[store.TypeCashout]["PENDING"] != 0 {
+			return false
+		}
+		lag, _, err := db.OutboxLag(ctx, time.Now())
+		require.NoError(t, err)
+		return lag == 0
 	}, 15*time.Second, 50*time.Millisecond)
 	for _, id := range payouts {
 		ps, err := db.Postings(ctx, id)
@@ -92,11 +101,12 @@ func TestTwoNodesActAsOne(t *testing.T) {
 	}
 	require.NoError(t, db.CheckLedger(ctx))
 	mu.Lock()
-	require.Len(t, received, 7, "one cash-in event and six payouts")
-	for id, n := range received {
+	got := maps.Clone(received) // asserted unlocked: a failing assertion must not leave the receiver's handlers blocked
+	mu.Unlock()
+	require.Len(t, got, 7, "one cash-in event and six payouts")
+	for id, n := range got {
 		require.Equal(t, 1, n, "event %s delivered once", id)
 	}
-	mu.Unlock()
 
 	// The rate limit is shared: 40 in all, wherever they land.
 	used := 2 + 1 + 6
