@@ -139,7 +139,7 @@ stop_serve() {
 bench() {
 	local db=$1 name=$2
 	shift 2
-	log "pixgate bench $name"
+	log "pixgate bench $name ($(find "$work/pg/data/pg_wal" -maxdepth 1 -type f -name '0*' | wc -l) WAL segments)"
 	local rc=0
 	"$pixgate" bench --target "$url" --database-url "$db" --create-clients "$CLIENTS" --duration "${T}s" \
 		--settle-timeout 600s --json "$@" \
