@@ -156,10 +156,10 @@ func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now tim
 
 var errChanged = errors.New("changed concurrently")
 
-// settleWorkers is how many batches (payouts) or items (refunds) settle at
-// once. Each is its own short transaction claimed with SKIP LOCKED, so on
-// PostgreSQL they run in parallel; SQLite's single writer simply takes them
-// in turn.
+// settleWorkers is how many batches of payouts, or charges' refunds, settle
+// at once. Each batch, and each refund, is its own short transaction claimed
+// with SKIP LOCKED, so on PostgreSQL they run in parallel; SQLite's single
+// writer simply takes them in turn.
 const settleWorkers = 2
 
 // maxSettleBatch is the most payouts settled in one transaction. Larger
@@ -239,7 +239,8 @@ func each[T any](ctx context.Context, items []T, fn func(T) (int, error)) (int, 
 // SettleRefundsDue settles up to limit refunds whose settle_at has passed:
 // completed (pending → PIX network; the charge's refunded_amount grows and it
 // reads REFUNDED once fully refunded; pix.refund.completed) or failed (funds
-// back to available; pix.refund.failed).
+// back to available; pix.refund.failed). A charge's refunds settle in the
+// order they were requested (byCharge).
 func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) {
 	now := s.now()
 	due, err := s.DB.DueRefunds(ctx, now, limit)

@@ -18,24 +18,12 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 C=${C:-32}
 CLIENTS=${CLIENTS:-64}
 RATE_LIMIT=${RATE_LIMIT:-60000}
-work=${1:-$(mktemp -d "${TMPDIR:-/tmp}/pixprof.XXXXXX")}
-mkdir -p "$work"
-work=$(cd "$work" && pwd -P)
+# shellcheck source=common.sh
+. "$root/scripts/bench/common.sh"
+work=$(work_dir "${1:-}" pixprof)
 cpu=$root/scripts/bench/cpu.sh
 
-serve_pid=
-cleanup() {
-	[[ -n $serve_pid ]] && kill "$serve_pid" 2>/dev/null && wait "$serve_pid" 2>/dev/null
-	bash "$root/scripts/stop-postgres.sh" "$work/pg" 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-(cd "$root" && go build -o "$work/pixgate" ./cmd/pixgate)
-# shellcheck source=pg-settings.sh
-. "$root/scripts/bench/pg-settings.sh"
-pg=$(bash "$root/scripts/start-postgres.sh" "$work/pg")
-"$work/pixgate" migrate --database-url "$pg" 2>/dev/null
+setup_postgres
 psql -q -v ON_ERROR_STOP=1 -v clients="$CLIENTS" -f "$root/scripts/bench/seed.sql" "$pg"
 
 for shape in payout charge; do
@@ -55,16 +43,9 @@ done
 psql -q -v ON_ERROR_STOP=1 -f "$root/scripts/bench/reset.sql" "$pg"
 sync # as in run.sh: let the pgbench phase's WAL reach the disk first
 sleep 20
-"$work/pixgate" serve --addr 127.0.0.1:0 --database-url "$pg" --rate-limit "$RATE_LIMIT" \
-	>"$work/serve.out" 2>"$work/serve.log" &
-serve_pid=$!
-for _ in $(seq 100); do
-	addr=$(jq -r 'select(.msg == "listening") | .addr' "$work/serve.log" 2>/dev/null | head -n 1)
-	[[ -n $addr ]] && break
-	sleep 0.1
-done
+start_serve "$pg" pg
 for shape in payout charge; do
-	"$work/pixgate" bench --target "http://$addr" --database-url "$pg" --create-clients "$CLIENTS" \
+	"$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" \
 		--mix "$shape=1" --concurrency "$C" --duration 25s --payout-fail-percent 0 --payout-reverse-percent 0 \
 		--settle-timeout 600s >"$work/bench-$shape.txt" 2>"$work/bench-$shape.err" &
 	load=$!

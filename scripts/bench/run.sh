@@ -26,7 +26,8 @@
 # RATE_LIMIT (default 60000 per client per 60 s; the in-memory limiter keeps
 # one 24-byte slot per allowed request per client, so do not use 10^9),
 # PG_SETTINGS (PostgreSQL server settings, default those of
-# docs/production.md: see scripts/bench/pg-settings.sh).
+# docs/production.md: see scripts/bench/pg-settings.sh), PG_EXTRA (more
+# settings on top, e.g. "-c autovacuum=off").
 # Needs go, jq, pgbench and PostgreSQL's server binaries
 # (scripts/install-deps.sh installs PostgreSQL).
 set -euo pipefail
@@ -37,9 +38,9 @@ CONC=${CONC:-16 32 64}
 SQLITE_CONC=${SQLITE_CONC:-16 64}
 CLIENTS=${CLIENTS:-64}
 RATE_LIMIT=${RATE_LIMIT:-60000}
-work=${1:-$(mktemp -d "${TMPDIR:-/tmp}/pixbench.XXXXXX")}
-mkdir -p "$work"
-work=$(cd "$work" && pwd -P)
+# shellcheck source=common.sh
+. "$root/scripts/bench/common.sh"
+work=$(work_dir "${1:-}" pixbench)
 
 for tool in go jq pgbench psql; do
 	if ! command -v "$tool" >/dev/null; then
@@ -52,26 +53,8 @@ done
 # figures are only as good as the machine is quiet).
 log() { echo "[$(date +%H:%M:%S) load $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)] $*" >&2; }
 
-serve_pid=
-cleanup() {
-	if [[ -n $serve_pid ]]; then
-		kill "$serve_pid" 2>/dev/null || true
-		wait "$serve_pid" 2>/dev/null || true
-	fi
-	bash "$root/scripts/stop-postgres.sh" "$work/pg" 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log "building pixgate into $work"
-(cd "$root" && go build -o "$work/pixgate" ./cmd/pixgate)
-pixgate=$work/pixgate
-
-log "starting PostgreSQL in $work/pg"
-# shellcheck source=pg-settings.sh
-. "$root/scripts/bench/pg-settings.sh"
-pg=$(bash "$root/scripts/start-postgres.sh" "$work/pg")
-"$pixgate" migrate --database-url "$pg" 2>"$work/migrate.log"
+log "building pixgate into $work and starting PostgreSQL in $work/pg"
+setup_postgres
 
 log "seeding $CLIENTS pgbench clients"
 psql -q -v ON_ERROR_STOP=1 -v clients="$CLIENTS" -f "$root/scripts/bench/seed.sql" "$pg"
@@ -108,38 +91,13 @@ done
 log "emptying the data tables for pixgate serve"
 psql -q -v ON_ERROR_STOP=1 -f "$root/scripts/bench/reset.sql" "$pg"
 
-# start_serve DBURL NAME: starts pixgate serve and sets url.
-start_serve() {
-	"$pixgate" serve --addr 127.0.0.1:0 --database-url "$1" --rate-limit "$RATE_LIMIT" \
-		>"$work/serve-$2.out" 2>"$work/serve-$2.log" &
-	serve_pid=$!
-	url=
-	for _ in $(seq 200); do
-		url=$(jq -r 'select(.msg == "listening") | .addr' "$work/serve-$2.log" 2>/dev/null | head -n 1)
-		[[ -n $url ]] && break
-		sleep 0.1
-	done
-	if [[ -z $url ]]; then
-		echo "run.sh: pixgate serve did not start:" >&2
-		tail "$work/serve-$2.log" >&2
-		exit 1
-	fi
-	url=http://$url
-}
-
-stop_serve() {
-	kill "$serve_pid"
-	wait "$serve_pid" || true
-	serve_pid=
-}
-
 # bench DBURL NAME ARGS...: runs pixgate bench with CLIENTS new clients,
 # keeps its JSON as WORK/NAME.json. The check waits for every payout to
 # settle (up to 10 min), so the next run starts on an idle server.
 bench() {
 	local db=$1 name=$2
 	shift 2
-	log "pixgate bench $name ($(find "$work/pg/data/pg_wal" -maxdepth 1 -type f -name '0*' | wc -l) WAL segments)"
+	log "pixgate bench $name ($(wal_segments) WAL segments)"
 	local rc=0
 	"$pixgate" bench --target "$url" --database-url "$db" --create-clients "$CLIENTS" --duration "${T}s" \
 		--settle-timeout 600s --json "$@" \

@@ -1,0 +1,69 @@
+# Sourced by run.sh, profile.sh and halfpeak.sh once they have set root (the
+# repository) and work (their working directory): what each needs to build
+# pixgate, start a private PostgreSQL with pixgate's schema, and start and
+# stop `pixgate serve` on it, cleaning up on exit.
+
+# work_dir DIR PREFIX: DIR (created) or a new temp dir named PREFIX.XXXXXX,
+# as an absolute path.
+work_dir() {
+	local dir=${1:-$(mktemp -d "${TMPDIR:-/tmp}/$2.XXXXXX")}
+	mkdir -p "$dir"
+	(cd "$dir" && pwd -P)
+}
+
+serve_pid=
+cleanup() {
+	if [[ -n $serve_pid ]]; then
+		kill "$serve_pid" 2>/dev/null || true
+		wait "$serve_pid" 2>/dev/null || true
+	fi
+	if [[ -n ${work:-} ]]; then
+		bash "$root/scripts/stop-postgres.sh" "$work/pg" 2>/dev/null || true
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# setup_postgres: builds pixgate into WORK (sets pixgate), starts PostgreSQL
+# in WORK/pg with the settings of pg-settings.sh plus PG_EXTRA, and migrates
+# it (sets pg, its URL).
+setup_postgres() {
+	(cd "$root" && go build -o "$work/pixgate" ./cmd/pixgate)
+	pixgate=$work/pixgate
+	# shellcheck source=pg-settings.sh
+	. "$root/scripts/bench/pg-settings.sh"
+	PIXGATE_PG_SETTINGS="$PIXGATE_PG_SETTINGS ${PG_EXTRA:-}"
+	pg=$(bash "$root/scripts/start-postgres.sh" "$work/pg")
+	"$pixgate" migrate --database-url "$pg" 2>"$work/migrate.log"
+}
+
+# start_serve DBURL NAME: starts pixgate serve with --rate-limit RATE_LIMIT,
+# its output in WORK/serve-NAME.{out,log}; sets serve_pid and url.
+start_serve() {
+	"$pixgate" serve --addr 127.0.0.1:0 --database-url "$1" --rate-limit "$RATE_LIMIT" \
+		>"$work/serve-$2.out" 2>"$work/serve-$2.log" &
+	serve_pid=$!
+	url=
+	for _ in $(seq 200); do
+		url=$(jq -r 'select(.msg == "listening") | .addr' "$work/serve-$2.log" 2>/dev/null | head -n 1)
+		[[ -n $url ]] && break
+		sleep 0.1
+	done
+	if [[ -z $url ]]; then
+		echo "$(basename "$0"): pixgate serve did not start:" >&2
+		tail "$work/serve-$2.log" >&2
+		exit 1
+	fi
+	url=http://$url
+}
+
+stop_serve() {
+	kill "$serve_pid"
+	wait "$serve_pid" || true
+	serve_pid=
+}
+
+# wal_segments: how many WAL segment files the cluster in WORK/pg has.
+wal_segments() {
+	find "$work/pg/data/pg_wal" -maxdepth 1 -type f -name '0*' | wc -l
+}
