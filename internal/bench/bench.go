@@ -347,14 +347,7 @@ func newRunner(cfg Config) *runner {
 	if cfg.Rate > 0 {
 		conns = max(conns, min(cfg.MaxInFlight, int(cfg.Rate)))
 	}
-	tr := &http.Transport{
-		Proxy:               nil,
-		MaxIdleConns:        0, // no global cap
-		MaxIdleConnsPerHost: conns + cfg.CheckConcurrency,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
-	}
+	tr := newDirectTransport(conns + cfg.CheckConcurrency)
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	r := &runner{cfg: cfg, http: &http.Client{Transport: tr}, runID: hex.EncodeToString(b), stats: map[string]*opStats{}}

@@ -2,6 +2,10 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
 )
@@ -33,3 +37,18 @@ func SetAfterLoad(f func(ctx context.Context, h Hook) error) (restore func()) {
 
 // Schedule exposes the mix's interleaved cycle.
 var Schedule = schedule
+
+// NewDirectTransport exposes the load generator's HTTP transport: at most
+// maxIdle idle connections, each reused only within idleKeep, trusting
+// roots for https (nil: the system's).
+func NewDirectTransport(maxIdle int, idleKeep time.Duration, roots *x509.CertPool) interface {
+	http.RoundTripper
+	CloseIdleConnections()
+} {
+	t := newDirectTransport(maxIdle)
+	t.idleKeep = idleKeep
+	if roots != nil {
+		t.tls = &tls.Config{RootCAs: roots}
+	}
+	return t
+}
