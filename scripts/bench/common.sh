@@ -67,3 +67,14 @@ stop_serve() {
 wal_segments() {
 	find "$work/pg/data/pg_wal" -maxdepth 1 -type f -name '0*' | wc -l
 }
+
+# kernel_writeback: the kernel's dirty page cache limits. With the defaults
+# (dirty_background_ratio 10 % of RAM, no byte limit) the zero pages
+# PostgreSQL writes when it extends a table pile up for 30 s and are then
+# written back in one burst, during which WAL flushes — every commit — wait:
+# the half-peak stalls of session 7. docs/production.md: set
+# vm.dirty_background_bytes (e.g. 8388608) on a database host.
+kernel_writeback() {
+	echo "vm.dirty_background_bytes=$(cat /proc/sys/vm/dirty_background_bytes 2>/dev/null || echo ?)" \
+		"vm.dirty_background_ratio=$(cat /proc/sys/vm/dirty_background_ratio 2>/dev/null || echo ?)"
+}

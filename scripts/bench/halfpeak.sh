@@ -8,7 +8,10 @@
 # database as run.sh does before its half-peak rows), then charges at
 # CHARGE_RATE/s and payouts at PAYOUT_RATE/s (open loop, latency from each
 # request's scheduled time). Prints each run's p50/p99 and how many WAL
-# segments the cluster had before it.
+# segments the cluster had before it, and the kernel's dirty page cache
+# limits (see kernel_writeback in common.sh: with Linux's defaults a
+# write-back burst every ~30 s stalls every commit; set
+# vm.dirty_background_bytes=8388608 as root before measuring).
 #
 # PREWAL=1 first writes ~1 GB of WAL and checkpoints twice, so the cluster
 # starts with segments to reuse, as a cluster that has been running has;
@@ -29,6 +32,7 @@ RATE_LIMIT=${RATE_LIMIT:-60000}
 . "$root/scripts/bench/common.sh"
 work=$(work_dir "${1:-}" pixhalf)
 
+echo "halfpeak.sh: $(kernel_writeback)" >&2
 setup_postgres
 if [[ -n ${PREWAL:-} ]]; then
 	psql -X -q -v ON_ERROR_STOP=1 \

@@ -53,7 +53,7 @@ done
 # figures are only as good as the machine is quiet).
 log() { echo "[$(date +%H:%M:%S) load $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)] $*" >&2; }
 
-log "building pixgate into $work and starting PostgreSQL in $work/pg"
+log "building pixgate into $work and starting PostgreSQL in $work/pg ($(kernel_writeback))"
 setup_postgres
 
 log "seeding $CLIENTS pgbench clients"
