@@ -27,7 +27,7 @@ import (
 // whole (they are small), so a connection goes back to the pool as soon as
 // RoundTrip returns.
 type directTransport struct {
-	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	dialer   net.Dialer
 	maxIdle  int
 	idleKeep time.Duration // a connection idle longer is closed, not reused
 	tls      *tls.Config   // for https targets; nil: system roots
@@ -49,10 +49,8 @@ const maxAnswer = 8 << 20
 // newDirectTransport returns a transport keeping at most maxIdle idle
 // connections. https targets are dialed with TLS (system roots).
 func newDirectTransport(maxIdle int) *directTransport {
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	t := &directTransport{maxIdle: maxIdle, idleKeep: 5 * time.Second}
-	t.dial = d.DialContext
-	return t
+	return &directTransport{dialer: net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second},
+		maxIdle: maxIdle, idleKeep: 5 * time.Second}
 }
 
 // RoundTrip sends req on an idle connection (or a new one) and returns its
@@ -173,9 +171,12 @@ func (t *directTransport) get(ctx context.Context, u *url.URL) (pc *directConn, 
 	t.mu.Unlock()
 	port := u.Port()
 	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
 	}
-	c, err := t.dial(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	c, err := t.dialer.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
 	if err != nil {
 		return nil, false, fmt.Errorf("connect to %s: %w", u.Host, err)
 	}

@@ -180,3 +180,22 @@ func TestDirectTransportHonoursTheRequestDeadline(t *testing.T) {
 	require.True(t, errors.Is(err, context.DeadlineExceeded), "error: %v", err)
 	require.Less(t, time.Since(start), 4*time.Second, "the deadline must interrupt the wait for the answer")
 }
+
+func TestDirectTransportStopsWhenTheRequestIsCancelled(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	client := &http.Client{Transport: bench.NewDirectTransport(4, time.Minute, nil)}
+	ctx, cancel := context.WithCancel(context.Background()) // no deadline: only the cancel can stop it
+	time.AfterFunc(100*time.Millisecond, cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	require.NoError(t, err)
+	start := time.Now()
+	_, err = client.Do(req)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, time.Since(start), 4*time.Second, "cancelling must interrupt the wait for the answer")
+}

@@ -51,17 +51,7 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		d := &webhook.Dispatcher{DB: db, Client: webhook.Guard{AllowPrivate: true}.Client(webhook.DefaultTimeout),
 			Schedule: []time.Duration{time.Second}, Log: log, Workers: 2, Interval: time.Hour}
 		s.Courier = d
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { d.Run(runCtx); close(done) }()
-		t.Cleanup(func() {
-			stop()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				t.Error("the dispatcher did not stop: a reservation was never given back")
-			}
-		})
+		testkit.RunUntilCleanup(t, "the dispatcher did not stop: a reservation was never given back", d.Run)
 		require.Eventually(t, func() bool { _, _, n := d.Reserve(1); d.Release(n); return n == 1 },
 			5*time.Second, time.Millisecond, "the dispatcher takes reservations once it runs")
 

@@ -168,17 +168,7 @@ var everyEventKindSent = map[string]int{
 
 // run runs f's dispatcher until the test ends.
 func (f *fixture) run(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { f.disp.Run(ctx); close(done) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("the dispatcher did not stop")
-		}
-	})
+	testkit.RunUntilCleanup(t, "the dispatcher did not stop", f.disp.Run)
 }
 
 func TestEveryEventTypeIsDeliveredSigned(t *testing.T) {
