@@ -161,7 +161,12 @@ func (a *app) serve(ctx context.Context) error {
 }
 
 // jobInterval polls often enough that a sandbox payout settles close to its
-// delay and a charge expires within 5 s of expires_at.
+// delay and a charge expires within 5 s of expires_at: 100 ms at the default
+// 2 s delay. Settling every 500 ms instead (delay/4) gathered half a second
+// of payouts into each tick: at 1,500 payouts/s its batches and their
+// webhooks took the CPU for the next ~250 ms, and nearly every payout
+// request slower than 10 ms started in that part of the cycle (half-peak
+// p99 25.5 ms; 17.2 ms at 100 ms, at the same C=16 throughput).
 func jobInterval(payoutDelay time.Duration) time.Duration {
-	return min(time.Second, max(50*time.Millisecond, payoutDelay/4))
+	return min(time.Second, max(50*time.Millisecond, payoutDelay/20))
 }
