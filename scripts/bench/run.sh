@@ -146,10 +146,15 @@ for shape in payout charge; do
 	# turns the WAL segments the closed-loop rows filled into segments to
 	# reuse (up to min_wal_size). Without it, the half-peak row ran out of
 	# them and created new ones, each stalling every commit for 50–100 ms
-	# (run 18: 110 → 124 segments, charge p99 43.2 ms).
-	log "checkpoint before the half-peak row"
+	# (run 18: 110 → 124 segments, charge p99 43.2 ms). Then 10 s of the
+	# same load, not recorded: after a checkpoint the first change to each
+	# page writes the whole page to the WAL, and measured right after it
+	# that wave alone took the charge p99 from 12 to 19 ms (halfpeak.sh)
+	# and to 35 ms in run 19.
+	log "checkpoint and warm-up before the half-peak row"
 	psql -X -q -c CHECKPOINT "$pg"
-	sleep 5
+	"$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" --duration 10s --rate "$half" \
+		--mix "$shape=1" "${plain[@]}" --settle-timeout 600s >/dev/null 2>&1 || true
 	bench "$pg" "pg-$shape-half" --mix "$shape=1" --rate "$half" "${plain[@]}"
 	PIX_OK[$shape/half]=$half
 	PIX_LAT[$shape/half]="$(op "pg-$shape-half" "$shape" p50_ms) $(op "pg-$shape-half" "$shape" p95_ms) $(op "pg-$shape-half" "$shape" p99_ms)"
