@@ -25,17 +25,24 @@ var echo = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, r.Method+" "+string(b))
 })
 
+// countingServer is an unstarted echo server that counts the connections
+// opened to it.
+func countingServer() (*httptest.Server, *atomic.Int64) {
+	conns := new(atomic.Int64)
+	srv := httptest.NewUnstartedServer(echo)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	return srv, conns
+}
+
 func TestDirectTransportKeepsOneConnectionAlive(t *testing.T) {
 	for _, tlsOn := range []bool{false, true} {
 		name := map[bool]string{false: "http", true: "https"}[tlsOn]
 		t.Run(name, func(t *testing.T) {
-			var conns atomic.Int64
-			srv := httptest.NewUnstartedServer(echo)
-			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-				if s == http.StateNew {
-					conns.Add(1)
-				}
-			}
+			srv, conns := countingServer()
 			var roots *x509.CertPool
 			if tlsOn {
 				srv.StartTLS()
@@ -68,13 +75,7 @@ func TestDirectTransportKeepsOneConnectionAlive(t *testing.T) {
 }
 
 func TestDirectTransportDropsConnectionsIdleTooLong(t *testing.T) {
-	var conns atomic.Int64
-	srv := httptest.NewUnstartedServer(echo)
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
+	srv, conns := countingServer()
 	srv.Start()
 	defer srv.Close()
 	client := &http.Client{Transport: bench.NewDirectTransport(4, 50*time.Millisecond, nil)}
@@ -161,15 +162,21 @@ func TestDirectTransportResendsOnlyWhatCannotHaveBeenActedOn(t *testing.T) {
 	require.EqualValues(t, 2, requests[http.MethodPost].Load())
 }
 
-func TestDirectTransportHonoursTheRequestDeadline(t *testing.T) {
+// slowServer answers nothing for 5 s (or until its client goes away), and
+// client reaches it through the direct transport.
+func slowServer(t *testing.T) (*httptest.Server, *http.Client) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-time.After(5 * time.Second):
 		}
 	}))
-	defer srv.Close()
-	client := &http.Client{Transport: bench.NewDirectTransport(4, time.Minute, nil)}
+	t.Cleanup(srv.Close)
+	return srv, &http.Client{Transport: bench.NewDirectTransport(4, time.Minute, nil)}
+}
+
+func TestDirectTransportHonoursTheRequestDeadline(t *testing.T) {
+	srv, client := slowServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
@@ -182,14 +189,7 @@ func TestDirectTransportHonoursTheRequestDeadline(t *testing.T) {
 }
 
 func TestDirectTransportStopsWhenTheRequestIsCancelled(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	defer srv.Close()
-	client := &http.Client{Transport: bench.NewDirectTransport(4, time.Minute, nil)}
+	srv, client := slowServer(t)
 	ctx, cancel := context.WithCancel(context.Background()) // no deadline: only the cancel can stop it
 	time.AfterFunc(100*time.Millisecond, cancel)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)

@@ -14,8 +14,9 @@
 #  3. empties the data tables, starts `pixgate serve` on that database with
 #     --rate-limit RATE_LIMIT and runs `pixgate bench --mix payout=1` and
 #     `--mix charge=1` at each C, then each mix in open loop at half its best
-#     throughput (the p99 target), after a CHECKPOINT so that the cluster has
-#     WAL segments to reuse; every bench run creates CLIENTS new clients
+#     throughput (the p99 target), after a CHECKPOINT (so that the cluster has
+#     WAL segments to reuse) and 10 s of that load unrecorded (the full-page
+#     writes after a checkpoint); every bench run creates CLIENTS new clients
 #     (--create-clients) and waits, in its check, until all its payouts settled;
 #  4. `pixgate serve` on SQLite: both mixes at each C in SQLITE_CONC and the
 #     default mix at the first;
@@ -111,6 +112,13 @@ bench() {
 	PIX_CHECK[$name]=$(jq -r 'if .check.ok then "ok" else "FAILED(\(.check.mismatch_count))" end' "$work/$name.json" 2>/dev/null || echo "no report")
 }
 
+# warm_up ARGS...: 10 s of pixgate bench on PostgreSQL with plain payouts,
+# not recorded.
+warm_up() {
+	"$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" --duration 10s \
+		"${plain[@]}" --settle-timeout 600s "$@" >/dev/null 2>&1 || true
+}
+
 # op NAME OP FIELD: a figure of one operation of a bench report.
 op() {
 	local v
@@ -130,8 +138,7 @@ log "sync and settle after pgbench"
 sync
 sleep 20
 log "pixgate bench warm-up (not recorded)"
-"$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" --duration 10s --concurrency 16 \
-	--mix payout=1,charge=1 "${plain[@]}" --settle-timeout 600s >/dev/null 2>&1 || true
+warm_up --concurrency 16 --mix payout=1,charge=1
 for shape in payout charge; do
 	best=0
 	for c in $CONC; do
@@ -153,8 +160,7 @@ for shape in payout charge; do
 	# and to 35 ms in run 19.
 	log "checkpoint and warm-up before the half-peak row"
 	psql -X -q -c CHECKPOINT "$pg"
-	"$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" --duration 10s --rate "$half" \
-		--mix "$shape=1" "${plain[@]}" --settle-timeout 600s >/dev/null 2>&1 || true
+	warm_up --rate "$half" --mix "$shape=1"
 	bench "$pg" "pg-$shape-half" --mix "$shape=1" --rate "$half" "${plain[@]}"
 	PIX_OK[$shape/half]=$half
 	PIX_LAT[$shape/half]="$(op "pg-$shape-half" "$shape" p50_ms) $(op "pg-$shape-half" "$shape" p95_ms) $(op "pg-$shape-half" "$shape" p99_ms)"
