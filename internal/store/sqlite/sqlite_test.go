@@ -2,7 +2,9 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,4 +33,40 @@ func TestPath(t *testing.T) {
 	require.Equal(t, "./data/pixgate.db", sqlite.Path("./data/pixgate.db"))
 	require.Equal(t, "/tmp/x.db", sqlite.Path("sqlite:///tmp/x.db"))
 	require.Equal(t, "rel/x.db", sqlite.Path("sqlite://rel/x.db"))
+}
+
+// TestEventQueriesReadOnlyTheirFewRows: as on PostgreSQL, the event queries
+// that lost their status indexes in migration 7 read the partial index
+// holding only their rows.
+func TestEventQueriesReadOnlyTheirFewRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "pixgate.db")
+	db, err := sqlite.Open(ctx, path)
+	require.NoError(t, err)
+	_, err = db.Migrate(ctx)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer raw.Close()
+	for _, c := range []struct{ query, index string }{
+		{`SELECT id FROM events WHERE (status = 'failed' OR (status = 'pending' AND attempts > 0)) AND (?1 = '' OR client_id = ?1)
+			ORDER BY created_at DESC, id DESC LIMIT 20`, "events_failing"},
+		{`SELECT COUNT(*), MIN(created_at) FROM events WHERE status = 'pending'`, "events_due"},
+		{`SELECT COUNT(*) FROM events WHERE status = 'pending' AND client_id IN (?1, ?2)`, "events_due"},
+	} {
+		rows, err := raw.QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.query, "c1", "c2")
+		require.NoError(t, err)
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+			plan = append(plan, detail)
+		}
+		require.NoError(t, rows.Err())
+		rows.Close()
+		require.Contains(t, strings.Join(plan, "\n"), "USING INDEX "+c.index, "%s\n%v", c.query, plan)
+	}
 }
