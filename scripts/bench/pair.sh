@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Usage: scripts/bench/pair.sh BIN_A BIN_B [PAIRS]
+#
+# Compares two pixgate builds on payouts at 16 clients (BENCHMARKS.md,
+# session 9), in PAIRS (default 3) pairs run back to back so that the
+# host's drift hits both alike. Each run: a fresh PostgreSQL cluster
+# (pg-settings.sh), `BIN migrate`, `BIN serve`, `BIN bench --mix payout=1
+# --concurrency C --duration DUR` with 64 new clients; scripts/bench/cpu.sh
+# measures MEAS seconds from WARM seconds in. Prints per run the payouts/s,
+# the CPU per payout (µs) of the server, the load generator and PostgreSQL,
+# and the events claimed rather than handed over (updates beyond one per
+# event). Build the two with e.g. `git stash; go build -o /tmp/a
+# ./cmd/pixgate; git stash pop; go build -o /tmp/b ./cmd/pixgate`.
+#
+# Environment: C (16), DUR (30s), WARM (9), MEAS (18), SERVE_ENV (extra
+# environment of serve, e.g. PIXGATE_SANDBOX_PAYOUT_DELAY=60s).
+set -euo pipefail
+
+if (($# < 2)); then
+	echo "usage: $0 BIN_A BIN_B [PAIRS]" >&2
+	exit 2
+fi
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+a=$(realpath "$1")
+b=$(realpath "$2")
+pairs=${3:-3}
+C=${C:-16}
+DUR=${DUR:-30s}
+WARM=${WARM:-9}
+MEAS=${MEAS:-18}
+work=$(mktemp -d "${TMPDIR:-/tmp}/pixpair.XXXXXX")
+chmod 755 "$work"
+sp=
+cleanup() {
+	[[ -n $sp ]] && { kill "$sp" 2>/dev/null || true; wait "$sp" 2>/dev/null || true; }
+	bash "$root/scripts/stop-postgres.sh" "$work/pg" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+# one BIN NAME: one run, one line.
+one() {
+	local bin=$1 name=$2 pg addr lp
+	rm -rf "$work/pg"
+	# shellcheck source=pg-settings.sh
+	. "$root/scripts/bench/pg-settings.sh"
+	pg=$(bash "$root/scripts/start-postgres.sh" "$work/pg" 2>/dev/null)
+	"$bin" migrate --database-url "$pg" 2>/dev/null
+	env ${SERVE_ENV:-} "$bin" serve --addr 127.0.0.1:0 --database-url "$pg" --rate-limit 1000000 \
+		>"$work/serve.out" 2>"$work/serve.log" &
+	sp=$!
+	addr=
+	for _ in $(seq 100); do
+		addr=$(jq -r 'select(.msg == "listening") | .addr' "$work/serve.log" 2>/dev/null | head -n 1)
+		[[ -n $addr ]] && break
+		sleep 0.1
+	done
+	"$bin" bench --target "http://$addr" --database-url "$pg" --create-clients 64 --mix payout=1 \
+		--concurrency "$C" --duration "$DUR" --payout-fail-percent 0 --payout-reverse-percent 0 \
+		--json >"$work/bench.json" 2>"$work/bench.err" &
+	lp=$!
+	sleep "$WARM"
+	bash "$root/scripts/bench/cpu.sh" "$work/pg" "$sp,$lp" sleep "$MEAS" 2>"$work/cpu.txt"
+	wait "$lp" || true
+	local claimed
+	claimed=$(psql -X -A -t -c "SELECT n_tup_upd - n_tup_ins FROM pg_stat_user_tables WHERE relname = 'events'" "$pg")
+	kill "$sp" 2>/dev/null || true
+	wait "$sp" 2>/dev/null || true
+	sp=
+	bash "$root/scripts/stop-postgres.sh" "$work/pg" >/dev/null 2>&1 || true
+	local rate
+	rate=$(jq -r '.operations[] | select(.op == "payout") | .ok_rps' "$work/bench.json")
+	python3 - "$name" "$rate" "$claimed" "$work/cpu.txt" <<'PY'
+import re, sys
+name, rate, claimed, path = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+t = open(path).read()
+procs = [float(x) for x in re.findall(r'\] ([0-9.]+) s', t)]
+pg = float(re.search(r'postgres ([0-9.]+) s', t).group(1))
+n = rate * float(re.search(r'wall ([0-9.]+) s', t).group(1))
+us = lambda s: s / n * 1e6
+print(f"{name}: {rate:,.0f} payouts/s | CPU per payout: server {us(procs[0]):.0f} µs, "
+      f"load generator {us(procs[1]):.0f}, PostgreSQL {us(pg):.0f}, total {us(sum(procs) + pg):.0f} | "
+      f"events claimed {claimed}")
+PY
+}
+
+for i in $(seq "$pairs"); do
+	one "$a" "A$i"
+	one "$b" "B$i"
+done
