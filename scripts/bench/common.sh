@@ -24,12 +24,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# setup_postgres: builds pixgate into WORK (sets pixgate), starts PostgreSQL
-# in WORK/pg with the settings of pg-settings.sh plus PG_EXTRA, and migrates
-# it (sets pg, its URL).
+# setup_postgres: builds pixgate into WORK (sets pixgate), then
+# start_postgres.
 setup_postgres() {
 	(cd "$root" && go build -o "$work/pixgate" ./cmd/pixgate)
 	pixgate=$work/pixgate
+	start_postgres
+}
+
+# start_postgres: starts PostgreSQL in WORK/pg with the settings of
+# pg-settings.sh plus PG_EXTRA, and migrates it with $pixgate (sets pg, its
+# URL).
+start_postgres() {
 	# shellcheck source=pg-settings.sh
 	. "$root/scripts/bench/pg-settings.sh"
 	PIXGATE_PG_SETTINGS="$PIXGATE_PG_SETTINGS ${PG_EXTRA:-}"
@@ -37,10 +43,18 @@ setup_postgres() {
 	"$pixgate" migrate --database-url "$pg" 2>"$work/migrate.log"
 }
 
-# start_serve DBURL NAME: starts pixgate serve with --rate-limit RATE_LIMIT,
+# stop_postgres: stops the cluster in WORK/pg and deletes it.
+stop_postgres() {
+	bash "$root/scripts/stop-postgres.sh" "$work/pg" >/dev/null 2>&1 || true
+	rm -rf "$work/pg"
+}
+
+# start_serve DBURL NAME: starts pixgate serve with --rate-limit RATE_LIMIT
+# (and SERVE_ENV, e.g. PIXGATE_SANDBOX_PAYOUT_DELAY=60s, in its environment),
 # its output in WORK/serve-NAME.{out,log}; sets serve_pid and url.
 start_serve() {
-	"$pixgate" serve --addr 127.0.0.1:0 --database-url "$1" --rate-limit "$RATE_LIMIT" \
+	# shellcheck disable=SC2086 # SERVE_ENV is a list of NAME=VALUE words
+	env ${SERVE_ENV:-} "$pixgate" serve --addr 127.0.0.1:0 --database-url "$1" --rate-limit "$RATE_LIMIT" \
 		>"$work/serve-$2.out" 2>"$work/serve-$2.log" &
 	serve_pid=$!
 	url=

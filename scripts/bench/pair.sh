@@ -4,16 +4,17 @@
 # Compares two pixgate builds on payouts at 16 clients (BENCHMARKS.md,
 # session 9), in PAIRS (default 3) pairs run back to back so that the
 # host's drift hits both alike. Each run: a fresh PostgreSQL cluster
-# (pg-settings.sh), `BIN migrate`, `BIN serve`, `BIN bench --mix payout=1
-# --concurrency C --duration DUR` with 64 new clients; scripts/bench/cpu.sh
-# measures MEAS seconds from WARM seconds in. Prints per run the payouts/s,
-# the CPU per payout (µs) of the server, the load generator and PostgreSQL,
-# and the events claimed rather than handed over (updates beyond one per
-# event). Build the two with e.g. `git stash; go build -o /tmp/a
-# ./cmd/pixgate; git stash pop; go build -o /tmp/b ./cmd/pixgate`.
+# (common.sh's start_postgres, migrated by BIN), `BIN serve`, `BIN bench
+# --mix payout=1 --concurrency C --duration DUR` with 64 new clients;
+# scripts/bench/cpu.sh measures MEAS seconds from WARM seconds in. Prints
+# per run the payouts/s, the CPU per payout (µs) of the server, the load
+# generator and PostgreSQL, and the events claimed rather than handed over
+# (updates beyond one per event). Build the two with e.g. `git stash; go
+# build -o /tmp/a ./cmd/pixgate; git stash pop; go build -o /tmp/b
+# ./cmd/pixgate`.
 #
 # Environment: C (16), DUR (30s), WARM (9), MEAS (18), SERVE_ENV (extra
-# environment of serve, e.g. PIXGATE_SANDBOX_PAYOUT_DELAY=60s).
+# environment of serve, e.g. PIXGATE_SANDBOX_PAYOUT_DELAY=60s), PG_EXTRA.
 set -euo pipefail
 
 if (($# < 2)); then
@@ -28,48 +29,30 @@ C=${C:-16}
 DUR=${DUR:-30s}
 WARM=${WARM:-9}
 MEAS=${MEAS:-18}
-work=$(mktemp -d "${TMPDIR:-/tmp}/pixpair.XXXXXX")
+RATE_LIMIT=1000000
+# shellcheck source=common.sh
+. "$root/scripts/bench/common.sh"
+work=$(work_dir "" pixpair)
 chmod 755 "$work"
-sp=
-cleanup() {
-	[[ -n $sp ]] && { kill "$sp" 2>/dev/null || true; wait "$sp" 2>/dev/null || true; }
-	bash "$root/scripts/stop-postgres.sh" "$work/pg" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
 
 # one BIN NAME: one run, one line.
 one() {
-	local bin=$1 name=$2 pg addr lp
-	rm -rf "$work/pg"
-	# shellcheck source=pg-settings.sh
-	. "$root/scripts/bench/pg-settings.sh"
-	pg=$(bash "$root/scripts/start-postgres.sh" "$work/pg" 2>/dev/null)
-	"$bin" migrate --database-url "$pg" 2>/dev/null
-	env ${SERVE_ENV:-} "$bin" serve --addr 127.0.0.1:0 --database-url "$pg" --rate-limit 1000000 \
-		>"$work/serve.out" 2>"$work/serve.log" &
-	sp=$!
-	addr=
-	for _ in $(seq 100); do
-		addr=$(jq -r 'select(.msg == "listening") | .addr' "$work/serve.log" 2>/dev/null | head -n 1)
-		[[ -n $addr ]] && break
-		sleep 0.1
-	done
-	"$bin" bench --target "http://$addr" --database-url "$pg" --create-clients 64 --mix payout=1 \
+	local name=$2 lp claimed rate
+	pixgate=$1
+	start_postgres
+	start_serve "$pg" "$name"
+	"$pixgate" bench --target "$url" --database-url "$pg" --create-clients 64 --mix payout=1 \
 		--concurrency "$C" --duration "$DUR" --payout-fail-percent 0 --payout-reverse-percent 0 \
-		--json >"$work/bench.json" 2>"$work/bench.err" &
+		--json >"$work/bench-$name.json" 2>"$work/bench-$name.err" &
 	lp=$!
 	sleep "$WARM"
-	bash "$root/scripts/bench/cpu.sh" "$work/pg" "$sp,$lp" sleep "$MEAS" 2>"$work/cpu.txt"
+	bash "$root/scripts/bench/cpu.sh" "$work/pg" "$serve_pid,$lp" sleep "$MEAS" 2>"$work/cpu-$name.txt"
 	wait "$lp" || true
-	local claimed
 	claimed=$(psql -X -A -t -c "SELECT n_tup_upd - n_tup_ins FROM pg_stat_user_tables WHERE relname = 'events'" "$pg")
-	kill "$sp" 2>/dev/null || true
-	wait "$sp" 2>/dev/null || true
-	sp=
-	bash "$root/scripts/stop-postgres.sh" "$work/pg" >/dev/null 2>&1 || true
-	local rate
-	rate=$(jq -r '.operations[] | select(.op == "payout") | .ok_rps' "$work/bench.json")
-	python3 - "$name" "$rate" "$claimed" "$work/cpu.txt" <<'PY'
+	stop_serve
+	stop_postgres
+	rate=$(jq -r '.operations[] | select(.op == "payout") | .ok_rps' "$work/bench-$name.json")
+	python3 - "$name" "$rate" "$claimed" "$work/cpu-$name.txt" <<'PY'
 import re, sys
 name, rate, claimed, path = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
 t = open(path).read()

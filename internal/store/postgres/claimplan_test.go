@@ -24,10 +24,7 @@ func TestClaimPlanKeepsTheOrderedIndexScan(t *testing.T) {
 	url := testkit.PostgresURL(t)
 	migrated(t, url)
 	raw := rawDB(t, url)
-	exec := func(q string) {
-		_, err := raw.ExecContext(ctx, q)
-		require.NoError(t, err)
-	}
+	exec := func(q string) { execSQL(t, raw, q) }
 	// Analyzed while 2 events in 2,000 were pending; then 20,000 fall due,
 	// their next attempts out of insertion order (retries, leases).
 	exec(`INSERT INTO events (id, client_id, transaction_id, type, url, payload, created_at, next_attempt_at, status)
@@ -40,16 +37,7 @@ func TestClaimPlanKeepsTheOrderedIndexScan(t *testing.T) {
 	// The claim's inner query (store.Tx.ClaimEvents), as a custom plan.
 	const claim = `EXPLAIN SELECT id FROM events WHERE status = 'pending' AND next_attempt_at <= 99999 AND lease_until <= 99999
 		ORDER BY next_attempt_at LIMIT 32 FOR UPDATE SKIP LOCKED`
-	plan := func(setup string) string {
-		tx, err := raw.BeginTx(ctx, nil)
-		require.NoError(t, err)
-		defer func() { _ = tx.Rollback() }()
-		if setup != "" {
-			_, err = tx.ExecContext(ctx, setup)
-			require.NoError(t, err)
-		}
-		return explain(t, tx, claim)
-	}
+	plan := func(setup string) string { return planIn(t, raw, setup, claim) }
 	def := plan("")
 	t.Logf("default plan:\n%s", def)
 	require.Contains(t, def, "Sort", "the statistics no longer mislead the planner; this test no longer shows the problem")
@@ -91,6 +79,28 @@ func rawDB(t *testing.T, url string) *sql.DB {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = raw.Close() })
 	return raw
+}
+
+// execSQL runs q on raw.
+func execSQL(t *testing.T, raw *sql.DB, q string) {
+	t.Helper()
+	_, err := raw.ExecContext(context.Background(), q)
+	require.NoError(t, err)
+}
+
+// planIn returns the plan of the EXPLAIN statement q in a transaction that
+// first runs setup (none when "") and is then rolled back.
+func planIn(t *testing.T, raw *sql.DB, setup, q string) string {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := raw.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	if setup != "" {
+		_, err = tx.ExecContext(ctx, setup)
+		require.NoError(t, err)
+	}
+	return explain(t, tx, q)
 }
 
 func explain(t *testing.T, tx *sql.Tx, q string) string {

@@ -50,13 +50,17 @@ func TestEventQueriesReadOnlyTheirFewRows(t *testing.T) {
 	raw, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
 	defer raw.Close()
-	for _, c := range []struct{ query, index string }{
+	for _, c := range []struct {
+		query string
+		args  []any
+		index string
+	}{
 		{`SELECT id FROM events WHERE (status = 'failed' OR (status = 'pending' AND attempts > 0)) AND (?1 = '' OR client_id = ?1)
-			ORDER BY created_at DESC, id DESC LIMIT 20`, "events_failing"},
-		{`SELECT COUNT(*), MIN(created_at) FROM events WHERE status = 'pending'`, "events_due"},
-		{`SELECT COUNT(*) FROM events WHERE status = 'pending' AND client_id IN (?1, ?2)`, "events_due"},
+			ORDER BY created_at DESC, id DESC LIMIT 20`, []any{"c1"}, "events_failing"},
+		{`SELECT COUNT(*), MIN(created_at) FROM events WHERE status = 'pending'`, nil, "events_due"},
+		{`SELECT COUNT(*) FROM events WHERE status = 'pending' AND client_id IN (?1, ?2)`, []any{"c1", "c2"}, "events_due"},
 	} {
-		rows, err := raw.QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.query, "c1", "c2")
+		rows, err := raw.QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.query, c.args...)
 		require.NoError(t, err)
 		var plan []string
 		for rows.Next() {
