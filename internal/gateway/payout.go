@@ -128,16 +128,12 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 		RequestHash: hash, Status: StatusPending, Amount: amount, Tax: tax, CreatedAt: now,
 		SettleAt: now.Add(s.PayoutDelay), CallbackURL: r.CallbackURL, Details: string(details),
 	}
-	// One transaction, and on PostgreSQL one round trip: every statement
-	// waits for the commit (store.Tx.later). A duplicate fails the insert
-	// with ErrConflict (after waiting for the other request's transaction,
-	// whose row is then readable); only then is the earlier payout read.
-	err = s.DB.Write(ctx, func(tx *store.Tx) error {
-		if err := tx.CreateTransaction(ctx, t); err != nil {
-			return err
-		}
-		return tx.Post(ctx, s.newOrderedID(), c.ID, t.ID, ledger.PayoutReserved(amount, tax), now)
-	})
+	// One transaction, shared with the payouts created at the same moment
+	// (store.DB.CreatePayout). A duplicate fails the insert with
+	// ErrConflict (after waiting for the other request's transaction, whose
+	// row is then readable); only then is the earlier payout read.
+	err = s.DB.CreatePayout(ctx, store.NewPayout{Transaction: t,
+		Posting: store.PostingWrite{ID: s.newOrderedID(), ClientID: c.ID, TransactionID: t.ID, Posting: ledger.PayoutReserved(amount, tax), At: now}})
 	if errors.Is(err, store.ErrConflict) {
 		prev, ok, err := find(s.DB)
 		if err == nil && !ok {

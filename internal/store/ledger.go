@@ -30,6 +30,7 @@ func (tx *Tx) Post(ctx context.Context, id, clientID, transactionID string, p le
 type PostingWrite struct {
 	ID, ClientID, TransactionID string
 	Posting                     ledger.Posting
+	At                          time.Time // its created_at, or zero for PostAll's now
 }
 
 // PostAll applies balanced postings to their clients' accounts and records
@@ -80,7 +81,11 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 	tuples(&q, 1, len(ps), 5)
 	args := make([]any, 0, 5*len(ps))
 	for _, w := range ps {
-		args = append(args, w.ID, w.ClientID, w.TransactionID, w.Posting.Kind, ms(now))
+		at := now
+		if !w.At.IsZero() {
+			at = w.At
+		}
+		args = append(args, w.ID, w.ClientID, w.TransactionID, w.Posting.Kind, ms(at))
 	}
 	if err := tx.later(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("insert postings: %w", err)

@@ -72,8 +72,8 @@ type Dialect struct {
 	// at once.
 	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Stmt, query bool) (int64, Rows, error)
 	// GroupInserts is how many group inserts of DB.InsertTransaction, and
-	// how many grouped DB.FinishAttempt transactions, may be in flight at
-	// once (at least 1). Fewer means larger groups: 1 on both dialects
+	// how many grouped DB.CreatePayout and DB.FinishAttempt transactions
+	// of each, may be in flight at once (at least 1). Fewer means larger groups: 1 on both dialects
 	// (SQLite has a single writer; on PostgreSQL one measured best, see
 	// the postgres dialect).
 	GroupInserts int
@@ -100,6 +100,8 @@ type DB struct {
 	// inserts groups concurrent InsertTransaction calls into one statement;
 	// clients groups concurrent Client reads.
 	inserts *group[Transaction, bool]
+	// payouts groups concurrent CreatePayout calls into one transaction.
+	payouts *group[NewPayout, struct{}]
 	clients *group[string, clientRead]
 	// finishes groups concurrent FinishAttempt calls into one transaction.
 	finishes *group[Finish, bool]
@@ -115,6 +117,7 @@ type DB struct {
 func New(writer, reader *sql.DB, d *Dialect) *DB {
 	db := &DB{Q: Q{q: sqlQuerier{reader}, d: d}, writer: writer, reader: reader, d: d}
 	db.inserts = newInsertGroup(db)
+	db.payouts = newPayoutGroup(db)
 	db.clients = newClientGroup(db)
 	db.finishes = newFinishGroup(db)
 	if d.Clients != nil {

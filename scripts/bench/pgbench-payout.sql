@@ -9,9 +9,12 @@
 --
 -- As written, each statement is a round trip between BEGIN and COMMIT: the
 -- plain ceiling. pixgate sends the same statements as one pipelined batch
--- with no BEGIN/COMMIT (one implicit transaction, one round trip);
--- scripts/bench/run.sh derives that variant from this file by replacing
--- BEGIN/COMMIT with \startpipeline/\endpipeline.
+-- with no BEGIN/COMMIT (one implicit transaction, one round trip), and the
+-- payouts that arrive together share it (store.DB.CreatePayout: one
+-- multi-row insert of their rows, each client's accounts moved once, one
+-- commit); scripts/bench/run.sh derives the pipelined variant, one payout
+-- per transaction, from this file by replacing BEGIN/COMMIT with
+-- \startpipeline/\endpipeline.
 --
 -- -D auth=1 prepends the one read pixgate makes outside the transaction for
 -- every request (the client, to authenticate it); -D auth=0 leaves it out.
