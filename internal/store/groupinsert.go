@@ -25,16 +25,8 @@ func newInsertGroup(db *DB) *group[Transaction, bool] {
 // Idempotency-Key or txid is taken — by an earlier row or by an earlier row
 // of the same statement — is skipped, as InsertTransaction promises.
 func (db *DB) insertMany(ctx context.Context, ts []Transaction) ([]bool, error) {
-	var q strings.Builder
-	q.Grow(len(insertTransactionHead) + len(ts)*100 + 40)
-	q.WriteString(insertTransactionHead)
-	args := make([]any, 0, len(ts)*txColumnCount)
-	tuples(&q, 1, len(ts), txColumnCount)
-	for _, t := range ts {
-		args = append(args, transactionArgs(t)...)
-	}
-	q.WriteString(" ON CONFLICT DO NOTHING RETURNING id")
-	rows, err := db.writer.QueryContext(ctx, q.String(), args...)
+	q, args := insertTransactions(ts, " ON CONFLICT DO NOTHING RETURNING id")
+	rows, err := db.writer.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("insert transactions: %w", db.d.Classify(err))
 	}
@@ -55,4 +47,19 @@ func (db *DB) insertMany(ctx context.Context, ts []Transaction) ([]bool, error) 
 		out[i] = inserted[t.ID]
 	}
 	return out, nil
+}
+
+// insertTransactions returns one INSERT of every row of ts, followed by
+// suffix, and its arguments.
+func insertTransactions(ts []Transaction, suffix string) (string, []any) {
+	var q strings.Builder
+	q.Grow(len(insertTransactionHead) + len(ts)*100 + len(suffix))
+	q.WriteString(insertTransactionHead)
+	tuples(&q, 1, len(ts), txColumnCount)
+	q.WriteString(suffix)
+	args := make([]any, 0, len(ts)*txColumnCount)
+	for _, t := range ts {
+		args = append(args, transactionArgs(t)...)
+	}
+	return q.String(), args
 }

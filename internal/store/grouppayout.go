@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 )
 
 // NewPayout is a payout for DB.CreatePayout: its transaction row and the
@@ -41,20 +40,16 @@ func newPayoutGroup(db *DB) *group[NewPayout, struct{}] {
 
 func (db *DB) createPayouts(ctx context.Context, ps []NewPayout) ([]struct{}, error) {
 	err := db.Write(ctx, func(tx *Tx) error {
-		var q strings.Builder
-		q.Grow(len(insertTransactionHead) + len(ps)*100)
-		q.WriteString(insertTransactionHead)
-		tuples(&q, 1, len(ps), txColumnCount)
-		args := make([]any, 0, len(ps)*txColumnCount)
+		ts := make([]Transaction, len(ps))
 		posts := make([]PostingWrite, len(ps))
 		for i, p := range ps {
-			args = append(args, transactionArgs(p.Transaction)...)
-			posts[i] = p.Posting
+			ts[i], posts[i] = p.Transaction, p.Posting
 			if posts[i].At.IsZero() {
 				posts[i].At = p.Transaction.CreatedAt
 			}
 		}
-		if err := tx.later(ctx, q.String(), args...); err != nil {
+		q, args := insertTransactions(ts, "")
+		if err := tx.later(ctx, q, args...); err != nil {
 			return fmt.Errorf("insert payouts: %w", err)
 		}
 		return tx.PostAll(ctx, posts, ps[0].Transaction.CreatedAt)

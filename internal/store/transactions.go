@@ -95,8 +95,9 @@ func (q *Q) insertTransaction(ctx context.Context, t Transaction) (bool, error) 
 // InsertTransaction, but a duplicate (same external_id or Idempotency-Key
 // for the client) fails the transaction with ErrConflict instead of being
 // skipped. Needing no answer, the insert waits for the transaction's next
-// read or commit on PostgreSQL (Tx.later): a payout's whole reservation then
-// goes out in one round trip, and the conflict surfaces from Write.
+// read or commit on PostgreSQL (Tx.later), so the conflict surfaces from
+// Write. (Payouts are created by DB.CreatePayout, which does the same for a
+// group of them.)
 func (tx *Tx) CreateTransaction(ctx context.Context, t Transaction) error {
 	if err := tx.later(ctx, insertTransactionSQL, transactionArgs(t)...); err != nil {
 		return fmt.Errorf("insert transaction: %w", err)
