@@ -133,7 +133,7 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 	// ErrConflict (after waiting for the other request's transaction, whose
 	// row is then readable); only then is the earlier payout read.
 	err = s.DB.CreatePayout(ctx, store.NewPayout{Transaction: t,
-		Posting: store.PostingWrite{ID: s.newOrderedID(), ClientID: c.ID, TransactionID: t.ID, Posting: ledger.PayoutReserved(amount, tax), At: now}})
+		Posting: store.PostingWrite{ID: s.newOrderedID(), ClientID: c.ID, TransactionID: t.ID, Posting: ledger.PayoutReserved(amount, tax)}})
 	if errors.Is(err, store.ErrConflict) {
 		prev, ok, err := find(s.DB)
 		if err == nil && !ok {

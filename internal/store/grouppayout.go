@@ -6,7 +6,8 @@ import (
 )
 
 // NewPayout is a payout for DB.CreatePayout: its transaction row and the
-// posting that reserves its amount and tax.
+// posting that reserves its amount and tax, recorded at the row's
+// CreatedAt.
 type NewPayout struct {
 	Transaction Transaction
 	Posting     PostingWrite
@@ -44,9 +45,7 @@ func (db *DB) createPayouts(ctx context.Context, ps []NewPayout) ([]struct{}, er
 		posts := make([]PostingWrite, len(ps))
 		for i, p := range ps {
 			ts[i], posts[i] = p.Transaction, p.Posting
-			if posts[i].At.IsZero() {
-				posts[i].At = p.Transaction.CreatedAt
-			}
+			posts[i].At = p.Transaction.CreatedAt
 		}
 		q, args := insertTransactions(ts, "")
 		if err := tx.later(ctx, q, args...); err != nil {

@@ -71,11 +71,11 @@ type Dialect struct {
 	// with its COMMIT; without it (SQLite, in-process) every statement runs
 	// at once.
 	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Stmt, query bool) (int64, Rows, error)
-	// GroupInserts is how many group inserts of DB.InsertTransaction, and
-	// how many grouped DB.CreatePayout and DB.FinishAttempt transactions
-	// of each, may be in flight at once (at least 1). Fewer means larger groups: 1 on both dialects
-	// (SQLite has a single writer; on PostgreSQL one measured best, see
-	// the postgres dialect).
+	// GroupInserts is how many groups of each kind — DB.InsertTransaction
+	// inserts, DB.CreatePayout and DB.FinishAttempt transactions — may be
+	// in flight at once (at least 1). Fewer means larger groups: 1 on both
+	// dialects (SQLite has a single writer; on PostgreSQL one measured
+	// best, see the postgres dialect).
 	GroupInserts int
 	// GroupReads is how many grouped client reads (DB.Client) may be in
 	// flight at once; 0 reads each client on its own (SQLite: in-process
