@@ -36,7 +36,7 @@ func (db *DB) CreatePayout(ctx context.Context, p NewPayout) error {
 // every reservation only takes from available, so a group that commits
 // leaves each payout's reservation valid on its own.
 func newPayoutGroup(db *DB) *group[NewPayout, struct{}] {
-	return &group[NewPayout, struct{}]{slots: db.d.GroupInserts, max: maxGroup, run: db.createPayouts}
+	return &group[NewPayout, struct{}]{slots: db.d.GroupPayouts, max: maxGroup, run: db.createPayouts}
 }
 
 func (db *DB) createPayouts(ctx context.Context, ps []NewPayout) ([]struct{}, error) {

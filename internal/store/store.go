@@ -71,12 +71,17 @@ type Dialect struct {
 	// with its COMMIT; without it (SQLite, in-process) every statement runs
 	// at once.
 	Pipeline func(ctx context.Context, conn *sql.Conn, stmts []Stmt, query bool) (int64, Rows, error)
-	// GroupInserts is how many groups of each kind — DB.InsertTransaction
-	// inserts, DB.CreatePayout and DB.FinishAttempt transactions — may be
-	// in flight at once (at least 1). Fewer means larger groups: 1 on both
-	// dialects (SQLite has a single writer; on PostgreSQL one measured
-	// best, see the postgres dialect).
+	// GroupInserts is how many groups of DB.InsertTransaction inserts, and
+	// of DB.FinishAttempt transactions, may be in flight at once (at least
+	// 1). Fewer means larger groups: 1 on both dialects (SQLite has a
+	// single writer; on PostgreSQL one measured best, see the postgres
+	// dialect).
 	GroupInserts int
+	// GroupPayouts is how many groups of DB.CreatePayout transactions may
+	// be in flight at once (at least 1): 1 on SQLite, 2 on PostgreSQL,
+	// where a group held up by another transaction's account rows then no
+	// longer holds up every payout behind it (see the postgres dialect).
+	GroupPayouts int
 	// GroupReads is how many grouped client reads (DB.Client) may be in
 	// flight at once; 0 reads each client on its own (SQLite: in-process
 	// reads are cheap and the reader pool runs them in parallel).

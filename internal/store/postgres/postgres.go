@@ -59,10 +59,19 @@ var dialect = &store.Dialect{
 	// in the next statement, so groups are larger and each call costs less
 	// CPU. Charges/s at C = 16/32/64 in scripts/bench/run.sh: 5,760/6,790/
 	// 8,750 with 3 groups (run 10), 6,410/7,460/9,160 with 1 (run 11).
-	// Grouped payouts (DB.CreatePayout) at C = 16, three back-to-back
-	// pairs: 2,570/2,551/2,588 payouts/s with 1 group, 2,617/2,581/2,559
-	// with 2 — the same.
 	GroupInserts: 1,
+	// Two payout groups (DB.CreatePayout) in flight. Throughput is the
+	// same as with one (C = 16, three back-to-back pairs: 2,570/2,551/2,588
+	// payouts/s with 1 group, 2,617/2,581/2,559 with 2; C = 64, six runs:
+	// 3,978–4,203 with 1, 4,027–4,455 with 2), but with one a group that
+	// waits (for a settlement holding one of its clients' account rows, or
+	// for the CPU) holds up every payout that arrives meanwhile, and the
+	// larger group that follows takes longer again: payouts at 2,140/s
+	// (half the C = 64 peak), six back-to-back pairs, p99 21/42/42/45/26/27
+	// ms with 1 group, 37/23/27/23/17/19 ms with 2 (BENCHMARKS.md, session
+	// 11). Both groups lock account rows in id order, so they never
+	// deadlock each other.
+	GroupPayouts: 2,
 	// Authentication reads of concurrent requests share a statement, one
 	// at a time: reads flush nothing, and larger groups cost less CPU per
 	// call (charges/s at C = 16/32 with 3 read groups in flight:

@@ -31,6 +31,7 @@ const (
 var dialect = &store.Dialect{
 	Name:         "sqlite",
 	GroupInserts: 1, // one writer connection: one group at a time
+	GroupPayouts: 1,
 	Goose:        goose.DialectSQLite3,
 	Classify: func(err error) error {
 		var e *msqlite.Error
