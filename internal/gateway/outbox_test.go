@@ -46,6 +46,9 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 			w.WriteHeader(http.StatusNoContent)
 		}))
 		t.Cleanup(srv.Close)
+		var release sync.Once
+		unhold := func() { release.Do(func() { close(hold) }) }
+		t.Cleanup(unhold) // runs before srv.Close: a failed check must not leave deliveries hanging
 		received := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), got...) }
 
 		d := &webhook.Dispatcher{DB: db, Client: webhook.Guard{AllowPrivate: true}.Client(webhook.DefaultTimeout),
@@ -80,18 +83,31 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		require.ElementsMatch(t, []string{"evt_outbox3", "evt_outbox4"}, received())
 
 		// Another node finds only the event written unleased; the leased
-		// ones stay this node's until their lease runs out.
+		// ones stay this node's until their lease runs out. (A claim of
+		// this node's dispatcher that began before the write — woken when
+		// the failed transaction gave its workers back — may have taken
+		// the unleased one first: then it is this node's, and the other
+		// finds nothing.)
 		now := s.now()
 		var claimed []store.Event
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			claimed, err = tx.ClaimEvents(ctx, "other-node", now, now.Add(time.Minute), 10)
 			return err
 		}))
-		require.Len(t, claimed, 1)
-		require.Equal(t, "evt_outbox5", claimed[0].ID)
-		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, "other-node", "evt_outbox5") }))
+		ids := make([]string, len(claimed))
+		for i, e := range claimed {
+			ids[i] = e.ID
+		}
+		if len(claimed) == 0 {
+			e5, err := db.Event(ctx, "evt_outbox5")
+			require.NoError(t, err)
+			require.Equal(t, d.Owner, e5.LeaseOwner, "nobody claimed the event written unleased")
+		} else {
+			require.Equal(t, []string{"evt_outbox5"}, ids, "another node claimed only the event written unleased")
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, "other-node", "evt_outbox5") }))
+		}
 
-		close(hold)
+		unhold()
 		d.Wake()
 		require.Eventually(t, func() bool { return len(received()) == 3 }, 10*time.Second, time.Millisecond,
 			"the unleased event is claimed once a worker is free")
