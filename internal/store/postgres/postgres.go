@@ -69,8 +69,11 @@ var dialect = &store.Dialect{
 	// larger group that follows takes longer again: payouts at 2,140/s
 	// (half the C = 64 peak), six back-to-back pairs, p99 21/42/42/45/26/27
 	// ms with 1 group, 37/23/27/23/17/19 ms with 2 (BENCHMARKS.md, session
-	// 11). Both groups lock account rows in id order, so they never
-	// deadlock each other.
+	// 11). Both groups lock account rows in id order, so balances never
+	// deadlock them; only two groups carrying the same two duplicate
+	// payouts in opposite orders could wait on each other's unique-index
+	// entries, which PostgreSQL breaks after deadlock_timeout, and the
+	// failed group is run again payout by payout like any other.
 	GroupPayouts: 2,
 	// Authentication reads of concurrent requests share a statement, one
 	// at a time: reads flush nothing, and larger groups cost less CPU per
