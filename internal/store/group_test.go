@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -89,6 +91,57 @@ func TestGroup(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+	})
+
+	t.Run("a held flush leaves the other slots free, and no more", func(t *testing.T) {
+		t.Parallel()
+		held := make(chan struct{})
+		var release sync.Once
+		unhold := func() { release.Do(func() { close(held) }) }
+		t.Cleanup(unhold)
+		g := &group[int, int]{slots: 2, max: 64, run: func(_ context.Context, ins []int) ([]int, error) {
+			if slices.Contains(ins, 1) || slices.Contains(ins, 3) {
+				<-held // e.g. a group waiting for another transaction's rows
+			}
+			return ins, nil
+		}}
+		answered := make(chan int, 3)
+		call := func(in int) {
+			go func() {
+				v, err := g.do(ctx, in)
+				assert.NoError(t, err)
+				answered <- v
+			}()
+		}
+		// taken: n flushes run and every call so far is in one of them.
+		taken := func(n int) {
+			require.Eventually(t, func() bool {
+				g.mu.Lock()
+				defer g.mu.Unlock()
+				return g.inFlight == n && len(g.queue) == 0
+			}, 5*time.Second, time.Millisecond)
+		}
+		next := func(msg string) int {
+			select {
+			case v := <-answered:
+				return v
+			case <-time.After(5 * time.Second):
+				require.FailNow(t, msg)
+				return 0
+			}
+		}
+		call(1)
+		taken(1)
+		call(2)
+		require.Equal(t, 2, next("a second slot answers while the first flush is held"))
+		call(3)
+		taken(2)
+		call(4)
+		require.Never(t, func() bool { return len(answered) > 0 }, 50*time.Millisecond, time.Millisecond,
+			"with both slots held a call waits: no third flush starts")
+		unhold()
+		got := []int{next("answered once released"), next("answered once released"), next("answered once released")}
+		require.ElementsMatch(t, []int{1, 3, 4}, got)
 	})
 
 	t.Run("a caller that gives up leaves the others answered", func(t *testing.T) {
