@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,37 +18,41 @@ import (
 // the provider for each one's outcome and applies it — completed (PAID,
 // pix.cashout.paid), failed (CANCELLED, funds released, pix.cashout.failed)
 // or returned (PAID now, REVERSED one delay later, amount back and tax kept,
-// pix.cashout.reversed) — in the transaction that claimed the row, so a
-// payout is never settled twice, even across nodes.
+// pix.cashout.reversed) — so that a payout is never settled twice, even
+// across nodes.
 //
-// Due payouts settle in batches, one transaction per batch: one claim, one
-// commit and, on PostgreSQL, two round trips for the whole batch instead of
-// for each payout. A batch holds payouts of one client only, so it locks the
-// same account rows one payout's settlement would (store.Tx.PostAll moves
-// each once, by the batch's sum): payouts being created for other clients
-// never wait for it. (Batches spanning clients were measured: they held a
-// quarter of all clients' accounts at any time and payout creation queued
-// behind them, 2,800 → 1,700 payouts/s.) A batch that fails is settled
-// again payout by payout, so one payout that cannot settle does not hold up
-// the rest.
+// Due payouts settle in batches, one transaction per batch, each step
+// decided from the rows DueSettlements read and written only if its row is
+// still as read (store.Tx.SetSettledIfUnchanged): one guarded update, then
+// the events, postings and balances with the commit — on PostgreSQL two
+// round trips for the whole batch, and no lock taken on a row before it is
+// changed. A batch holds payouts of one client only, so it locks the same
+// account rows one payout's settlement would (store.Tx.PostAll moves each
+// once, by the batch's sum): payouts being created for other clients never
+// wait for it. (Batches spanning clients were measured: they held a quarter
+// of all clients' accounts at any time and payout creation queued behind
+// them, 2,800 → 1,700 payouts/s.) A batch that fails — a row another node
+// settled meanwhile, or a payout that cannot settle — is settled again
+// payout by payout, each claimed afresh (settleClaimed), so one payout does
+// not hold up the rest.
 func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 	now := s.now()
 	due, err := s.DB.DueSettlements(ctx, now, limit)
 	if err != nil {
 		return 0, fmt.Errorf("settle payouts: %w", err)
 	}
-	n, err := each(ctx, byClient(due, maxSettleBatch), func(batch []string) (int, error) {
+	n, err := each(ctx, byClient(due, maxSettleBatch), func(batch []store.Transaction) (int, error) {
 		n, err := s.settleBatch(ctx, batch, now)
 		if err == nil || ctx.Err() != nil {
 			return n, err
 		}
-		if s.Log != nil {
+		if s.Log != nil && !errors.Is(err, store.ErrChanged) {
 			s.Log.WarnContext(ctx, "settling a batch of payouts failed; settling them one by one", "payouts", len(batch), "error", err.Error())
 		}
 		n = 0
 		var firstErr error
-		for _, id := range batch {
-			k, err := s.settleBatch(ctx, []string{id}, now)
+		for _, t := range batch {
+			k, err := s.settleClaimed(ctx, t.ID, now)
 			n += k
 			if err != nil && firstErr == nil {
 				firstErr = err
@@ -58,15 +63,43 @@ func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 	return n, err
 }
 
-// settleBatch claims the payouts of ids still due and settles them in one
-// transaction; it returns how many it settled. Each kind of write goes out
-// as one statement for the whole batch: the status changes, the events,
-// the postings and their entries.
-func (s *Service) settleBatch(ctx context.Context, ids []string, now time.Time) (int, error) {
+// settleBatch settles due, read by DueSettlements, in one transaction and
+// returns how many it settled: all of them, or none and an error
+// (store.ErrChanged if a row was no longer as read). Each kind of write goes
+// out as one statement for the whole batch: the status changes, the events,
+// the postings and their entries. The provider is asked before the
+// transaction begins, so no transaction waits on it.
+func (s *Service) settleBatch(ctx context.Context, due []store.Transaction, now time.Time) (int, error) {
+	var w settlementWrites
+	for _, t := range due {
+		if err := s.settlePayout(ctx, t, now, &w); err != nil {
+			return 0, fmt.Errorf("settle payouts: payout %s: %w", t.ID, err)
+		}
+	}
+	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
+		if err := tx.SetSettledIfUnchanged(ctx, w.steps); err != nil {
+			return err
+		}
+		// A fresh copy for each attempt: the outbox leases the events it is given.
+		if err := o.insert(ctx, tx, slices.Clone(w.events)...); err != nil {
+			return err
+		}
+		return tx.PostAll(ctx, w.posts, now)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("settle payouts: %w", err)
+	}
+	return len(due), nil
+}
+
+// settleClaimed claims the payout id if it is still due and no other node
+// holds it, and settles it; it returns 1 if it did, 0 if there was nothing
+// left to settle.
+func (s *Service) settleClaimed(ctx context.Context, id string, now time.Time) (int, error) {
 	settled := 0
 	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
 		settled = 0
-		ts, err := tx.ClaimSettlements(ctx, ids, now)
+		ts, err := tx.ClaimSettlements(ctx, []string{id}, now)
 		if err != nil {
 			return err
 		}
@@ -102,11 +135,13 @@ type settlementWrites struct {
 // transaction has claimed, and adds its status change, its webhook event
 // and the posting that moves the money, if any, to w.
 func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now time.Time, w *settlementWrites) error {
-	// The claim locked the row in its current status, so each step below is
-	// an unconditional update (store.Tx.SetSettledAll), not a checked
-	// transition: on PostgreSQL the whole batch goes out with the COMMIT.
+	// Each step records the row's status and settle_at it was decided from:
+	// a claimed row cannot change (store.Tx.SetSettledAll ignores them), one
+	// read without a lock is changed only if it did not
+	// (store.Tx.SetSettledIfUnchanged).
 	step := func(status string, confirmed, next time.Time, p ledger.Posting, event string) error {
-		w.steps = append(w.steps, store.Settled{ID: t.ID, Status: status, Confirmed: confirmed, Next: next})
+		w.steps = append(w.steps, store.Settled{ID: t.ID, Status: status, Confirmed: confirmed, Next: next,
+			WasStatus: t.Status, WasSettleAt: t.SettleAt})
 		t.Status = status
 		if !confirmed.IsZero() {
 			t.ConfirmedAt = confirmed
@@ -120,7 +155,7 @@ func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now tim
 		return nil
 	}
 	// Anything else than a pending or paid payout has nothing left to settle.
-	done := store.Settled{ID: t.ID, Status: t.Status}
+	done := store.Settled{ID: t.ID, Status: t.Status, WasStatus: t.Status, WasSettleAt: t.SettleAt}
 	if t.Type != store.TypeCashout {
 		w.steps = append(w.steps, done)
 		return nil
@@ -167,36 +202,36 @@ const settleWorkers = 2
 const maxSettleBatch = 25
 
 // inGroups groups items by key, in order of each group's first item, in
-// batches of at most size ids (a group larger than size continues in a new
-// batch).
-func inGroups[T any](items []T, size int, key func(T) (group, id string)) [][]string {
-	var out [][]string
+// batches of at most size items (a group larger than size continues in a
+// new batch).
+func inGroups[T any](items []T, size int, key func(T) string) [][]T {
+	var out [][]T
 	open := make(map[string]int) // group → index of its batch being filled
 	for _, item := range items {
-		g, id := key(item)
+		g := key(item)
 		i, ok := open[g]
 		if !ok || len(out[i]) == size {
 			i = len(out)
 			out = append(out, nil)
 			open[g] = i
 		}
-		out[i] = append(out[i], id)
+		out[i] = append(out[i], item)
 	}
 	return out
 }
 
 // byClient groups due payouts by client, in order of each client's earliest
-// one, in batches of at most size ids.
-func byClient(due []store.DueSettlement, size int) [][]string {
-	return inGroups(due, size, func(d store.DueSettlement) (string, string) { return d.ClientID, d.ID })
+// one, in batches of at most size payouts.
+func byClient(due []store.Transaction, size int) [][]store.Transaction {
+	return inGroups(due, size, func(t store.Transaction) string { return t.ClientID })
 }
 
 // byCharge groups due refunds by the charge they refund, each charge's in
 // the order they were requested, so that they settle in that order: one
 // worker settles a charge's refunds one after another, and its webhooks
 // report the charge's status after each in turn.
-func byCharge(due []store.DueRefund) [][]string {
-	return inGroups(due, len(due), func(d store.DueRefund) (string, string) { return d.ChargeID, d.ID })
+func byCharge(due []store.DueRefund) [][]store.DueRefund {
+	return inGroups(due, len(due), func(d store.DueRefund) string { return d.ChargeID })
 }
 
 // each runs fn on every item with up to settleWorkers at once and returns
@@ -247,9 +282,10 @@ func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("settle refunds: %w", err)
 	}
-	n, err := each(ctx, byCharge(due), func(ids []string) (int, error) {
+	n, err := each(ctx, byCharge(due), func(refunds []store.DueRefund) (int, error) {
 		settled := 0
-		for _, id := range ids {
+		for _, d := range refunds {
+			id := d.ID
 			claimed := false
 			err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
 				r, ok, err := tx.ClaimRefund(ctx, id, now)

@@ -285,6 +285,76 @@ func TestSettlementBatchSurvivesAFailingPayout(t *testing.T) {
 	})
 }
 
+// gateProvider holds the first Settle call until release is closed.
+type gateProvider struct {
+	provider.Provider
+	once     sync.Once
+	entered  chan struct{}
+	released chan struct{}
+}
+
+func (p *gateProvider) Settle(ctx context.Context, t provider.Transfer) (provider.Outcome, error) {
+	p.once.Do(func() {
+		close(p.entered)
+		<-p.released
+	})
+	return p.Provider.Settle(ctx, t)
+}
+
+// Two nodes settle the same due payouts. The first reads them and asks its
+// provider, which answers only after the second node has settled them all:
+// its batch, decided from rows that are no longer as it read them, changes
+// nothing, and claimed again one by one there is nothing left to settle.
+// Every payout is settled exactly once.
+func TestSettlementRaceWithAnotherNode(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		b.fund("1000")
+		ctx := context.Background()
+		var ids []string
+		for range 5 {
+			r := b.do("POST", "/api/v1/gateway/pix-payment", payout("2", "EMAIL", "someone@example.com"))
+			require.Equal(t, http.StatusOK, r.status, string(r.body))
+			ids = append(ids, r.json["transaction_id"].(string))
+		}
+		b.clock.Advance(time.Hour + time.Second)
+		// Not due yet: its reservation keeps pending high enough that
+		// settling the others twice would not overdraw it.
+		r := b.do("POST", "/api/v1/gateway/pix-payment", payout("50", "EMAIL", "someone@example.com"))
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		other := *b.gw // another node on the same database
+		slow := &gateProvider{Provider: b.gw.Provider, entered: make(chan struct{}), released: make(chan struct{})}
+		b.gw.Provider = slow
+		type result struct {
+			n   int
+			err error
+		}
+		first := make(chan result, 1)
+		go func() {
+			n, err := b.gw.SettleDue(ctx, 100)
+			first <- result{n, err}
+		}()
+		<-slow.entered
+		n, err := other.SettleDue(ctx, 100)
+		require.NoError(t, err)
+		require.Equal(t, 5, n)
+		close(slow.released)
+		res := <-first
+		require.NoError(t, res.err)
+		require.Zero(t, res.n, "the other node settled them all")
+		for _, id := range ids {
+			require.Equal(t, "PAID", b.lookup(id)["status"])
+			require.Len(t, b.entries(id), 2, "reserved and completed, once")
+			require.Equal(t, []string{gateway.EventCashoutPaid}, b.eventTypes(id))
+		}
+		avail, pending := b.balance()
+		require.Equal(t, json.Number("5000"), pending)
+		require.Equal(t, json.Number(fmt.Sprint(100000-5*200-5000)), avail)
+		require.NoError(t, b.db.CheckLedger(ctx))
+	})
+}
+
 func TestPayoutInsufficientAndIdempotent(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {

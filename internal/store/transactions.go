@@ -177,12 +177,18 @@ func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
 	return nil
 }
 
-// Settled is one settlement step of a transaction (SetSettledAll).
+// Settled is one settlement step of a transaction (SetSettledAll,
+// SetSettledIfUnchanged).
 type Settled struct {
 	ID        string
 	Status    string
 	Confirmed time.Time // confirmed_at, or zero to leave it
 	Next      time.Time // the next settle_at, or zero: nothing left to settle
+	// WasStatus and WasSettleAt are the row's status and settle_at when
+	// the step was decided: SetSettledIfUnchanged applies the step only if
+	// the row still has them.
+	WasStatus   string
+	WasSettleAt time.Time
 }
 
 // SetSettledAll records settlement steps of transactions that tx has
@@ -196,19 +202,67 @@ func (tx *Tx) SetSettledAll(ctx context.Context, ss []Settled) error {
 	if len(ss) == 0 {
 		return nil
 	}
-	var q strings.Builder
-	q.WriteString(`UPDATE transactions SET status = v.column2, confirmed_at = COALESCE(v.column3, confirmed_at), settle_at = v.column4
-		FROM (VALUES `)
-	castTuples(&q, 1, len(ss), []string{"TEXT", "TEXT", "BIGINT", "BIGINT"})
-	q.WriteString(`) AS v WHERE transactions.id = v.column1`)
-	args := make([]any, 0, 4*len(ss))
-	for _, st := range ss {
-		args = append(args, st.ID, st.Status, nullMS(st.Confirmed), nullMS(st.Next))
-	}
-	if err := tx.later(ctx, q.String(), args...); err != nil {
+	q, args := setSettled(ss, false)
+	if err := tx.later(ctx, q, args...); err != nil {
 		return fmt.Errorf("set settled: %w", err)
 	}
 	return nil
+}
+
+// ErrChanged is returned by SetSettledIfUnchanged when a row is no longer
+// as its step was decided from: settled meanwhile by another node.
+var ErrChanged = errors.New("store: changed concurrently")
+
+// SetSettledIfUnchanged records settlement steps decided from rows read
+// without a lock (DueSettlements): each row is changed only if it still has
+// the status and settle_at the step was decided from (WasStatus,
+// WasSettleAt). The statement runs at once — the one round trip before the
+// commit, which a claim (ClaimSettlements) would otherwise take — and locks
+// the rows it changes until tx ends. Unless every row was unchanged it
+// returns ErrChanged, and the caller must abandon tx: none of its steps may
+// commit.
+func (tx *Tx) SetSettledIfUnchanged(ctx context.Context, ss []Settled) error {
+	if len(ss) == 0 {
+		return nil
+	}
+	q, args := setSettled(ss, true)
+	res, err := tx.exec(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("set settled: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("set settled: %w", err)
+	}
+	if n != int64(len(ss)) {
+		return fmt.Errorf("set settled: %d of %d rows unchanged: %w", n, len(ss), ErrChanged)
+	}
+	return nil
+}
+
+// setSettled is the UPDATE of SetSettledAll or, guarded, of
+// SetSettledIfUnchanged.
+func setSettled(ss []Settled, guarded bool) (string, []any) {
+	var q strings.Builder
+	q.WriteString(`UPDATE transactions SET status = v.column2, confirmed_at = COALESCE(v.column3, confirmed_at), settle_at = v.column4
+		FROM (VALUES `)
+	types := []string{"TEXT", "TEXT", "BIGINT", "BIGINT"}
+	if guarded {
+		types = append(types, "TEXT", "BIGINT")
+	}
+	castTuples(&q, 1, len(ss), types)
+	q.WriteString(`) AS v WHERE transactions.id = v.column1`)
+	if guarded {
+		q.WriteString(` AND transactions.status = v.column5 AND transactions.settle_at = v.column6`)
+	}
+	args := make([]any, 0, len(types)*len(ss))
+	for _, st := range ss {
+		args = append(args, st.ID, st.Status, nullMS(st.Confirmed), nullMS(st.Next))
+		if guarded {
+			args = append(args, st.WasStatus, nullMS(st.WasSettleAt))
+		}
+	}
+	return q.String(), args
 }
 
 // DueCharges returns up to limit PENDING charges whose expires_at ≤ now,
@@ -218,16 +272,11 @@ func (tx *Tx) DueCharges(ctx context.Context, now time.Time, limit int) ([]Trans
 		WHERE status = 'PENDING' AND type = 'cashin' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`+tx.d.SkipLocked, ms(now), limit)
 }
 
-// DueSettlement is a transaction whose settle_at has passed, and its client.
-type DueSettlement struct {
-	ID, ClientID string
-}
-
 // DueSettlements returns up to limit transactions whose settle_at ≤ now,
-// earliest first, without locking; ClaimSettlements claims them.
-func (q *Q) DueSettlements(ctx context.Context, now time.Time, limit int) ([]DueSettlement, error) {
-	out, err := selectAll(ctx, q, func(row scanner) (d DueSettlement, err error) { return d, row.Scan(&d.ID, &d.ClientID) },
-		`SELECT id, client_id FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`, ms(now), limit)
+// earliest first, without locking them: their settlement steps are then
+// written with SetSettledIfUnchanged, or claimed (ClaimSettlements).
+func (q *Q) DueSettlements(ctx context.Context, now time.Time, limit int) ([]Transaction, error) {
+	out, err := q.list(ctx, `SELECT `+txColumns+` FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`, ms(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due settlements: %w", err)
 	}

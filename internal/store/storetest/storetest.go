@@ -841,7 +841,75 @@ func Exercise(t *testing.T, open Opener) {
 		}
 		due, err := db.DueSettlements(ctx, at.Add(time.Hour), 10)
 		require.NoError(t, err)
-		require.Equal(t, []store.DueSettlement{{ID: ps[2].ID, ClientID: c.ID}}, due, "only the payout to be returned is scheduled again")
+		require.Equal(t, []string{ps[2].ID}, ids(due), "only the payout to be returned is scheduled again")
+	})
+
+	t.Run("Settlement steps guarded by the row as read", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		var ps []store.Transaction
+		for i := range 3 {
+			p := newTx(c, store.TypeCashout, fmt.Sprint("guard-", i), 100, t0)
+			p.ExpiresAt, p.SettleAt = time.Time{}, t0.Add(time.Duration(i+1)*time.Second)
+			ps = append(ps, p)
+			_, err := db.InsertTransaction(ctx, p)
+			require.NoError(t, err)
+		}
+		at := t0.Add(time.Minute)
+		due, err := db.DueSettlements(ctx, at, 10)
+		require.NoError(t, err)
+		require.Equal(t, []string{ps[0].ID, ps[1].ID, ps[2].ID}, ids(due), "earliest first, whole rows")
+		require.Equal(t, ps[1].Details, due[1].Details)
+		require.Equal(t, ps[1].SettleAt, due[1].SettleAt.UTC())
+		step := func(t store.Transaction, status string, next time.Time) store.Settled {
+			return store.Settled{ID: t.ID, Status: status, Confirmed: at, Next: next, WasStatus: t.Status, WasSettleAt: t.SettleAt}
+		}
+		// Another node settles the second payout (PAID, returned later)
+		// after the rows were read.
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			return tx.SetSettledIfUnchanged(ctx, []store.Settled{step(due[1], "PAID", at.Add(time.Hour))})
+		}))
+		// A batch decided from the stale rows changes nothing, not even the
+		// rows that were still as read.
+		stale := []store.Settled{step(due[0], "PAID", time.Time{}), step(due[1], "PAID", time.Time{}), step(due[2], "CANCELLED", time.Time{})}
+		err = db.Write(ctx, func(tx *store.Tx) error {
+			if err := tx.SetSettledIfUnchanged(ctx, stale); err != nil {
+				return err
+			}
+			return tx.InsertEvents(ctx, []store.Event{{ID: "evt_guard", ClientID: c.ID, TransactionID: ps[0].ID, Type: "x", URL: "u", Payload: "{}", CreatedAt: at}})
+		})
+		require.ErrorIs(t, err, store.ErrChanged)
+		for i, want := range []struct {
+			status string
+			settle time.Time
+		}{{"PENDING", ps[0].SettleAt}, {"PAID", at.Add(time.Hour)}, {"PENDING", ps[2].SettleAt}} {
+			got, err := db.Transaction(ctx, c.ID, ps[i].ID)
+			require.NoError(t, err)
+			require.Equal(t, want.status, got.Status, "payout %d", i)
+			require.Equal(t, want.settle, got.SettleAt.UTC(), "payout %d", i)
+		}
+		evs, err := db.Events(ctx, ps[0].ID)
+		require.NoError(t, err)
+		require.Empty(t, evs, "nothing of the abandoned batch committed")
+
+		// Read again, the same batch applies: the returned payout's next
+		// step is decided from its new status and settle_at.
+		due, err = db.DueSettlements(ctx, at.Add(2*time.Hour), 10)
+		require.NoError(t, err)
+		require.Equal(t, []string{ps[0].ID, ps[2].ID, ps[1].ID}, ids(due))
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			return tx.SetSettledIfUnchanged(ctx, []store.Settled{step(due[0], "PAID", time.Time{}), step(due[1], "CANCELLED", time.Time{}), step(due[2], "REVERSED", time.Time{})})
+		}))
+		for i, want := range []string{"PAID", "REVERSED", "CANCELLED"} {
+			got, err := db.Transaction(ctx, c.ID, ps[i].ID)
+			require.NoError(t, err)
+			require.Equal(t, want, got.Status, "payout %d", i)
+			require.True(t, got.SettleAt.IsZero(), "payout %d: nothing left to settle", i)
+		}
+		due, err = db.DueSettlements(ctx, at.Add(3*time.Hour), 10)
+		require.NoError(t, err)
+		require.Empty(t, due)
 	})
 
 	t.Run("Due charges and settlements", func(t *testing.T) {
@@ -870,7 +938,7 @@ func Exercise(t *testing.T, open Opener) {
 		}))
 		dueSettle, err := db.DueSettlements(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
-		require.Equal(t, []store.DueSettlement{{ID: payout.ID, ClientID: c.ID}}, dueSettle)
+		require.Equal(t, []string{payout.ID}, ids(dueSettle))
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			got, err := tx.ClaimSettlements(ctx, []string{payout.ID, due.ID, "missing"}, t0.Add(time.Hour))
 			require.NoError(t, err)
@@ -1088,4 +1156,13 @@ func Exercise(t *testing.T, open Opener) {
 		require.Equal(t, "pending", evs[0].Status)
 		require.Equal(t, ev.Payload, evs[0].Payload)
 	})
+}
+
+// ids are the ids of ts, in order.
+func ids(ts []store.Transaction) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.ID
+	}
+	return out
 }
