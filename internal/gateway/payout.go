@@ -150,8 +150,6 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 	if err != nil {
 		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
 	}
-	s.Log.InfoContext(ctx, "payout created", "transaction_id", t.ID, "client_id", c.ID,
-		"key", pix.MaskKey(pix.KeyType(r.CreditParty.KeyType), r.CreditParty.Key))
 	return payoutResponse(t), false, nil
 }
 

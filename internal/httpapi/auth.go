@@ -57,6 +57,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.writeError(w, r, authErr)
 			return
 		}
+		noteLog(r, c.ID, "")
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientKey, c)))
 	})
 }

@@ -9,14 +9,18 @@ import (
 func (s *Server) createPayout(w http.ResponseWriter, r *http.Request) error {
 	var req gateway.PayoutRequest
 	return s.idempotentCreate(w, r, &req, http.StatusOK, func(body []byte, key string) (any, bool, error) {
-		return s.gw.CreatePayout(r.Context(), client(r), &req, key, body)
+		resp, replayed, err := s.gw.CreatePayout(r.Context(), client(r), &req, key, body)
+		noteLog(r, "", resp.TransactionID)
+		return resp, replayed, err
 	})
 }
 
 func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) error {
 	var req gateway.RefundRequest
 	return s.idempotentCreate(w, r, &req, http.StatusOK, func(body []byte, key string) (any, bool, error) {
-		return s.gw.CreateRefund(r.Context(), client(r), &req, key, body)
+		resp, replayed, err := s.gw.CreateRefund(r.Context(), client(r), &req, key, body)
+		noteLog(r, "", resp.RefundID)
+		return resp, replayed, err
 	})
 }
 
@@ -24,7 +28,9 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) error {
 	var req gateway.ChargeRequest
 	return s.idempotentCreate(w, r, &req, http.StatusCreated, func(body []byte, key string) (any, bool, error) {
 		req.IdempotencyKey = key
-		return s.gw.CreateCharge(r.Context(), client(r), &req, body)
+		resp, replayed, err := s.gw.CreateCharge(r.Context(), client(r), &req, body)
+		noteLog(r, "", resp.PaymentID)
+		return resp, replayed, err
 	})
 }
 

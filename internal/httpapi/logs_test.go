@@ -31,9 +31,13 @@ func TestLogsHoldNoSecretsOrPersonalData(t *testing.T) {
 		bad["payer"].(map[string]any)["document"] = cnpj + "9" // invalid: echoed nowhere
 		require.Equal(t, http.StatusBadRequest, b.do("POST", "/api/v1/gateway/request-qrcode", bad).status)
 		b.fund("100")
+		created := map[string]bool{} // payouts' transaction ids
 		for _, k := range []struct{ typ, key string }{{"CPF", cpf}, {"CNPJ", cnpj}, {"EMAIL", email}, {"PHONE", phoneKey}, {"EVP", evp}, {"CPF", cpf + "0"}} {
-			b.do("POST", "/api/v1/gateway/pix-payment", payout("1", k.typ, k.key))
+			if r := b.do("POST", "/api/v1/gateway/pix-payment", payout("1", k.typ, k.key)); r.status == http.StatusOK {
+				created[r.json["transaction_id"].(string)] = true
+			}
 		}
+		require.Len(t, created, 5)
 		leaked := gateway.Credentials{ClientID: b.cred.ClientID, ClientSecret: "sk_test_PLANTEDSECRETvalue1234567890"}
 		require.Equal(t, http.StatusUnauthorized, b.do("GET", "/api/v1/wallet/balance", nil, leaked).status)
 		b.do("POST", "/api/v1/wallet/transaction", map[string]any{"external_id": "log-1"})
@@ -45,15 +49,23 @@ func TestLogsHoldNoSecretsOrPersonalData(t *testing.T) {
 			require.NotContains(t, logs, secret)
 		}
 		requests := 0
+		logged := map[string]bool{}
 		sc := bufio.NewScanner(strings.NewReader(logs))
 		for sc.Scan() {
 			var line map[string]any
 			require.NoError(t, json.Unmarshal(sc.Bytes(), &line), "every log line is JSON")
-			if line["msg"] == "request" || line["msg"] == "payout created" {
+			if line["msg"] == "request" {
 				requests++
 				require.Regexp(t, `^[0-9a-f]{24}$`, line["request_id"], "%v", line)
+				// One line per request says what it did: the client it
+				// authenticated, the transaction it created.
+				if line["route"] == "POST /api/v1/gateway/pix-payment" && line["status"] == float64(http.StatusOK) {
+					require.Equal(t, b.cred.ClientID, line["client_id"], "%v", line)
+					logged[line["transaction_id"].(string)] = true
+				}
 			}
 		}
 		require.Greater(t, requests, 10)
+		require.Equal(t, created, logged, "every payout's request line names it")
 	})
 }

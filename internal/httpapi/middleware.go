@@ -18,9 +18,24 @@ const (
 	patternKey
 )
 
-// patternHolder carries the innermost matched route pattern back out to
-// observe, since nested muxes set Pattern on their own request copies.
-type patternHolder struct{ pattern string }
+// patternHolder carries what the request's log line reports back out to
+// observe: the innermost matched route pattern (nested muxes set Pattern on
+// their own request copies), the authenticated client and the transaction
+// the request created, if any — one line per request says what it did.
+type patternHolder struct{ pattern, clientID, transactionID string }
+
+// noteLog records the request's client or transaction (either may be "")
+// for its log line.
+func noteLog(r *http.Request, clientID, transactionID string) {
+	if ph, ok := r.Context().Value(patternKey).(*patternHolder); ok {
+		if clientID != "" {
+			ph.clientID = clientID
+		}
+		if transactionID != "" {
+			ph.transactionID = transactionID
+		}
+	}
+}
 
 // statusRecorder remembers the status a handler wrote.
 type statusRecorder struct {
@@ -102,9 +117,15 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				}
 			}
 			r.Pattern = holder.pattern
-			s.logger(ctx).LogAttrs(ctx, slog.LevelInfo, "request",
-				slog.String("method", r.Method), slog.String("route", r.Pattern),
+			attrs := append(make([]slog.Attr, 0, 6), slog.String("method", r.Method), slog.String("route", r.Pattern),
 				slog.Int("status", rec.status), slog.Int64("duration_us", time.Since(start).Microseconds()))
+			if holder.clientID != "" {
+				attrs = append(attrs, slog.String("client_id", holder.clientID))
+			}
+			if holder.transactionID != "" {
+				attrs = append(attrs, slog.String("transaction_id", holder.transactionID))
+			}
+			s.logger(ctx).LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 			if s.metrics != nil {
 				s.metrics(r, rec.status, time.Since(start))
 			}

@@ -284,7 +284,13 @@ func (d *Dispatcher) deliver(ctx context.Context, e store.Event, leaseEnd time.T
 	if d.Outcome != nil {
 		d.Outcome(outcome)
 	}
-	d.Log.InfoContext(ctx, "webhook attempt", "event_id", e.ID, "event", e.Type, "status_code", a.StatusCode,
+	// Every attempt is recorded (delivery_attempts, the deliveries endpoint
+	// and the panel); the log keeps the ones an operator acts on.
+	level := slog.LevelInfo
+	if outcome == OutcomeDelivered {
+		level = slog.LevelDebug
+	}
+	d.Log.Log(ctx, level, "webhook attempt", "event_id", e.ID, "event", e.Type, "status_code", a.StatusCode,
 		"latency_ms", a.Latency.Milliseconds(), "outcome", outcome, "attempt", e.Attempts+1)
 }
 

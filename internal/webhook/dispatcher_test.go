@@ -1,12 +1,14 @@
 package webhook_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -230,6 +232,8 @@ func TestRetriesUntilSuccess(t *testing.T) {
 			}
 			return http.StatusOK, nil
 		}, 0)
+		var logs lockedBuffer
+		f.disp.Log = slog.New(slog.NewJSONHandler(&logs, nil)) // info and above
 		id := f.paidCharge(t, "c1", rec.srv.URL)
 		for _, wait := range []time.Duration{0, 6 * time.Second, 6 * time.Minute} {
 			f.clock.Advance(wait)
@@ -251,7 +255,35 @@ func TestRetriesUntilSuccess(t *testing.T) {
 			ids[h.Get("webhook-id")] = true
 		}
 		require.Len(t, ids, 1, "the same webhook-id on every attempt")
+		// The failed attempts are logged for the operator; the delivered
+		// one only in its attempt record.
+		var outcomes []string
+		for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			var l map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &l))
+			require.Equal(t, "webhook attempt", l["msg"])
+			outcomes = append(outcomes, l["outcome"].(string))
+		}
+		require.Equal(t, []string{webhook.OutcomeRetry, webhook.OutcomeRetry}, outcomes)
 	})
+}
+
+// lockedBuffer is a bytes.Buffer safe for the dispatcher's workers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func TestGiveUpAfterScheduleAndOn410(t *testing.T) {
