@@ -24,6 +24,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# BENCH_PROCS is the GOMAXPROCS of every `pixgate bench` the scripts run
+# (default 1). The load generator shares the machine with the server and
+# PostgreSQL; with one processor its Go scheduler does not keep a second
+# thread spinning for work, which at C=16 took ~9 % of its CPU from them
+# (BENCHMARKS.md, session 12). It needs well under one CPU at any rate
+# measured here.
+BENCH_PROCS=${BENCH_PROCS:-1}
+
 # setup_postgres: builds pixgate into WORK (sets pixgate), then
 # start_postgres.
 setup_postgres() {

@@ -47,7 +47,7 @@ run() {
 	shift 2
 	local wal
 	wal=$(wal_segments)
-	"$pixgate" bench --target "$url" --database-url "$pg" --create-clients 64 --duration "${T}s" \
+	GOMAXPROCS=$BENCH_PROCS "$pixgate" bench --target "$url" --database-url "$pg" --create-clients 64 --duration "${T}s" \
 		--payout-fail-percent 0 --payout-reverse-percent 0 --settle-timeout 300s --json "$@" \
 		>"$work/$name.json" 2>"$work/$name.err" || true
 	jq -r --arg op "$op" --arg name "$name" --arg wal "$wal" '.operations[] | select(.op == $op) |

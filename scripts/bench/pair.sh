@@ -41,7 +41,7 @@ one() {
 	pixgate=$1
 	start_postgres
 	start_serve "$pg" "$name"
-	"$pixgate" bench --target "$url" --database-url "$pg" --create-clients 64 --mix payout=1 \
+	GOMAXPROCS=$BENCH_PROCS "$pixgate" bench --target "$url" --database-url "$pg" --create-clients 64 --mix payout=1 \
 		--concurrency "$C" --duration "$DUR" --payout-fail-percent 0 --payout-reverse-percent 0 \
 		--json >"$work/bench-$name.json" 2>"$work/bench-$name.err" &
 	lp=$!

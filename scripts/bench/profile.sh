@@ -45,7 +45,7 @@ sync # as in run.sh: let the pgbench phase's WAL reach the disk first
 sleep 20
 start_serve "$pg" pg
 for shape in payout charge; do
-	"$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" \
+	GOMAXPROCS=$BENCH_PROCS "$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" \
 		--mix "$shape=1" --concurrency "$C" --duration 25s --payout-fail-percent 0 --payout-reverse-percent 0 \
 		--settle-timeout 600s >"$work/bench-$shape.txt" 2>"$work/bench-$shape.err" &
 	load=$!

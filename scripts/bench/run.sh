@@ -29,7 +29,8 @@
 # one 24-byte slot per allowed request per client, so do not use 10^9),
 # PG_SETTINGS (PostgreSQL server settings, default those of
 # docs/production.md: see scripts/bench/pg-settings.sh), PG_EXTRA (more
-# settings on top, e.g. "-c autovacuum=off").
+# settings on top, e.g. "-c autovacuum=off"), BENCH_PROCS (GOMAXPROCS of
+# the load generator, default 1: see common.sh).
 # Needs go, jq, pgbench and PostgreSQL's server binaries
 # (scripts/install-deps.sh installs PostgreSQL).
 set -euo pipefail
@@ -102,7 +103,7 @@ bench() {
 	local rc=0 segs
 	segs=$(wal_segments)
 	log "pixgate bench $name ($segs WAL segments)"
-	"$pixgate" bench --target "$url" --database-url "$db" --create-clients "$CLIENTS" --duration "${T}s" \
+	GOMAXPROCS=$BENCH_PROCS "$pixgate" bench --target "$url" --database-url "$db" --create-clients "$CLIENTS" --duration "${T}s" \
 		--settle-timeout 600s --json "$@" \
 		>"$work/$name.json" 2>"$work/$name.err" || rc=$?
 	if ((rc != 0)); then
@@ -115,7 +116,7 @@ bench() {
 # warm_up ARGS...: 10 s of pixgate bench on PostgreSQL with plain payouts,
 # not recorded.
 warm_up() {
-	"$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" --duration 10s \
+	GOMAXPROCS=$BENCH_PROCS "$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" --duration 10s \
 		"${plain[@]}" --settle-timeout 600s "$@" >/dev/null 2>&1 || true
 }
 
