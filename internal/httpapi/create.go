@@ -19,7 +19,7 @@ func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) error {
 	var req gateway.RefundRequest
 	return s.idempotentCreate(w, r, &req, http.StatusOK, func(body []byte, key string) (any, bool, error) {
 		resp, replayed, err := s.gw.CreateRefund(r.Context(), client(r), &req, key, body)
-		noteLog(r, "", resp.RefundID)
+		noteLog(r, "", resp.PaymentID) // the charge it refunds
 		return resp, replayed, err
 	})
 }

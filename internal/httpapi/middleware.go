@@ -21,7 +21,8 @@ const (
 // patternHolder carries what the request's log line reports back out to
 // observe: the innermost matched route pattern (nested muxes set Pattern on
 // their own request copies), the authenticated client and the transaction
-// the request created, if any — one line per request says what it did.
+// the request created or refunded, if any — one line per request says what
+// it did.
 type patternHolder struct{ pattern, clientID, transactionID string }
 
 // noteLog records the request's client or transaction (either may be "")
