@@ -86,8 +86,8 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		// ones stay this node's until their lease runs out. (A claim of
 		// this node's dispatcher that began before the write — woken when
 		// the failed transaction gave its workers back — may have taken
-		// the unleased one first: then it is this node's, and the other
-		// finds nothing.)
+		// the unleased one first, or be taking it: then it is, or is about
+		// to be, this node's, and the other finds nothing.)
 		now := s.now()
 		var claimed []store.Event
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
@@ -99,9 +99,13 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 			ids[i] = e.ID
 		}
 		if len(claimed) == 0 {
-			e5, err := db.Event(ctx, "evt_outbox5")
-			require.NoError(t, err)
-			require.Equal(t, d.Owner, e5.LeaseOwner, "nobody claimed the event written unleased")
+			// This node's claim had the row locked (SKIP LOCKED skipped
+			// it) and may not have committed yet.
+			require.Eventually(t, func() bool {
+				e5, err := db.Event(ctx, "evt_outbox5")
+				require.NoError(t, err)
+				return e5.LeaseOwner == d.Owner
+			}, 10*time.Second, time.Millisecond, "nobody claimed the event written unleased")
 		} else {
 			require.Equal(t, []string{"evt_outbox5"}, ids, "another node claimed only the event written unleased")
 			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, "other-node", "evt_outbox5") }))
