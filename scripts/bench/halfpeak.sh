@@ -18,8 +18,8 @@
 # without it every segment the load needs is created while it runs.
 #
 # Environment: T (seconds per run, default 15), CHARGE_RATE (default 4000)
-# and PAYOUT_RATE (default 2100: about half of run.sh's C=64 peaks in
-# session 11), RATE_LIMIT (default 60000, as run.sh), PREWAL, PG_EXTRA
+# and PAYOUT_RATE (default 2200: about half of run.sh's C=64 peaks in
+# session 12), RATE_LIMIT (default 60000, as run.sh), PREWAL, PG_EXTRA
 # (more server settings, e.g. "-c autovacuum=off"). Needs go, jq, psql and
 # PostgreSQL's server binaries.
 set -euo pipefail
@@ -27,7 +27,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 T=${T:-15}
 CHARGE_RATE=${CHARGE_RATE:-4000}
-PAYOUT_RATE=${PAYOUT_RATE:-2100}
+PAYOUT_RATE=${PAYOUT_RATE:-2200}
 RATE_LIMIT=${RATE_LIMIT:-60000}
 # shellcheck source=common.sh
 . "$root/scripts/bench/common.sh"
