@@ -131,9 +131,9 @@ type settlementWrites struct {
 	posts  []store.PostingWrite
 }
 
-// settlePayout decides one settlement step of t, which the caller's
-// transaction has claimed, and adds its status change, its webhook event
-// and the posting that moves the money, if any, to w.
+// settlePayout decides one settlement step of t — read by DueSettlements,
+// or claimed by the caller's transaction — and adds its status change, its
+// webhook event and the posting that moves the money, if any, to w.
 func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now time.Time, w *settlementWrites) error {
 	// Each step records the row's status and settle_at it was decided from:
 	// a claimed row cannot change (store.Tx.SetSettledAll ignores them), one
