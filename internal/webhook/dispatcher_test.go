@@ -1,7 +1,6 @@
 package webhook_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -232,7 +231,7 @@ func TestRetriesUntilSuccess(t *testing.T) {
 			}
 			return http.StatusOK, nil
 		}, 0)
-		var logs lockedBuffer
+		var logs testkit.Buffer
 		f.disp.Log = slog.New(slog.NewJSONHandler(&logs, nil)) // info and above
 		id := f.paidCharge(t, "c1", rec.srv.URL)
 		for _, wait := range []time.Duration{0, 6 * time.Second, 6 * time.Minute} {
@@ -266,24 +265,6 @@ func TestRetriesUntilSuccess(t *testing.T) {
 		}
 		require.Equal(t, []string{webhook.OutcomeRetry, webhook.OutcomeRetry}, outcomes)
 	})
-}
-
-// lockedBuffer is a bytes.Buffer safe for the dispatcher's workers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestGiveUpAfterScheduleAndOn410(t *testing.T) {

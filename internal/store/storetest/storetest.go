@@ -46,6 +46,14 @@ func newTx(c store.Client, typ, ext string, amount pix.Amount, at time.Time) sto
 	}
 }
 
+// newPayout is a PENDING payout of 100 created at t0 and due to settle at
+// settleAt.
+func newPayout(c store.Client, ext string, settleAt time.Time) store.Transaction {
+	p := newTx(c, store.TypeCashout, ext, 100, t0)
+	p.ExpiresAt, p.SettleAt = time.Time{}, settleAt
+	return p
+}
+
 // Exercise runs every storage behaviour against the driver.
 func Exercise(t *testing.T, open Opener) {
 	ctx := context.Background()
@@ -787,8 +795,7 @@ func Exercise(t *testing.T, open Opener) {
 		c := NewClient(t, db)
 		var ps []store.Transaction
 		for i := range 4 {
-			p := newTx(c, store.TypeCashout, fmt.Sprint("settle-", i), 100, t0)
-			p.ExpiresAt, p.SettleAt = time.Time{}, t0.Add(time.Second)
+			p := newPayout(c, fmt.Sprint("settle-", i), t0.Add(time.Second))
 			if i == 3 {
 				p.ConfirmedAt = t0 // confirmed earlier: a zero Confirmed keeps it
 			}
@@ -850,8 +857,7 @@ func Exercise(t *testing.T, open Opener) {
 		c := NewClient(t, db)
 		var ps []store.Transaction
 		for i := range 3 {
-			p := newTx(c, store.TypeCashout, fmt.Sprint("guard-", i), 100, t0)
-			p.ExpiresAt, p.SettleAt = time.Time{}, t0.Add(time.Duration(i+1)*time.Second)
+			p := newPayout(c, fmt.Sprint("guard-", i), t0.Add(time.Duration(i+1)*time.Second))
 			ps = append(ps, p)
 			_, err := db.InsertTransaction(ctx, p)
 			require.NoError(t, err)
@@ -918,9 +924,7 @@ func Exercise(t *testing.T, open Opener) {
 		c := NewClient(t, db)
 		due := newTx(c, store.TypeCashin, "", 100, t0)
 		notDue := newTx(c, store.TypeCashin, "", 100, t0.Add(2*time.Hour))
-		payout := newTx(c, store.TypeCashout, "", 100, t0)
-		payout.ExpiresAt = time.Time{}
-		payout.SettleAt = t0.Add(time.Second)
+		payout := newPayout(c, "", t0.Add(time.Second))
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			for _, tr := range []store.Transaction{due, notDue, payout} {
 				if _, err := tx.InsertTransaction(ctx, tr); err != nil {
