@@ -46,9 +46,10 @@ type Dialect struct {
 	// Clients, when set, carries client changes between processes, so
 	// that DB.WatchClients can keep authenticated clients in memory.
 	Clients ClientChanges
-	// Storage and StorageDown are migration 5 up and down (see
-	// storageMigration): storage parameters of this dialect only.
-	Storage, StorageDown []string
+	// Storage holds the migrations written in Go (storageMigrations), by
+	// version: storage parameters of this dialect only. A version it does
+	// not hold is an empty migration on this dialect.
+	Storage map[int64]StorageStep
 	// ClaimPlan, when set, runs first in the transaction of a claim of due
 	// webhook events (Tx.ClaimEvents) to keep the planner on an ordered
 	// scan of the due index that stops after the claim's limit.
@@ -158,9 +159,12 @@ func (db *DB) Migrate(ctx context.Context) ([]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true),
-		goose.WithGoMigrations(goose.NewGoMigration(storageMigration,
-			&goose.GoFunc{RunTx: execAll(db.d.Storage)}, &goose.GoFunc{RunTx: execAll(db.d.StorageDown)}))}
+	var steps []*goose.Migration
+	for _, v := range storageMigrations() {
+		st := db.d.Storage[v]
+		steps = append(steps, goose.NewGoMigration(v, &goose.GoFunc{RunTx: execAll(st.Up)}, &goose.GoFunc{RunTx: execAll(st.Down)}))
+	}
+	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(steps...)}
 	if db.d.Locker != nil {
 		l, err := db.d.Locker()
 		if err != nil {
@@ -183,11 +187,16 @@ func (db *DB) Migrate(ctx context.Context) ([]int64, error) {
 	return applied, nil
 }
 
-// storageMigration is the version of the one migration written in Go: it
-// runs the dialect's Storage statements (storage parameters that only one
-// dialect has), and nothing on the others. The SQL migrations in
-// migrations/ take the other versions.
-const storageMigration = 5
+// StorageStep is one migration written in Go, for one dialect: the
+// statements that apply it and those that undo it.
+type StorageStep struct{ Up, Down []string }
+
+// storageMigrations returns the versions of the migrations written in Go:
+// each runs the dialect's Storage statements of its version (storage
+// parameters that only one dialect has), and nothing on the others. The SQL
+// migrations in migrations/ take the other versions. 5: room in the events
+// table's pages; 8: a gentler autovacuum on the tables every payout writes.
+func storageMigrations() []int64 { return []int64{5, 8} }
 
 // execAll returns a migration step that runs stmts in order.
 func execAll(stmts []string) func(ctx context.Context, tx *sql.Tx) error {

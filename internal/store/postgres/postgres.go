@@ -21,6 +21,28 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
+// gentleVacuum is migration 8, for the tables every payout writes rows to
+// (transactions and events also change each row once more): their
+// autovacuum sleeps 10 ms instead of PostgreSQL's 2 ms after each
+// autovacuum_vacuum_cost_limit of work. Under a steady payout load a vacuum
+// of transactions or events (after every ~20 % of their rows changed)
+// otherwise spends a few seconds dirtying every page with a dead row and
+// scanning all of their indexes; each page it is the first to change since
+// a checkpoint goes to the WAL whole, and payout requests wait meanwhile: at
+// half of peak throughput, p99 30–48 ms with such a vacuum in the measured
+// 15 s, 20 ms with autovacuum off, 21–23 ms with this (BENCHMARKS.md,
+// session 13). The same work, five times longer at a fifth of the pace; at
+// 2,250 payouts/s the vacuum of transactions is then busy about a third of
+// the time, so it keeps up.
+func gentleVacuum(tables ...string) store.StorageStep {
+	var st store.StorageStep
+	for _, t := range tables {
+		st.Up = append(st.Up, `ALTER TABLE `+t+` SET (autovacuum_vacuum_cost_delay = 10)`)
+		st.Down = append(st.Down, `ALTER TABLE `+t+` RESET (autovacuum_vacuum_cost_delay)`)
+	}
+	return st
+}
+
 var dialect = &store.Dialect{
 	Name:       "postgres",
 	Goose:      goose.DialectPostgres,
@@ -31,8 +53,10 @@ var dialect = &store.Dialect{
 	// on the page the update is HOT — no new entry in any of the table's
 	// five indexes (a claim per event was 18 buffer touches, most of them
 	// index pages; payouts/s at C=16 +3 %).
-	Storage:     []string{`ALTER TABLE events SET (fillfactor = 70)`},
-	StorageDown: []string{`ALTER TABLE events RESET (fillfactor)`},
+	Storage: map[int64]store.StorageStep{
+		5: {Up: []string{`ALTER TABLE events SET (fillfactor = 70)`}, Down: []string{`ALTER TABLE events RESET (fillfactor)`}},
+		8: gentleVacuum("transactions", "events", "postings", "entries", "delivery_attempts"),
+	},
 	// For this transaction only: no bitmap scan of every due event followed
 	// by a sort, which the planner picks whenever its statistics say few
 	// events are pending, and which costs as much as the backlog is long.

@@ -1,0 +1,50 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/testkit"
+)
+
+// TestStorageMigrations: the migrations written in Go set PostgreSQL's
+// storage parameters — room in events' pages (5) and a gentler autovacuum
+// on the tables every payout writes (8) — and migrating again applies
+// nothing.
+func TestStorageMigrations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := testkit.PostgresURL(t)
+	db := migrated(t, url)
+	raw := rawDB(t, url)
+
+	options := func(table string) []string {
+		var opts []string
+		rows, err := raw.QueryContext(ctx, `SELECT unnest(coalesce(reloptions, '{}')) FROM pg_class WHERE relname = $1 AND relkind = 'r'`, table)
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			var o string
+			require.NoError(t, rows.Scan(&o))
+			opts = append(opts, o)
+		}
+		require.NoError(t, rows.Err())
+		return opts
+	}
+	for _, table := range []string{"transactions", "events", "postings", "entries", "delivery_attempts"} {
+		require.Contains(t, options(table), "autovacuum_vacuum_cost_delay=10", table)
+	}
+	require.ElementsMatch(t, []string{"fillfactor=70", "autovacuum_vacuum_cost_delay=10"}, options("events"))
+	for _, table := range []string{"accounts", "clients", "refunds", "users", "sessions"} {
+		require.Empty(t, options(table), "%s keeps PostgreSQL's defaults", table)
+	}
+
+	var version int64
+	require.NoError(t, raw.QueryRowContext(ctx, `SELECT max(version_id) FROM goose_db_version WHERE is_applied`).Scan(&version))
+	require.EqualValues(t, 8, version)
+	applied, err := db.Migrate(ctx)
+	require.NoError(t, err)
+	require.Empty(t, applied)
+}
