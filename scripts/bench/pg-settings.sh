@@ -9,5 +9,7 @@
 # reuse instead of deleting them: creating a new 16 MB segment (zero-filled,
 # then fsynced) holds every commit behind it for 50–100 ms, which on a young
 # cluster happened every ~2 s under load and made the half-peak p99 (see
-# scripts/bench/halfpeak.sh and BENCHMARKS.md, session 6).
-export PIXGATE_PG_SETTINGS=${PG_SETTINGS-"-c shared_buffers=2GB -c min_wal_size=4GB -c max_wal_size=8GB -c checkpoint_timeout=15min -c wal_compression=on"}
+# scripts/bench/halfpeak.sh and BENCHMARKS.md, session 6). Every autovacuum
+# and autoanalyze is logged (WORKDIR/pg/pg.log), to tell whether one ran
+# inside a half-peak row (BENCHMARKS.md, session 13).
+export PIXGATE_PG_SETTINGS=${PG_SETTINGS-"-c shared_buffers=2GB -c min_wal_size=4GB -c max_wal_size=8GB -c checkpoint_timeout=15min -c wal_compression=on -c log_autovacuum_min_duration=0"}

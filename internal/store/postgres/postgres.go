@@ -29,8 +29,8 @@ import (
 // otherwise spends a few seconds dirtying every page with a dead row and
 // scanning all of their indexes; each page it is the first to change since
 // a checkpoint goes to the WAL whole, and payout requests wait meanwhile: at
-// half of peak throughput, p99 30–48 ms with such a vacuum in the measured
-// 15 s, 20 ms with autovacuum off, 21–23 ms with this (BENCHMARKS.md,
+// half of peak throughput, p99 30–67 ms with such a vacuum in the measured
+// 15 s, 20 ms with autovacuum off, 19.5–22 ms with this (BENCHMARKS.md,
 // session 13). The same work, five times longer at a fifth of the pace; at
 // 2,250 payouts/s the vacuum of transactions is then busy about a third of
 // the time, so it keeps up.
