@@ -77,14 +77,7 @@ func (s *Service) settleBatch(ctx context.Context, due []store.Transaction, now 
 		}
 	}
 	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
-		if err := tx.SetSettledIfUnchanged(ctx, w.steps); err != nil {
-			return err
-		}
-		// A fresh copy for each attempt: the outbox leases the events it is given.
-		if err := o.insert(ctx, tx, slices.Clone(w.events)...); err != nil {
-			return err
-		}
-		return tx.PostAll(ctx, w.posts, now)
+		return w.record(ctx, tx, o, now, tx.SetSettledIfUnchanged)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("settle payouts: %w", err)
@@ -110,13 +103,7 @@ func (s *Service) settleClaimed(ctx context.Context, id string, now time.Time) (
 			}
 		}
 		settled = len(ts)
-		if err := tx.SetSettledAll(ctx, w.steps); err != nil {
-			return err
-		}
-		if err := o.insert(ctx, tx, w.events...); err != nil {
-			return err
-		}
-		return tx.PostAll(ctx, w.posts, now)
+		return w.record(ctx, tx, o, now, tx.SetSettledAll)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("settle payouts: %w", err)
@@ -129,6 +116,20 @@ type settlementWrites struct {
 	steps  []store.Settled
 	events []store.Event
 	posts  []store.PostingWrite
+}
+
+// record writes w in tx: the status changes with set (guarded or not), then
+// the events — a fresh copy for each attempt, since the outbox leases the
+// events it is given — and the postings.
+func (w *settlementWrites) record(ctx context.Context, tx *store.Tx, o *outbox, now time.Time,
+	set func(context.Context, []store.Settled) error) error {
+	if err := set(ctx, w.steps); err != nil {
+		return err
+	}
+	if err := o.insert(ctx, tx, slices.Clone(w.events)...); err != nil {
+		return err
+	}
+	return tx.PostAll(ctx, w.posts, now)
 }
 
 // settlePayout decides one settlement step of t — read by DueSettlements,
