@@ -195,8 +195,9 @@ type StorageStep struct{ Up, Down []string }
 // each runs the dialect's Storage statements of its version (storage
 // parameters that only one dialect has), and nothing on the others. The SQL
 // migrations in migrations/ take the other versions. 5: room in the events
-// table's pages; 8: a gentler autovacuum on the tables every payout writes.
-func storageMigrations() []int64 { return []int64{5, 8} }
+// table's pages; 8: a gentler autovacuum on the tables every payout writes;
+// 9: smaller statistics samples on those tables.
+func storageMigrations() []int64 { return []int64{5, 8, 9} }
 
 // execAll returns a migration step that runs stmts in order.
 func execAll(stmts []string) func(ctx context.Context, tx *sql.Tx) error {

@@ -10,9 +10,9 @@ import (
 )
 
 // TestStorageMigrations: the migrations written in Go set PostgreSQL's
-// storage parameters — room in events' pages (5) and a gentler autovacuum
-// on the tables every payout writes (8) — and migrating again applies
-// nothing.
+// storage parameters — room in events' pages (5), a gentler autovacuum (8)
+// and smaller statistics samples (9) on the tables every payout writes —
+// and migrating again applies nothing.
 func TestStorageMigrations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -41,9 +41,38 @@ func TestStorageMigrations(t *testing.T) {
 		require.Empty(t, options(table), "%s keeps PostgreSQL's defaults", table)
 	}
 
+	// targets: each column's statistics target, -1 for the server's default
+	// (NULL on PostgreSQL 17).
+	targets := func(table string) map[string]int {
+		out := map[string]int{}
+		rows, err := raw.QueryContext(ctx, `SELECT attname, coalesce(attstattarget, -1) FROM pg_attribute
+			WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`, table)
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			var name string
+			var target int
+			require.NoError(t, rows.Scan(&name, &target))
+			out[name] = target
+		}
+		require.NoError(t, rows.Err())
+		require.NotEmpty(t, out, table)
+		return out
+	}
+	for _, table := range []string{"transactions", "events", "postings", "entries", "delivery_attempts"} {
+		for column, target := range targets(table) {
+			require.Equal(t, 10, target, "%s.%s", table, column)
+		}
+	}
+	for _, table := range []string{"accounts", "clients", "refunds"} {
+		for column, target := range targets(table) {
+			require.Equal(t, -1, target, "%s.%s keeps the default", table, column)
+		}
+	}
+
 	var version int64
 	require.NoError(t, raw.QueryRowContext(ctx, `SELECT max(version_id) FROM goose_db_version WHERE is_applied`).Scan(&version))
-	require.EqualValues(t, 8, version)
+	require.EqualValues(t, 9, version)
 	applied, err := db.Migrate(ctx)
 	require.NoError(t, err)
 	require.Empty(t, applied)
