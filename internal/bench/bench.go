@@ -129,6 +129,10 @@ type Config struct {
 	Target string
 	// Duration of the measured load.
 	Duration time.Duration
+	// Warmup is load sent first, at the same rate or concurrency and with
+	// no pause before the measured Duration: its operations are checked
+	// like the others but not in the figures (Report.Warmup sums them up).
+	Warmup time.Duration
 	// Concurrency is the number of closed-loop workers (used when Rate is 0).
 	Concurrency int
 	// Rate, when positive, selects the open loop: Rate requests per second in
@@ -178,6 +182,9 @@ func (c Config) withDefaults() (Config, error) {
 	c.Target = strings.TrimRight(c.Target, "/")
 	if c.Duration <= 0 {
 		errs = append(errs, errors.New("duration must be positive"))
+	}
+	if c.Warmup < 0 {
+		errs = append(errs, errors.New("warmup must not be negative"))
 	}
 	if c.Rate < 0 {
 		errs = append(errs, errors.New("rate must not be negative"))
@@ -275,9 +282,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		return err
 	}
 	if cfg.Rate > 0 {
-		r.progress("load: open loop at %.0f req/s for %s, mix %s", cfg.Rate, cfg.Duration, cfg.Mix)
+		r.progress("load: open loop at %.0f req/s for %s (after %s of warm-up), mix %s", cfg.Rate, cfg.Duration, cfg.Warmup, cfg.Mix)
 	} else {
-		r.progress("load: %d workers for %s, mix %s", cfg.Concurrency, cfg.Duration, cfg.Mix)
+		r.progress("load: %d workers for %s (after %s of warm-up), mix %s", cfg.Concurrency, cfg.Duration, cfg.Warmup, cfg.Mix)
 	}
 	elapsed := r.load(ctx)
 	if ctx.Err() != nil {
@@ -336,10 +343,13 @@ type runner struct {
 	sink    *sink
 	clients []*clientState
 	seq     atomic.Int64
-	next    atomic.Int64 // round-robin client choice
-	stats   map[string]*opStats
-	ops     []string     // one cycle of the mix, interleaved (see schedule)
-	opSeq   atomic.Int64 // position in ops
+	next    atomic.Int64        // round-robin client choice
+	stats   map[string]*opStats // of operations due from measureFrom on
+	warm    map[string]*opStats // of the warm-up's
+	// measureFrom ends the warm-up; set by load before any request.
+	measureFrom time.Time
+	ops         []string     // one cycle of the mix, interleaved (see schedule)
+	opSeq       atomic.Int64 // position in ops
 }
 
 func newRunner(cfg Config) *runner {
@@ -350,9 +360,11 @@ func newRunner(cfg Config) *runner {
 	tr := newDirectTransport(conns + cfg.CheckConcurrency)
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	r := &runner{cfg: cfg, http: &http.Client{Transport: tr}, runID: hex.EncodeToString(b), stats: map[string]*opStats{}}
+	r := &runner{cfg: cfg, http: &http.Client{Transport: tr}, runID: hex.EncodeToString(b),
+		stats: map[string]*opStats{}, warm: map[string]*opStats{}}
 	for _, op := range Ops {
 		r.stats[op] = &opStats{errors: map[string]int{}}
+		r.warm[op] = &opStats{errors: map[string]int{}}
 	}
 	r.ops = schedule(cfg.Mix)
 	return r
@@ -641,5 +653,33 @@ func (r *runner) report(elapsed time.Duration) Report {
 		s.mu.Unlock()
 	}
 	rep.Total = summarize("total", count, ok, all, allErrs, elapsed)
+	if r.cfg.Warmup > 0 {
+		rep.WarmupS = r.cfg.Warmup.Seconds()
+		var lat []time.Duration
+		errs := map[string]int{}
+		count, ok := 0, 0
+		for _, op := range Ops {
+			s := r.warm[op]
+			s.mu.Lock()
+			lat = append(lat, s.lat...)
+			for k, v := range s.errors {
+				errs[k] += v
+			}
+			count += s.count
+			ok += s.ok
+			s.mu.Unlock()
+		}
+		w := summarize("warmup", count, ok, lat, errs, r.cfg.Warmup)
+		rep.Warmup = &w
+	}
 	return rep
+}
+
+// statsOf returns where an operation of kind op due at start is counted:
+// the measured figures, or the warm-up's.
+func (r *runner) statsOf(op string, start time.Time) *opStats {
+	if start.Before(r.measureFrom) {
+		return r.warm[op]
+	}
+	return r.stats[op]
 }

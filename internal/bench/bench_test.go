@@ -147,6 +147,32 @@ func TestBenchOpenLoop(t *testing.T) {
 	require.Contains(t, text, "check: OK")
 }
 
+// TestBenchWarmup: with --warmup the open loop sends its warm-up first and
+// the measured requests straight after, counted apart — exactly rate ×
+// each — and the check covers the warm-up's payouts too.
+func TestBenchWarmup(t *testing.T) {
+	dbURL := filepath.Join(t.TempDir(), "pixgate.db")
+	srv := startServe(t, dbURL)
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(context.Background(), []string{"bench", "--database-url", dbURL, "--target", srv.url,
+		"--create-clients", "2", "--mix", "payout=1", "--rate", "200", "--warmup", "1s", "--duration", "1s",
+		"--settle-timeout", "30s", "--json"}, &stdout, &stderr)
+	require.Equal(t, 0, code, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+	var rep bench.Report
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &rep), stdout.String())
+	require.InDelta(t, 1.0, rep.WarmupS, 1e-9)
+	require.NotNil(t, rep.Warmup)
+	require.Equal(t, 200, rep.Warmup.Count, "the warm-up's requests")
+	require.Equal(t, 200, rep.Total.Count, "the measured requests")
+	require.Len(t, rep.Operations, 1)
+	payouts := rep.Operations[0]
+	require.Equal(t, bench.OpPayout, payouts.Op)
+	require.Positive(t, payouts.OK)
+	require.Positive(t, rep.Warmup.OK)
+	require.True(t, rep.Check.OK, "mismatches: %v", rep.Check.Mismatches)
+	require.Equal(t, payouts.OK+rep.Warmup.OK, rep.Check.Payouts, "every acknowledged payout checked, the warm-up's too")
+}
+
 func badRun(t *testing.T, dbURL string, srv server, tamper func(ctx context.Context, h bench.Hook) error) bench.Report {
 	t.Helper()
 	restore := bench.SetAfterLoad(tamper)

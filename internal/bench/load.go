@@ -183,7 +183,7 @@ func (r *runner) doCharge(ctx context.Context, c *clientState, start time.Time, 
 		Status    string `json:"status"`
 	}
 	ok := err == nil && st == http.StatusCreated && json.Unmarshal(b, &resp) == nil && resp.PaymentID != "" && resp.Status == "PENDING"
-	r.stats[OpCharge].record(d, st, err, ok)
+	r.statsOf(OpCharge, start).record(d, st, err, ok)
 	switch {
 	case ok:
 		c.addCharge(&chargeRec{id: resp.PaymentID, ext: ext, amount: amount}, pool)
@@ -197,6 +197,7 @@ func (r *runner) doCharge(ctx context.Context, c *clientState, start time.Time, 
 }
 
 func (r *runner) doPay(ctx context.Context, c *clientState, start time.Time) {
+	due := start
 	id, ok := c.popUnpaid()
 	if !ok {
 		// No charge waiting: create one first (it counts as a charge).
@@ -214,7 +215,7 @@ func (r *runner) doPay(ctx context.Context, c *clientState, start time.Time) {
 		} `json:"data"`
 	}
 	good := err == nil && st == http.StatusOK && json.Unmarshal(b, &resp) == nil && resp.Data.PaymentID == id && resp.Data.Status == "PAID"
-	r.stats[OpPay].record(d, st, err, good)
+	r.statsOf(OpPay, due).record(d, st, err, good)
 	switch {
 	case good:
 		c.setPay(id, payAcked)
@@ -239,7 +240,7 @@ func (r *runner) doPayout(ctx context.Context, c *clientState, start time.Time) 
 	}
 	ok := err == nil && st == http.StatusOK && json.Unmarshal(b, &resp) == nil && resp.TransactionID != "" &&
 		resp.Amount == amount && resp.Status == "PENDING"
-	r.stats[OpPayout].record(d, st, err, ok)
+	r.statsOf(OpPayout, start).record(d, st, err, ok)
 	switch {
 	case ok:
 		c.addPayout(&payoutRec{id: resp.TransactionID, ext: ext, amount: amount, tax: resp.Tax, want: want})
@@ -264,7 +265,7 @@ func (r *runner) doRead(ctx context.Context, c *clientState, start time.Time, op
 		st, b, _, err = r.call(ctx, c.cred, http.MethodPost, "/api/v1/wallet/transaction", []byte(`{"payment_id":"`+id+`"}`))
 	}
 	d := time.Since(start)
-	r.stats[op].record(d, st, err, err == nil && st == http.StatusOK && json.Valid(b))
+	r.statsOf(op, start).record(d, st, err, err == nil && st == http.StatusOK && json.Valid(b))
 }
 
 // one sends one operation of the mix, timed from start.
@@ -283,11 +284,13 @@ func (r *runner) one(ctx context.Context, start time.Time) {
 	}
 }
 
-// load runs the measured phase and returns how long it took (until the last
-// request sent before the deadline answered).
+// load runs the warm-up, then the measured phase without a pause, and
+// returns how long the measured phase took (until the last request sent
+// before the deadline answered).
 func (r *runner) load(ctx context.Context) time.Duration {
 	start := time.Now()
-	deadline := start.Add(r.cfg.Duration)
+	r.measureFrom = start.Add(r.cfg.Warmup)
+	deadline := r.measureFrom.Add(r.cfg.Duration)
 	var wg sync.WaitGroup
 	if r.cfg.Rate <= 0 {
 		for w := 0; w < r.cfg.Concurrency; w++ {
@@ -304,7 +307,7 @@ func (r *runner) load(ctx context.Context) time.Duration {
 			}()
 		}
 		wg.Wait()
-		return time.Since(start)
+		return time.Since(r.measureFrom)
 	}
 	// Open loop: request i is due at start + i/rate. Latency counts from
 	// that moment, so a server (or a bench) falling behind shows up in the
@@ -333,7 +336,7 @@ func (r *runner) load(ctx context.Context) time.Duration {
 		}(at)
 	}
 	wg.Wait()
-	return time.Since(start)
+	return time.Since(r.measureFrom)
 }
 
 // readBalance returns the client's balance (with retries).

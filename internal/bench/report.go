@@ -11,15 +11,19 @@ import (
 
 // Report is the result of one run; --json prints it as one document.
 type Report struct {
-	Target      string         `json:"target"`
-	Mode        string         `json:"mode"` // "closed" (fixed workers) or "open" (fixed rate)
-	Concurrency int            `json:"concurrency,omitempty"`
-	Rate        float64        `json:"rate,omitempty"`
-	Clients     int            `json:"clients"`
-	DurationS   float64        `json:"duration_s"`
-	Mix         map[string]int `json:"mix"`
-	Operations  []OpReport     `json:"operations"`
-	Total       OpReport       `json:"total"`
+	Target      string  `json:"target"`
+	Mode        string  `json:"mode"` // "closed" (fixed workers) or "open" (fixed rate)
+	Concurrency int     `json:"concurrency,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
+	Clients     int     `json:"clients"`
+	DurationS   float64 `json:"duration_s"`
+	// WarmupS is the load sent before the measured DurationS (Config.Warmup)
+	// and Warmup its operations, all kinds together; both absent without.
+	WarmupS    float64        `json:"warmup_s,omitempty"`
+	Warmup     *OpReport      `json:"warmup,omitempty"`
+	Mix        map[string]int `json:"mix"`
+	Operations []OpReport     `json:"operations"`
+	Total      OpReport       `json:"total"`
 	// WebhooksReceived counts deliveries to the bench's own receiver.
 	WebhooksReceived int64        `json:"webhooks_received"`
 	Check            *CheckReport `json:"check"`
@@ -95,7 +99,11 @@ func writeTable(w io.Writer, rep Report) error {
 	if rep.Mode == "open" {
 		mode = fmt.Sprintf("%.0f req/s (open loop)", rep.Rate)
 	}
-	fmt.Fprintf(w, "pixgate bench → %s: %s, %.1f s, %d clients\n\n", rep.Target, mode, rep.DurationS, rep.Clients)
+	warm := ""
+	if rep.WarmupS > 0 {
+		warm = fmt.Sprintf(" after %.1f s of warm-up (its operations in the last row, not in total)", rep.WarmupS)
+	}
+	fmt.Fprintf(w, "pixgate bench → %s: %s, %.1f s%s, %d clients\n\n", rep.Target, mode, rep.DurationS, warm, rep.Clients)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\tcount\tok\treq/s\tok/s\tp50 ms\tp95 ms\tp99 ms\tmax ms\t errors")
 	row := func(o OpReport) {
@@ -106,6 +114,9 @@ func writeTable(w io.Writer, rep Report) error {
 		row(o)
 	}
 	row(rep.Total)
+	if rep.Warmup != nil {
+		row(*rep.Warmup)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

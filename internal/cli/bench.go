@@ -14,6 +14,7 @@ import (
 type benchCmd struct {
 	Target               string        `default:"http://127.0.0.1:8080" help:"Base URL of the running pixgate server (sandbox) under test."`
 	Duration             time.Duration `default:"10s" help:"How long to send load."`
+	Warmup               time.Duration `default:"0s" help:"Load sent first, with no pause before --duration: checked, but not in the figures (a steady state to measure, e.g. at a --rate)."`
 	Concurrency          int           `default:"16" help:"Closed loop: number of workers, each sending its next request when its last one answered (ignored with --rate)."`
 	Rate                 float64       `default:"0" help:"Open loop: requests per second in total, each sent at its scheduled time; latency counts from that time. 0 = closed loop."`
 	MaxInFlight          int           `name:"max-in-flight" default:"4096" help:"Open loop: most requests in flight at once."`
@@ -84,7 +85,7 @@ func (a *app) bench(ctx context.Context, cmd benchCmd) error {
 		return errors.Join(errs...)
 	}
 	return bench.Run(ctx, bench.Config{
-		Target: cmd.Target, Duration: cmd.Duration, Concurrency: cmd.Concurrency, Rate: cmd.Rate, MaxInFlight: cmd.MaxInFlight,
+		Target: cmd.Target, Duration: cmd.Duration, Warmup: cmd.Warmup, Concurrency: cmd.Concurrency, Rate: cmd.Rate, MaxInFlight: cmd.MaxInFlight,
 		Mix: mix, Clients: creds, CreateClients: cmd.CreateClients, DatabaseURL: a.settings.DatabaseURL, Env: a.settings.Env,
 		Fund: fund, PayoutFailPercent: cmd.PayoutFailPercent, PayoutReversePercent: cmd.PayoutReversePercent,
 		WebhookURL: cmd.WebhookURL, SettleTimeout: cmd.SettleTimeout, RequestTimeout: cmd.Timeout,
