@@ -587,6 +587,21 @@ func (s *opStats) record(d time.Duration, status int, err error, ok bool) {
 	}
 }
 
+// add sums o's results into s, an aggregate no one else records into.
+func (s *opStats) add(o *opStats) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if s.errors == nil {
+		s.errors = map[string]int{}
+	}
+	s.count += o.count
+	s.ok += o.ok
+	s.lat = append(s.lat, o.lat...)
+	for k, v := range o.errors {
+		s.errors[k] += v
+	}
+}
+
 // percentile returns the q-quantile (0 < q ≤ 1) of sorted, nearest rank.
 func percentile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
@@ -635,41 +650,24 @@ func (r *runner) report(elapsed time.Duration) Report {
 			rep.Mix[op] = w
 		}
 	}
-	var all []time.Duration
-	allErrs := map[string]int{}
-	count, ok := 0, 0
+	var total opStats
 	for _, op := range Ops {
 		s := r.stats[op]
 		s.mu.Lock()
 		if r.cfg.Mix[op] > 0 || s.count > 0 {
 			rep.Operations = append(rep.Operations, summarize(op, s.count, s.ok, s.lat, s.errors, elapsed))
 		}
-		all = append(all, s.lat...)
-		for k, v := range s.errors {
-			allErrs[k] += v
-		}
-		count += s.count
-		ok += s.ok
 		s.mu.Unlock()
+		total.add(s)
 	}
-	rep.Total = summarize("total", count, ok, all, allErrs, elapsed)
+	rep.Total = summarize("total", total.count, total.ok, total.lat, total.errors, elapsed)
 	if r.cfg.Warmup > 0 {
-		rep.WarmupS = r.cfg.Warmup.Seconds()
-		var lat []time.Duration
-		errs := map[string]int{}
-		count, ok := 0, 0
+		var warm opStats
 		for _, op := range Ops {
-			s := r.warm[op]
-			s.mu.Lock()
-			lat = append(lat, s.lat...)
-			for k, v := range s.errors {
-				errs[k] += v
-			}
-			count += s.count
-			ok += s.ok
-			s.mu.Unlock()
+			warm.add(r.warm[op])
 		}
-		w := summarize("warmup", count, ok, lat, errs, r.cfg.Warmup)
+		rep.WarmupS = r.cfg.Warmup.Seconds()
+		w := summarize("warmup", warm.count, warm.ok, warm.lat, warm.errors, r.cfg.Warmup)
 		rep.Warmup = &w
 	}
 	return rep

@@ -52,11 +52,11 @@ func gentleVacuum(tables ...string) store.StorageStep {
 // default 100 on every column of the same tables, so that an ANALYZE of one
 // samples 3,000 rows instead of 30,000. Autovacuum analyzes a table after
 // every ~10 % of its rows changed — under payout load at each of its rounds
-// (autovacuum_naptime, a minute) for transactions and events — and computing the statistics of a 30,000-row
-// sample is not slowed by the cost delay: ~0.8 s of one vCPU for the two,
-// during which payout requests queued (two seconds with p99 55–104 ms at
-// half of peak throughput; 0.16 s and no such second with this, BENCHMARKS.md
-// session 14). pixgate's queries on these tables are by key or walk an index
+// (autovacuum_naptime, a minute) for transactions and events — and
+// computing the statistics of a 30,000-row sample is not slowed by the cost
+// delay: ~0.8 s of one vCPU for the two, during which payout requests queued
+// (two seconds with p99 55–104 ms at half of peak throughput; 0.16 s and no
+// such second with this, BENCHMARKS.md session 14). pixgate's queries on these tables are by key or walk an index
 // in order, and 3,000 rows still give every status and type its frequency.
 func smallSamples(tables ...string) store.StorageStep {
 	set := func(table, target string) string {
