@@ -117,20 +117,57 @@ func (is *issues) err() error {
 	return &pix.Error{Code: pix.EInvalid, Message: "Invalid request parameters", Details: *is}
 }
 
-// ValidWebhookURL reports whether u is an absolute http(s) URL usable as a
-// webhook destination (https only in production).
-func (s *Service) ValidWebhookURL(u string) bool {
-	if len(u) > 2048 {
-		return false
+// Issues of a webhook URL (postbackUrl, callbackUrl).
+const (
+	issueWebhookURLProduction = "must be an absolute https URL"
+	issueWebhookURLSandbox    = "must be an absolute http or https URL"
+	// IssueWebhookDestination is the issue of a URL that is well formed but
+	// may not be called (CONTRACT §4a).
+	IssueWebhookDestination = "destination not allowed"
+)
+
+// WebhookURLIssue returns what is wrong with u as a webhook destination, or
+// "" when it is acceptable: an absolute http(s) URL (https only in
+// production, unless CheckWebhookURL accepts an http URL to an internal
+// receiver) that CheckWebhookURL, when set, does not refuse. An error of
+// CheckWebhookURL with a DestinationNotAllowed method reporting true (the
+// webhook guard's refusals) yields IssueWebhookDestination; any other one
+// means the URL is not acceptable as written.
+func (s *Service) WebhookURLIssue(u string) string {
+	syntax := issueWebhookURLSandbox
+	if s.Env == "production" {
+		syntax = issueWebhookURLProduction
+	}
+	if len(u) > 2048 || !utf8.ValidString(u) {
+		return syntax
 	}
 	p, err := url.Parse(u)
-	if err != nil || p.Host == "" || p.User != nil || p.Hostname() == "" {
-		return false
+	if err != nil || p.Host == "" || p.User != nil || p.Hostname() == "" || (p.Scheme != "http" && p.Scheme != "https") {
+		return syntax
 	}
-	if p.Scheme != "https" && (p.Scheme != "http" || s.Env == "production") {
-		return false
+	if s.CheckWebhookURL == nil {
+		if p.Scheme != "https" && s.Env == "production" {
+			return syntax
+		}
+		return ""
 	}
-	return s.CheckWebhookURL == nil || s.CheckWebhookURL(u) == nil
+	if err := s.CheckWebhookURL(u); err != nil {
+		var refusal interface{ DestinationNotAllowed() bool }
+		if errors.As(err, &refusal) && refusal.DestinationNotAllowed() {
+			return IssueWebhookDestination
+		}
+		return syntax
+	}
+	return ""
+}
+
+// webhookURL records the issue of a required webhook URL field, if any.
+func (is *issues) webhookURL(s *Service, field, u string) {
+	if u == "" {
+		is.add(field, "is required")
+	} else if issue := s.WebhookURLIssue(u); issue != "" {
+		is.add(field, issue)
+	}
 }
 
 func isDigits(s string) bool {
@@ -170,7 +207,7 @@ func (s *Service) validateCharge(r *ChargeRequest) (pix.Amount, error) {
 	if r.IdempotencyKey != "" && !ValidIdempotencyKey(r.IdempotencyKey) {
 		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
 	}
-	is.check("postbackUrl", r.PostbackURL, s.ValidWebhookURL, "must be an absolute https URL")
+	is.webhookURL(s, "postbackUrl", r.PostbackURL)
 	switch {
 	case r.Products == nil:
 		is.add("products", "is required")

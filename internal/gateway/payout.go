@@ -62,7 +62,7 @@ func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, 
 	var is issues
 	amount := is.amount("amount", r.Amount)
 	is.text("description", r.Description, 140)
-	is.check("callbackUrl", r.CallbackURL, s.ValidWebhookURL, "must be an absolute https URL")
+	is.webhookURL(s, "callbackUrl", r.CallbackURL)
 	if r.ExternalID != nil && *r.ExternalID == "" {
 		r.ExternalID = nil // optional: an empty string counts as not sent
 	}

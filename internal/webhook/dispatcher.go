@@ -290,14 +290,25 @@ func (d *Dispatcher) deliver(ctx context.Context, e store.Event, leaseEnd time.T
 	if outcome == OutcomeDelivered {
 		level = slog.LevelDebug
 	}
-	d.Log.Log(ctx, level, "webhook attempt", "event_id", e.ID, "event", e.Type, "status_code", a.StatusCode,
-		"latency_ms", a.Latency.Milliseconds(), "outcome", outcome, "attempt", e.Attempts+1)
+	attrs := []any{"event_id", e.ID, "event", e.Type, "status_code", a.StatusCode,
+		"latency_ms", a.Latency.Milliseconds(), "outcome", outcome, "attempt", e.Attempts + 1}
+	if a.Error != "" {
+		// The record holds only the class; the cause stays here, for the
+		// operator.
+		attrs = append(attrs, "error", a.Error)
+	}
+	if resp.detail != "" {
+		attrs = append(attrs, "detail", resp.detail)
+	}
+	d.Log.Log(ctx, level, "webhook attempt", attrs...)
 }
 
-// response is what decide needs of a receiver's answer.
+// response is what decide needs of a receiver's answer, and what the log
+// line of the attempt adds to its record.
 type response struct {
 	retryAfter string
 	refused    bool
+	detail     string // the cause of a failure, for the server log only
 }
 
 // attempt sends e once.
@@ -306,20 +317,20 @@ func (d *Dispatcher) attempt(ctx context.Context, e store.Event) (store.Attempt,
 	a := store.Attempt{ID: uuid.Must(uuid.NewV7()).String(), EventID: e.ID, At: start}
 	secrets, err := d.secrets(ctx, e.ClientID, start)
 	if err != nil {
-		a.Error = "signing secret unavailable"
-		return a, response{}
+		a.Error = ClassSecret
+		return a, response{detail: err.Error()}
 	}
 	sig, err := webhooksig.SignAll(secrets, e.ID, start, []byte(e.Payload))
 	if err != nil {
-		a.Error = "signing failed"
-		return a, response{}
+		a.Error = ClassSigning
+		return a, response{detail: err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader([]byte(e.Payload)))
 	if err != nil {
-		a.Error = "invalid webhook URL"
-		return a, response{refused: true}
+		a.Error = ClassNotAllowed
+		return a, response{refused: true, detail: logDetail(err)}
 	}
 	h := req.Header
 	h.Set("Content-Type", "application/json")
@@ -330,30 +341,16 @@ func (d *Dispatcher) attempt(ctx context.Context, e store.Event) (store.Attempt,
 	resp, err := d.Client.Do(req)
 	a.Latency = d.Now().Sub(start)
 	if err != nil {
-		a.Error = describe(err)
-		return a, response{refused: errors.Is(err, ErrForbiddenDestination) || errors.Is(err, ErrInvalidURL)}
+		a.Error = classify(err)
+		return a, response{refused: errors.Is(err, ErrForbiddenDestination) || errors.Is(err, ErrInvalidURL), detail: logDetail(err)}
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	a.StatusCode = resp.StatusCode
+	a.Error = classifyStatus(resp.StatusCode)
 	a.Response = string(bytes.ToValidUTF8(body, []byte("\uFFFD")))
 	return a, response{retryAfter: resp.Header.Get("Retry-After")}
-}
-
-// describe turns a transport error into a short text without internals.
-func describe(err error) string {
-	switch {
-	case errors.Is(err, ErrForbiddenDestination):
-		return "destination refused: it resolves to a private or local address"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout: no answer within 10 s"
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) && ue.Err != nil {
-		return "request failed: " + ue.Err.Error()
-	}
-	return "request failed: " + err.Error()
 }
 
 // decide returns the event's next status and attempt time after a.

@@ -362,7 +362,7 @@ func TestPrivateDestinationRefused(t *testing.T) {
 		d := f.deliveries(t, id)[0]
 		require.Equal(t, "failed", d.Status)
 		require.Nil(t, d.Attempts[0].StatusCode)
-		require.Contains(t, *d.Attempts[0].Error, "private")
+		require.Equal(t, webhook.ClassNotAllowed, *d.Attempts[0].Error)
 	})
 }
 

@@ -14,22 +14,42 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
-// Errors of the SSRF guard; test with errors.Is. Both are permanent: a URL
+// Errors of the SSRF guard; test with errors.Is. All are permanent: a URL
 // refused once is refused on every retry.
 var (
 	// ErrForbiddenDestination means the URL, a redirect target or the address
-	// being dialed is not a public unicast address (loopback, private,
-	// link-local, cloud metadata, …) while private destinations are not allowed.
-	ErrForbiddenDestination = errors.New("webhook: forbidden destination")
+	// being dialed may not be reached: not a public unicast address (loopback,
+	// private, link-local, cloud metadata, …) while private destinations are
+	// not allowed; an http URL in production whose host does not resolve only
+	// to such addresses; or a name that does not resolve when that must be
+	// known at creation.
+	ErrForbiddenDestination error = &guardError{msg: "webhook: forbidden destination", destination: true}
 	// ErrInvalidURL means the URL is not an absolute http(s) URL with a host
 	// and no user info, or is http where https is required.
-	ErrInvalidURL = errors.New("webhook: invalid webhook URL")
+	ErrInvalidURL error = &guardError{msg: "webhook: invalid webhook URL"}
 	// ErrRedirect means a redirect was refused: more than MaxRedirects, or one
 	// that would turn the POST into a GET (301/302/303) and drop the body.
-	ErrRedirect = errors.New("webhook: redirect refused")
+	ErrRedirect error = &guardError{msg: "webhook: redirect refused"}
 )
+
+// guardError is the type of the guard's sentinel errors. Its
+// DestinationNotAllowed method lets packages that may not import this one
+// (gateway) tell a refused destination from a malformed URL with errors.As.
+type guardError struct {
+	msg         string
+	destination bool
+}
+
+func (e *guardError) Error() string { return e.msg }
+
+// DestinationNotAllowed reports whether the error means the destination may
+// not be reached (rather than that the URL is malformed).
+func (e *guardError) DestinationNotAllowed() bool { return e.destination }
 
 // MaxRedirects is how many redirects a Guard's client follows per request.
 const MaxRedirects = 3
@@ -52,7 +72,15 @@ type Guard struct {
 	// allow, when set, accepts an otherwise forbidden address at dial time.
 	// Tests use it to treat one loopback server as "public".
 	allow func(netip.AddrPort) bool
+	// internalOnly makes the dialer accept only hosts whose every address
+	// is not public: the dialer of http requests when RequireHTTPS and
+	// AllowPrivate (an internal receiver in production, CONTRACT §4a).
+	internalOnly bool
 }
+
+// resolveTimeout bounds the lookup CheckURL makes to decide whether an http
+// URL in production points at an internal receiver.
+const resolveTimeout = 3 * time.Second
 
 // Special-purpose ranges that are not reachable public unicast destinations,
 // beyond what netip.Addr's predicates already cover (loopback, RFC 1918,
@@ -111,13 +139,20 @@ func IsPublicIP(ip netip.Addr) bool {
 	return true
 }
 
-// CheckURL validates a webhook URL when a charge, payout or refund is created
-// (and, through Client, every redirect target). It returns an error wrapping
-// ErrInvalidURL unless raw is an absolute http or https URL (https only when
-// RequireHTTPS) with a host, a valid port and no user info. Unless
-// AllowPrivate, it returns an error wrapping ErrForbiddenDestination for
-// localhost names and IP literals that are not public. Host names are resolved
-// only at dial time, where DialContext checks them again.
+// CheckURL validates a webhook URL when a charge or payout is created. It
+// returns an error wrapping ErrInvalidURL unless raw is an absolute http or
+// https URL with a host, a valid port and no user info, and an error wrapping
+// ErrForbiddenDestination for a destination that may not be reached. The host
+// is judged in its ASCII (IDNA) form, the form net/http dials, so that
+// "127。0。0。1" is the loopback address it means.
+//
+// Rules (CONTRACT §4a): unless AllowPrivate, localhost names and IP literals
+// that are not public are forbidden. With RequireHTTPS (production), http is
+// accepted only with AllowPrivate and only for a host that resolves only to
+// non-public addresses: IP literals and localhost names are judged as they
+// are, other names are resolved here (a name that does not resolve is
+// forbidden; one with a public address needs https). Other host names are not
+// resolved here: DialContext checks every address at delivery time.
 func (g Guard) CheckURL(raw string) error {
 	if len(raw) > maxURLLength {
 		return fmt.Errorf("%w: longer than %d characters", ErrInvalidURL, maxURLLength)
@@ -126,47 +161,100 @@ func (g Guard) CheckURL(raw string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidURL, errors.Unwrap(err))
 	}
-	return g.checkURL(u)
+	name, err := g.checkURL(u)
+	if err != nil || name == "" {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	defer cancel()
+	ips, err := g.lookup(ctx, name)
+	if err != nil || len(ips) == 0 {
+		// The resolver's error may name internal servers; the caller only
+		// needs to know the destination cannot be vouched for.
+		return fmt.Errorf("%w: %s does not resolve", ErrForbiddenDestination, name)
+	}
+	for _, ip := range ips {
+		if IsPublicIP(ip) {
+			return fmt.Errorf("%w: https is required: %s resolves to the public address %s", ErrInvalidURL, name, ip)
+		}
+	}
+	return nil
 }
 
-func (g Guard) checkURL(u *url.URL) error {
+// checkURL applies the rules of CheckURL that need no DNS; it is also the
+// check of every request and redirect target at delivery time. It returns
+// the ASCII host name when the URL is http under RequireHTTPS and
+// AllowPrivate and the host is a name whose addresses decide (resolved by
+// CheckURL at creation, by the internal-only dialer at delivery).
+func (g Guard) checkURL(u *url.URL) (resolve string, err error) {
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%w: scheme must be http or https", ErrInvalidURL)
-	case g.RequireHTTPS && u.Scheme != "https":
-		return fmt.Errorf("%w: https is required", ErrInvalidURL)
+		return "", fmt.Errorf("%w: scheme must be http or https", ErrInvalidURL)
 	case u.Opaque != "":
-		return fmt.Errorf("%w: not an absolute URL", ErrInvalidURL)
+		return "", fmt.Errorf("%w: not an absolute URL", ErrInvalidURL)
 	case u.User != nil:
-		return fmt.Errorf("%w: user info is not allowed", ErrInvalidURL)
+		return "", fmt.Errorf("%w: user info is not allowed", ErrInvalidURL)
 	}
-	host := u.Hostname()
-	if host == "" {
-		return fmt.Errorf("%w: no host", ErrInvalidURL)
+	host, err := asciiHost(u.Hostname())
+	if err != nil {
+		return "", err
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("%w: invalid port", ErrInvalidURL)
+			return "", fmt.Errorf("%w: invalid port", ErrInvalidURL)
 		}
 	}
+	// plainHTTP: http where https is required, allowed only to internal hosts.
+	plainHTTP := g.RequireHTTPS && u.Scheme == "http"
 
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if !g.AllowPrivate && !IsPublicIP(ip) {
-			return fmt.Errorf("%w: %s is not a public address", ErrForbiddenDestination, ip)
+		switch {
+		case IsPublicIP(ip) && plainHTTP:
+			return "", fmt.Errorf("%w: https is required for the public address %s", ErrInvalidURL, ip)
+		case !IsPublicIP(ip) && !g.AllowPrivate:
+			return "", fmt.Errorf("%w: %s is not a public address", ErrForbiddenDestination, ip)
 		}
-		return nil
+		return "", nil
 	}
 	if strings.Contains(host, ":") { // brackets held something that is not an IPv6 address
-		return fmt.Errorf("%w: invalid IPv6 address", ErrInvalidURL)
+		return "", fmt.Errorf("%w: invalid IPv6 address", ErrInvalidURL)
 	}
-	name := strings.ToLower(strings.TrimSuffix(host, "."))
+	name := strings.TrimSuffix(host, ".")
 	if err := checkHostName(name); err != nil {
-		return err
+		return "", err
 	}
-	if !g.AllowPrivate && (name == "localhost" || strings.HasSuffix(name, ".localhost") || name == "localhost.localdomain") {
-		return fmt.Errorf("%w: %s", ErrForbiddenDestination, name)
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") || name == "localhost.localdomain" {
+		if !g.AllowPrivate {
+			return "", fmt.Errorf("%w: %s", ErrForbiddenDestination, name)
+		}
+		return "", nil
 	}
-	return nil
+	if plainHTTP {
+		if !g.AllowPrivate {
+			return "", fmt.Errorf("%w: https is required", ErrInvalidURL)
+		}
+		return name, nil
+	}
+	return "", nil
+}
+
+// asciiHost returns host in lower case and, when it is not ASCII, in the
+// ASCII form net/http converts it to before dialing (IDNA, lookup profile:
+// full-width digits and ideographic full stops become ASCII ones).
+func asciiHost(host string) (string, error) {
+	if host == "" {
+		return "", fmt.Errorf("%w: no host", ErrInvalidURL)
+	}
+	for i := 0; i < len(host); i++ {
+		if host[i] >= utf8.RuneSelf {
+			a, err := idna.Lookup.ToASCII(host)
+			if err != nil || a == "" {
+				return "", fmt.Errorf("%w: invalid internationalised host name", ErrInvalidURL)
+			}
+			return strings.ToLower(a), nil
+		}
+	}
+	return strings.ToLower(host), nil
 }
 
 // checkHostName accepts DNS names (letters, digits, "-", "_", and non-ASCII
@@ -198,6 +286,9 @@ func checkHostName(name string) error {
 
 // permitted reports whether a dial to ap is allowed.
 func (g Guard) permitted(ap netip.AddrPort) bool {
+	if g.internalOnly {
+		return !IsPublicIP(ap.Addr())
+	}
 	return g.AllowPrivate || IsPublicIP(ap.Addr()) || (g.allow != nil && g.allow(ap))
 }
 
@@ -221,10 +312,10 @@ func (g Guard) DialContext(d *net.Dialer) func(ctx context.Context, network, add
 	} else {
 		dd = net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	}
-	if g.AllowPrivate && g.Lookup == nil {
+	if g.AllowPrivate && g.Lookup == nil && !g.internalOnly {
 		return dd.DialContext
 	}
-	if !g.AllowPrivate {
+	if !g.AllowPrivate || g.internalOnly {
 		prevCtx, prev := dd.ControlContext, dd.Control
 		dd.Control = nil
 		dd.ControlContext = func(ctx context.Context, network, address string, c syscall.RawConn) error {
@@ -269,6 +360,11 @@ func (g Guard) DialContext(d *net.Dialer) func(ctx context.Context, network, add
 				continue
 			}
 			ap := netip.AddrPortFrom(ip, uint16(port))
+			if g.internalOnly && IsPublicIP(ip) {
+				// Plain http may not leave for the internet: a name with any
+				// public address is refused as a whole, as at creation.
+				return nil, fmt.Errorf("%w: http is allowed only to internal hosts; %s resolves to the public address %s", ErrForbiddenDestination, host, ip)
+			}
 			if !g.permitted(ap) {
 				refused = append(refused, ip.String())
 				continue
@@ -338,16 +434,33 @@ func (g Guard) checkDialAddr(address string) error {
 
 // Client returns an http.Client for webhook deliveries: requests time out
 // after timeout; no proxy is taken from the environment; TLS 1.2 or later;
-// every request URL, the first and each redirect target, passes CheckURL;
-// every connection goes through DialContext; at most MaxRedirects redirects
-// are followed, and only those keeping the method (307, 308), since a 301, 302
-// or 303 would turn the POST into a bodiless GET.
+// every request URL, the first and each redirect target, passes the checks of
+// CheckURL that need no DNS; every connection goes through DialContext (http
+// under RequireHTTPS through a dialer that reaches only hosts with no public
+// address); at most MaxRedirects redirects are followed, and only those
+// keeping the method (307, 308), since a 301, 302 or 303 would turn the POST
+// into a bodiless GET.
 func (g Guard) Client(timeout time.Duration) *http.Client {
 	dialTimeout := 10 * time.Second
 	if timeout > 0 && timeout < dialTimeout {
 		dialTimeout = timeout
 	}
-	base := &http.Transport{
+	gt := &guardedTransport{guard: g, base: g.transport(dialTimeout)}
+	if g.RequireHTTPS && g.AllowPrivate {
+		internal := g
+		internal.internalOnly = true
+		gt.plain = internal.transport(dialTimeout)
+	}
+	return &http.Client{
+		Transport:     gt,
+		Timeout:       timeout,
+		CheckRedirect: g.checkRedirect,
+	}
+}
+
+// transport returns an http.Transport dialing through g.
+func (g Guard) transport(dialTimeout time.Duration) *http.Transport {
+	return &http.Transport{
 		Proxy:                  nil,
 		DialContext:            g.DialContext(&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}),
 		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
@@ -359,11 +472,6 @@ func (g Guard) Client(timeout time.Duration) *http.Client {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
-	return &http.Client{
-		Transport:     &guardedTransport{guard: g, base: base},
-		Timeout:       timeout,
-		CheckRedirect: g.checkRedirect,
-	}
 }
 
 // checkRedirect is the http.Client CheckRedirect hook.
@@ -371,7 +479,7 @@ func (g Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > MaxRedirects {
 		return fmt.Errorf("%w: more than %d redirects", ErrRedirect, MaxRedirects)
 	}
-	if err := g.checkURL(req.URL); err != nil {
+	if _, err := g.checkURL(req.URL); err != nil {
 		return fmt.Errorf("redirect to %s: %w", redactURL(req.URL), err)
 	}
 	if len(via) > 0 && req.Method != via[0].Method {
@@ -388,23 +496,38 @@ func redactURL(u *url.URL) string {
 	return c.String()
 }
 
-// guardedTransport runs CheckURL on every request before sending it.
+// guardedTransport runs checkURL on every request before sending it.
 type guardedTransport struct {
 	guard Guard
 	base  *http.Transport
+	// plain, when set (RequireHTTPS and AllowPrivate), sends the http
+	// requests: its dialer reaches only hosts with no public address.
+	plain *http.Transport
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := t.guard.checkURL(req.URL); err != nil {
+	_, err := t.guard.checkURL(req.URL)
+	if err == nil && req.URL.Scheme == "http" && t.guard.RequireHTTPS && t.plain == nil {
+		err = fmt.Errorf("%w: https is required", ErrInvalidURL) // checkURL refuses this already
+	}
+	if err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close() // RoundTrip must close the body, even on error
 		}
 		return nil, err
 	}
+	if req.URL.Scheme == "http" && t.plain != nil {
+		return t.plain.RoundTrip(req)
+	}
 	return t.base.RoundTrip(req)
 }
 
-// CloseIdleConnections closes idle connections of the underlying transport;
+// CloseIdleConnections closes idle connections of the underlying transports;
 // http.Client.CloseIdleConnections calls it.
-func (t *guardedTransport) CloseIdleConnections() { t.base.CloseIdleConnections() }
+func (t *guardedTransport) CloseIdleConnections() {
+	t.base.CloseIdleConnections()
+	if t.plain != nil {
+		t.plain.CloseIdleConnections()
+	}
+}

@@ -162,6 +162,19 @@ func TestCheckURL(t *testing.T) {
 		{open, "http://100.64.0.1/", forbidden},
 		{strict, "https://127.0.0.1/", forbidden},
 
+		{strict, "http://127.0.0.1/", forbidden}, // wrong scheme, but not allowed either way
+		{strict, "http://localhost/", forbidden},
+
+		// Hosts are judged in the ASCII (IDNA) form net/http dials.
+		{open, "https://127。0。0。1/", forbidden}, // ideographic full stops
+		{open, "https://１２７.0.0.1/", forbidden}, // full-width digits
+		{open, "https://ｌｏｃａｌｈｏｓｔ/", forbidden},
+		{strict, "https://127。0。0。1/", forbidden},
+		{open, "https://bücher.example/", ok},
+		{open, "https://exa­mple .com/", invalid},
+		{open, "https://０ｘ７ｆ.1/", invalid}, // full-width "0x7f.1"
+		{sandbox, "http://127。0。0。1:9000/", ok},
+
 		{sandbox, "http://localhost:9000/hook", ok},
 		{sandbox, "http://127.0.0.1:9000/hook", ok},
 		{sandbox, "http://[::1]:9000/hook", ok},
@@ -170,6 +183,9 @@ func TestCheckURL(t *testing.T) {
 	}
 	for _, tc := range tests {
 		err := tc.g.CheckURL(tc.url)
+		if tc.want == ok {
+			require.NoError(t, err, tc.url)
+		}
 		switch tc.want {
 		case ok:
 			require.NoError(t, err, tc.url)
@@ -435,30 +451,116 @@ func TestRequireHTTPS(t *testing.T) {
 	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tlsHits.Add(1)
 		if r.URL.Path == "/downgrade" {
-			http.Redirect(w, r, plain.URL+"/", http.StatusTemporaryRedirect)
+			http.Redirect(w, r, "http://plain.example:"+plain.port()+"/", http.StatusTemporaryRedirect)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(secure.Close)
-
-	c := Guard{AllowPrivate: true, RequireHTTPS: true}.Client(5 * time.Second)
+	securePort := secure.Listener.Addr().(*net.TCPAddr).AddrPort()
+	// Production without private destinations: the TLS server stands for a
+	// public host (the hook admits its address), plain.example for a public
+	// http receiver.
+	dns := &fakeDNS{names: map[string][]netip.Addr{"secure.example": loopback, "plain.example": loopback}}
+	g := Guard{RequireHTTPS: true, Lookup: dns.lookup, allow: func(ap netip.AddrPort) bool { return ap == securePort }}
+	c := g.Client(5 * time.Second)
 	tr := c.Transport.(*guardedTransport).base
 	pool := x509.NewCertPool()
 	pool.AddCert(secure.Certificate())
 	tr.TLSClientConfig.RootCAs = pool
+	tr.TLSClientConfig.ServerName = "example.com" // a name of the test certificate
+	base := "https://secure.example:" + strconv.Itoa(int(securePort.Port()))
 
-	resp, err := post(t, c, secure.URL+"/ok")
+	resp, err := post(t, c, base+"/ok")
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 
-	_, err = post(t, c, secure.URL+"/downgrade")
+	_, err = post(t, c, base+"/downgrade")
 	require.ErrorIs(t, err, ErrInvalidURL)
-	_, err = post(t, c, plain.URL+"/")
+	_, err = post(t, c, "http://plain.example:"+plain.port()+"/")
 	require.ErrorIs(t, err, ErrInvalidURL)
 
 	require.Equal(t, int64(2), tlsHits.Load())
 	require.Zero(t, plain.hits.Load())
+}
+
+// TestProductionInternalReceiver: in production (RequireHTTPS) with
+// AllowPrivate, an http URL is accepted when its host resolves only to
+// non-public addresses (CONTRACT §4a), at creation (CheckURL, resolving
+// names) and at delivery (the http dialer refuses any public address).
+// Without AllowPrivate such URLs stay refused.
+func TestProductionInternalReceiver(t *testing.T) {
+	t.Parallel()
+	// 8.8.8.8 stands for a public address: it is only ever refused, never dialed.
+	public := netip.MustParseAddr("8.8.8.8")
+	dns := &fakeDNS{names: map[string][]netip.Addr{
+		"internal.test": loopback,
+		"private.test":  {netip.MustParseAddr("10.1.2.3"), netip.MustParseAddr("fd00::1")},
+		"public.test":   {public},
+		"mixed.test":    {netip.MustParseAddr("127.0.0.1"), public},
+	}}
+	internal := Guard{AllowPrivate: true, RequireHTTPS: true, Lookup: dns.lookup}
+	strict := Guard{RequireHTTPS: true, Lookup: dns.lookup}
+
+	for _, tc := range []struct {
+		g    Guard
+		url  string
+		want error // nil: accepted
+	}{
+		{internal, "http://127.0.0.1:9000/hook", nil},
+		{internal, "http://[::1]/hook", nil},
+		{internal, "http://10.0.0.7/hook", nil},
+		{internal, "http://localhost:9000/hook", nil},
+		{internal, "http://internal.test/hook", nil},
+		{internal, "http://private.test/hook", nil},
+		{internal, "http://127。0。0。1/hook", nil},
+		{internal, "https://public.test/hook", nil}, // https names are resolved at delivery only
+		{internal, "https://10.0.0.7/hook", nil},
+		{internal, "http://public.test/hook", ErrInvalidURL},
+		{internal, "http://mixed.test/hook", ErrInvalidURL},
+		{internal, "http://8.8.8.8/hook", ErrInvalidURL},
+		{internal, "http://unknown.test/hook", ErrForbiddenDestination},
+		{strict, "http://127.0.0.1:9000/hook", ErrForbiddenDestination},
+		{strict, "http://localhost/hook", ErrForbiddenDestination},
+		{strict, "http://internal.test/hook", ErrInvalidURL},
+		{strict, "https://127。0。0。1/hook", ErrForbiddenDestination},
+	} {
+		err := tc.g.CheckURL(tc.url)
+		if tc.want == nil {
+			require.NoError(t, err, tc.url)
+		} else {
+			require.ErrorIs(t, err, tc.want, tc.url)
+		}
+	}
+
+	// Delivery: http reaches internal hosts only.
+	target := newServer(t, noContent)
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://internal.test:"+target.port()+"/moved", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(secure.Close)
+	c := internal.Client(5 * time.Second)
+	pool := x509.NewCertPool()
+	pool.AddCert(secure.Certificate())
+	c.Transport.(*guardedTransport).base.TLSClientConfig.RootCAs = pool
+
+	for _, u := range []string{target.URL + "/hook", "http://internal.test:" + target.port() + "/hook", secure.URL + "/upgrade-then-plain"} {
+		resp, err := post(t, c, u)
+		require.NoError(t, err, u)
+		require.Equal(t, http.StatusNoContent, resp.StatusCode, u)
+	}
+	require.Equal(t, int64(3), target.hits.Load())
+	for _, host := range []string{"public.test", "mixed.test"} {
+		_, err := post(t, c, "http://"+host+":"+target.port()+"/hook")
+		require.ErrorIs(t, err, ErrForbiddenDestination, host)
+	}
+	_, err := post(t, c, "http://8.8.8.8:"+target.port()+"/hook")
+	require.ErrorIs(t, err, ErrInvalidURL)
+	require.Equal(t, int64(3), target.hits.Load(), "nothing else arrived")
+
+	// The http dialer alone refuses a public address before connecting.
+	_, err = internal.Client(time.Second).Transport.(*guardedTransport).plain.DialContext(context.Background(), "tcp", "public.test:80")
+	require.ErrorIs(t, err, ErrForbiddenDestination)
 }
 
 func TestClientSettings(t *testing.T) {
