@@ -88,6 +88,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		}
 		return 2
 	}
+	if kctx.Command() == "serve" {
+		// Production never runs on sandbox defaults; other commands need
+		// neither a provider nor the BR Code's receiving side.
+		if err := settings.ValidateServe(); err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintf(stderr, "pixgate: %s\n", line)
+			}
+			return 2
+		}
+	}
 	log := newLogger(stderr, settings.LogLevel)
 	app := &app{settings: settings, stdout: stdout, stderr: stderr, log: log}
 	switch kctx.Command() {

@@ -214,7 +214,7 @@ func TestClients(t *testing.T) {
 		// A sandbox and a production server on the same database: each
 		// accepts only its own environment's credentials.
 		sandbox := startServe(t, db)
-		production := startServe(t, db, "--env", "production")
+		production := startServe(t, db, productionFlags...)
 		require.Empty(t, sandbox.stdout.String(), "no sandbox client on a database with clients")
 		require.Empty(t, production.stdout.String())
 		require.Equal(t, http.StatusOK, balance(t, sandbox.addr, a.ClientID, a.ClientSecret))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/admin"
+	"github.com/pixgate/pixgate/internal/config"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/job"
 	"github.com/pixgate/pixgate/internal/metrics"
@@ -114,9 +115,11 @@ func (a *app) serve(ctx context.Context) error {
 		}
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
 	}
-	if !a.settings.Sandbox() {
-		// The provider seam has one implementation so far: the simulator.
-		a.log.Warn("no PSP adapter is configured: payouts and refunds are settled by the PIX network simulator (internal/provider/sandbox)")
+	if !a.settings.Sandbox() && a.settings.Provider == config.ProviderSandbox {
+		// Allowed only when set explicitly (config.Settings.ValidateServe);
+		// the operator must know that no real money moves.
+		a.log.Warn("PIXGATE_PROVIDER=sandbox in production: the PIX network is simulated, no real money moves: " +
+			"no real payer can pay a charge, and payouts and refunds are settled by the simulator")
 	}
 	a.log.Info("listening", "addr", ln.Addr().String(), "env", a.settings.Env, "database", db.Dialect(), "tls", a.settings.TLSCert != "")
 

@@ -214,7 +214,7 @@ func TestServe(t *testing.T) {
 func TestServeProductionCreatesNoClient(t *testing.T) {
 	t.Parallel()
 	forEachDB(t, func(t *testing.T, db string) {
-		s := startServe(t, db, "--env", "production")
+		s := startServe(t, db, productionFlags...)
 		require.Equal(t, http.StatusOK, getStatus(t, "http://"+s.addr+"/healthz"))
 		require.Equal(t, http.StatusOK, getStatus(t, "http://"+s.addr+"/readyz"))
 		s.stop(t)

@@ -4,6 +4,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -20,6 +21,21 @@ const (
 	Production = "production"
 )
 
+// Providers: which PIX network moves the money (PIXGATE_PROVIDER).
+const (
+	ProviderSandbox = "sandbox"
+	ProviderAPIPix  = "apipix"
+	ProviderEfi     = "efi"
+)
+
+// Sandbox defaults of the receiving side of BR Codes. Production never uses
+// them: serve refuses to start there without explicit values.
+const (
+	SandboxPixKey       = "pix@pixgate.dev"
+	SandboxMerchantName = "PIXGATE SANDBOX"
+	SandboxMerchantCity = "SAO PAULO"
+)
+
 // Config is the configuration shared by every command. Fields are strings
 // where pixgate parses them itself, so a bad value yields one line that names
 // the setting rather than a parser's message.
@@ -29,9 +45,10 @@ type Config struct {
 	DatabaseURL          string `name:"database-url" env:"PIXGATE_DATABASE_URL" default:"./data/pixgate.db" help:"SQLite file path or sqlite://…, or postgres://…"`
 	RedisURL             string `name:"redis-url" env:"PIXGATE_REDIS_URL" help:"Redis for shared rate limits (redis://, rediss://, unix://)."`
 	RateLimit            string `name:"rate-limit" env:"PIXGATE_RATE_LIMIT" default:"100" help:"Requests per rolling 60 s per client."`
-	PixKey               string `name:"pix-key" env:"PIXGATE_PIX_KEY" default:"pix@pixgate.dev" help:"Receiving PIX key written into BR Codes."`
-	MerchantName         string `name:"merchant-name" env:"PIXGATE_MERCHANT_NAME" default:"PIXGATE SANDBOX" help:"Merchant name in BR Codes (25 characters kept)."`
-	MerchantCity         string `name:"merchant-city" env:"PIXGATE_MERCHANT_CITY" default:"SAO PAULO" help:"Merchant city in BR Codes (15 characters kept)."`
+	Provider             string `name:"provider" env:"PIXGATE_PROVIDER" help:"PIX network: sandbox (simulated), apipix or efi (default: sandbox in sandbox; required in production)."`
+	PixKey               string `name:"pix-key" env:"PIXGATE_PIX_KEY" help:"Receiving PIX key written into BR Codes (default in sandbox: pix@pixgate.dev; required in production)."`
+	MerchantName         string `name:"merchant-name" env:"PIXGATE_MERCHANT_NAME" help:"Merchant name in BR Codes, 25 characters kept (default in sandbox: PIXGATE SANDBOX; required in production)."`
+	MerchantCity         string `name:"merchant-city" env:"PIXGATE_MERCHANT_CITY" help:"Merchant city in BR Codes, 15 characters kept (default in sandbox: SAO PAULO; required in production)."`
 	ChargeTTL            string `name:"charge-ttl" env:"PIXGATE_CHARGE_TTL" default:"24h" help:"A charge not paid by then becomes CANCELLED."`
 	SandboxPayoutDelay   string `name:"sandbox-payout-delay" env:"PIXGATE_SANDBOX_PAYOUT_DELAY" default:"2s" help:"Sandbox: time until a payout or refund settles."`
 	WebhookRetrySchedule string `name:"webhook-retry-schedule" env:"PIXGATE_WEBHOOK_RETRY_SCHEDULE" default:"5s,5m,30m,2h,5h,10h,10h" help:"Waits between webhook attempts after the first."`
@@ -85,15 +102,28 @@ func (c Config) Validate() (Settings, error) {
 	} else {
 		s.RateLimitN = n
 	}
-	if c.PixKey == "" || !(pix.ValidPixKey(pix.KeyEmail, c.PixKey) || pix.ValidPixKey(pix.KeyEVP, c.PixKey) ||
-		pix.ValidPixKey(pix.KeyPhone, c.PixKey) || pix.ValidPixKey(pix.KeyCPF, c.PixKey) || pix.ValidPixKey(pix.KeyCNPJ, c.PixKey)) {
+	// The sandbox fills what is unset; production keeps it empty, so that
+	// ValidateServe can tell it was not set (kong defaults cannot).
+	if c.Env == Sandbox {
+		s.Provider = cmp.Or(s.Provider, ProviderSandbox)
+		s.PixKey = cmp.Or(s.PixKey, SandboxPixKey)
+		s.MerchantName = cmp.Or(s.MerchantName, SandboxMerchantName)
+		s.MerchantCity = cmp.Or(s.MerchantCity, SandboxMerchantCity)
+	}
+	switch s.Provider {
+	case "", ProviderSandbox, ProviderAPIPix, ProviderEfi:
+	default:
+		bad("PIXGATE_PROVIDER", "provider", "%q must be sandbox, apipix or efi", c.Provider)
+	}
+	if k := s.PixKey; k != "" && !(pix.ValidPixKey(pix.KeyEmail, k) || pix.ValidPixKey(pix.KeyEVP, k) ||
+		pix.ValidPixKey(pix.KeyPhone, k) || pix.ValidPixKey(pix.KeyCPF, k) || pix.ValidPixKey(pix.KeyCNPJ, k)) {
 		bad("PIXGATE_PIX_KEY", "pix-key", "must be a valid PIX key (e-mail, +55 phone, CPF, CNPJ or EVP)")
 	}
-	if strings.TrimSpace(c.MerchantName) == "" {
-		bad("PIXGATE_MERCHANT_NAME", "merchant-name", "must not be empty")
+	if s.MerchantName != "" && strings.TrimSpace(s.MerchantName) == "" {
+		bad("PIXGATE_MERCHANT_NAME", "merchant-name", "must not be blank")
 	}
-	if strings.TrimSpace(c.MerchantCity) == "" {
-		bad("PIXGATE_MERCHANT_CITY", "merchant-city", "must not be empty")
+	if s.MerchantCity != "" && strings.TrimSpace(s.MerchantCity) == "" {
+		bad("PIXGATE_MERCHANT_CITY", "merchant-city", "must not be blank")
 	}
 	var err error
 	if s.ChargeTTLD, err = positiveDuration(c.ChargeTTL); err != nil {
@@ -132,6 +162,39 @@ func (c Config) Validate() (Settings, error) {
 		return Settings{}, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// ValidateServe returns what stops serve (and only serve: other commands
+// write no BR Code and move no money) from starting, one line per setting:
+// in production PIXGATE_PROVIDER must be set, to a provider this build has,
+// and with provider sandbox (pixgate writes the BR Codes itself) the
+// receiving key and merchant name and city must be set explicitly, so that
+// no sandbox default ever reaches a payer (CONTRACT §1, §4a). Only the
+// sandbox provider exists in this build; apipix and efi stop serve in every
+// environment rather than run on the simulator under a real PSP's name.
+func (s Settings) ValidateServe() error {
+	var errs []error
+	bad := func(env, flag, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("invalid %s (--%s): %s", env, flag, fmt.Sprintf(format, args...)))
+	}
+	switch s.Provider {
+	case "":
+		bad("PIXGATE_PROVIDER", "provider", "must be set in production (sandbox, apipix or efi)")
+	case ProviderAPIPix, ProviderEfi:
+		bad("PIXGATE_PROVIDER", "provider", "%q is not available in this build (only sandbox is)", s.Provider)
+	}
+	if s.Env == Production && s.Provider == ProviderSandbox {
+		for _, v := range []struct{ value, env, flag string }{
+			{s.PixKey, "PIXGATE_PIX_KEY", "pix-key"},
+			{s.MerchantName, "PIXGATE_MERCHANT_NAME", "merchant-name"},
+			{s.MerchantCity, "PIXGATE_MERCHANT_CITY", "merchant-city"},
+		} {
+			if v.value == "" {
+				bad(v.env, v.flag, "must be set in production with PIXGATE_PROVIDER=sandbox (it is written into every BR Code)")
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func positiveDuration(v string) (time.Duration, error) {

@@ -46,7 +46,7 @@ func TestValidateNamesEachBadSetting(t *testing.T) {
 		{"PIXGATE_RATE_LIMIT", func(c *Config) { c.RateLimit = "ten" }},
 		{"PIXGATE_PIX_KEY", func(c *Config) { c.PixKey = "not a key" }},
 		{"PIXGATE_MERCHANT_NAME", func(c *Config) { c.MerchantName = " " }},
-		{"PIXGATE_MERCHANT_CITY", func(c *Config) { c.MerchantCity = "" }},
+		{"PIXGATE_MERCHANT_CITY", func(c *Config) { c.MerchantCity = "\t" }}, // blank; empty means unset
 		{"PIXGATE_CHARGE_TTL", func(c *Config) { c.ChargeTTL = "soon" }},
 		{"PIXGATE_CHARGE_TTL", func(c *Config) { c.ChargeTTL = "-1h" }},
 		{"PIXGATE_SANDBOX_PAYOUT_DELAY", func(c *Config) { c.SandboxPayoutDelay = "x" }},
@@ -67,4 +67,68 @@ func TestValidateNamesEachBadSetting(t *testing.T) {
 	c.Env, c.RateLimit = "x", "y"
 	_, err := c.Validate()
 	require.Len(t, strings.Split(err.Error(), "\n"), 2, "every problem is listed")
+}
+
+// TestSandboxFillsDefaults: unset, the provider and the BR Code's receiving
+// side take sandbox values in sandbox only; production keeps them empty so
+// that ValidateServe can refuse to start.
+func TestSandboxFillsDefaults(t *testing.T) {
+	t.Parallel()
+	c := defaults()
+	c.PixKey, c.MerchantName, c.MerchantCity = "", "", ""
+	s, err := c.Validate()
+	require.NoError(t, err)
+	require.Equal(t, ProviderSandbox, s.Provider)
+	require.Equal(t, "pix@pixgate.dev", s.PixKey)
+	require.Equal(t, "PIXGATE SANDBOX", s.MerchantName)
+	require.Equal(t, "SAO PAULO", s.MerchantCity)
+	require.NoError(t, s.ValidateServe())
+
+	c.Env = Production
+	s, err = c.Validate()
+	require.NoError(t, err, "other commands run without them")
+	require.Empty(t, s.Provider)
+	require.Empty(t, s.PixKey)
+	require.Empty(t, s.MerchantName)
+	require.Empty(t, s.MerchantCity)
+}
+
+func TestValidateServe(t *testing.T) {
+	t.Parallel()
+	prod := defaults()
+	prod.Env, prod.Provider = Production, ProviderSandbox
+	for _, tc := range []struct {
+		mutate func(*Config)
+		lines  []string // the settings named, one per line; none: serve starts
+	}{
+		{func(*Config) {}, nil},
+		{func(c *Config) { c.Provider = "" }, []string{"PIXGATE_PROVIDER"}},
+		{func(c *Config) { c.Provider = ProviderAPIPix }, []string{"PIXGATE_PROVIDER"}},
+		{func(c *Config) { c.Provider = ProviderEfi }, []string{"PIXGATE_PROVIDER"}},
+		{func(c *Config) { c.PixKey = "" }, []string{"PIXGATE_PIX_KEY"}},
+		{func(c *Config) { c.MerchantName = "" }, []string{"PIXGATE_MERCHANT_NAME"}},
+		{func(c *Config) { c.MerchantCity = "" }, []string{"PIXGATE_MERCHANT_CITY"}},
+		{func(c *Config) { c.PixKey, c.MerchantCity = "", "" }, []string{"PIXGATE_PIX_KEY", "PIXGATE_MERCHANT_CITY"}},
+		{func(c *Config) { c.Env = Sandbox; c.Provider = ProviderEfi }, []string{"PIXGATE_PROVIDER"}},
+	} {
+		c := prod
+		tc.mutate(&c)
+		s, err := c.Validate()
+		require.NoError(t, err)
+		err = s.ValidateServe()
+		if tc.lines == nil {
+			require.NoError(t, err)
+			continue
+		}
+		require.Error(t, err)
+		lines := strings.Split(err.Error(), "\n")
+		require.Len(t, lines, len(tc.lines), err.Error())
+		for i, env := range tc.lines {
+			require.Contains(t, lines[i], env)
+		}
+	}
+	c := prod
+	c.Provider = "bank"
+	_, err := c.Validate()
+	require.ErrorContains(t, err, "PIXGATE_PROVIDER")
 }
