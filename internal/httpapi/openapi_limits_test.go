@@ -17,8 +17,10 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // minDocumentedLimits is how many request limits openapi.yaml states (each
@@ -778,5 +780,24 @@ func requireResponseField(t *testing.T, where string, schema *openapi3.SchemaRef
 		p := s.Properties[part]
 		require.NotNil(t, p, "%s: %s: no field %s", where, text, part)
 		s = p.Value
+	}
+}
+
+// TestOpenAPIPayStatus checks the documented answers of the payer's status
+// endpoint through the checking client (its own test reads them unchecked).
+func TestOpenAPIPayStatus(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testkit.OpenSQLite, options{})
+	id := b.createCharge("status-doc", "10.00").json["payment_id"].(string)
+	none := gateway.Credentials{}
+	for path, status := range map[string]int{
+		"/pay/" + id + "/status":                           http.StatusOK,
+		"/pay/0b7c3a52-2222-4222-8222-222222222222/status": http.StatusNotFound,
+		"/pay/" + id + "%00/status":                        http.StatusBadRequest,
+		"/pay/" + id + "%00":                               http.StatusBadRequest,
+		"/pay/0b7c3a52-2222-4222-8222-222222222222":        http.StatusNotFound,
+	} {
+		r := b.send(b.http, "GET", path, nil, "", none)
+		require.Equal(t, status, r.status, path)
 	}
 }
