@@ -18,9 +18,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 	_ "time/tzdata" // the panel shows São Paulo time on any host
+	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -143,6 +145,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	// PostgreSQL refuses a NUL byte or invalid UTF-8 in text, so such a
+	// path or query (a search, an id) is the client's mistake, answered
+	// here before any handler sends it to the database.
+	if !validText(r.URL.Path) || !validValues(r.URL.Query()) {
+		h.fail(w, r, errBadInput)
+		return
+	}
 	if _, pattern := h.mux.Handler(r); pattern == "" {
 		h.fail(w, r, errNotFound)
 		return
@@ -160,9 +169,30 @@ type httpError struct {
 func (e *httpError) Error() string { return fmt.Sprintf("admin: %d %s", e.status, e.key) }
 
 var (
+	errBadInput  = &httpError{status: http.StatusBadRequest, key: "error.400"}
 	errNotFound  = &httpError{status: http.StatusNotFound, key: "error.404"}
 	errForbidden = &httpError{status: http.StatusForbidden, key: "error.403"}
 )
+
+// validText reports whether s is valid UTF-8 without a NUL byte: text the
+// databases can store and compare.
+func validText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// validValues reports whether every key and value of a query or form is
+// valid text.
+func validValues(vs url.Values) bool {
+	for k, list := range vs {
+		if !validText(k) {
+			return false
+		}
+		for _, v := range list {
+			if !validText(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
@@ -299,4 +329,14 @@ var funcs = template.FuncMap{
 	"pathEscape":  url.PathEscape,
 	"queryEscape": url.QueryEscape,
 	"ms":          func(d time.Duration) int64 { return d.Milliseconds() },
+	"shortID":     shortID,
+}
+
+// shortID is the first 8 characters of an id and an ellipsis: what a phone's
+// transactions table shows, the full id being on the detail page it links to.
+func shortID(id string) string {
+	if len(id) <= 9 {
+		return id
+	}
+	return id[:8] + "…"
 }

@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -275,4 +276,68 @@ func TestScreenshots(t *testing.T) {
 	require.NoError(t, chromedp.Do(sctx, chromedp.EmulateViewport(390, 844)))
 	require.EqualValues(t, http.StatusOK, br.open(base+"/?lang=pt-BR"))
 	shot("overview-mobile")
+}
+
+// TestTransactionsOnAPhone opens the transactions list at a phone's width
+// (390 px) and checks that every row's id link is on screen, not clipped,
+// shows the start of the id, and leads to the detail page with the whole
+// id; and that nothing needs scrolling sideways.
+func TestTransactionsOnAPhone(t *testing.T) {
+	t.Parallel()
+	b := setup(t, openSQLite, "sandbox")
+	pw := b.user("ops@example.com", store.RoleOperator, "")
+	var ids []string
+	for i := range 3 {
+		ext := fmt.Sprintf("pedido-%d-", i) + strings.Repeat("x", 55) // 64 characters, the longest
+		ids = append(ids, b.charge(b.merchant, ext, "1234.56"))
+	}
+	root := testkit.Chromium(t, 90*time.Second)
+	br := &browser{t: t, ctx: root, base: b.srv.URL}
+	br.login("ops@example.com", pw)
+	ctx, cancel := br.step()
+	defer cancel()
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
+	require.EqualValues(t, http.StatusOK, br.open("/admin/c/"+b.merchant.ClientID+"/transactions"))
+
+	type link struct {
+		Left    float64 `json:"left"`
+		Right   float64 `json:"right"`
+		Width   float64 `json:"width"`
+		Shown   string  `json:"shown"`
+		Href    string  `json:"href"`
+		Clipped bool    `json:"clipped"`
+	}
+	type layoutInfo struct {
+		Inner       float64 `json:"inner"`
+		Page        float64 `json:"page"`
+		TableScroll float64 `json:"tableScroll"`
+		TableClient float64 `json:"tableClient"`
+	}
+	ctx, cancel = br.step()
+	defer cancel()
+	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]link](`[...document.querySelectorAll('[data-testid=tx-link]')].map(a => {
+		const r = a.getBoundingClientRect();
+		const shown = [...a.querySelectorAll('code')].filter(c => c.offsetWidth > 0);
+		return {left: r.left, right: r.right, width: r.width, shown: shown.map(c => c.innerText).join(''),
+			href: a.getAttribute('href'), clipped: shown.some(c => c.scrollWidth > c.clientWidth + 1)};
+	})`))
+	require.NoError(t, err)
+	layout, err := chromedp.Run(ctx, chromedp.Evaluate[layoutInfo](`({inner: window.innerWidth, page: document.documentElement.scrollWidth,
+		tableScroll: document.querySelector('.table').scrollWidth, tableClient: document.querySelector('.table').clientWidth})`))
+	require.NoError(t, err)
+	require.Len(t, links, 3)
+	require.EqualValues(t, 390, layout.Inner)
+	require.LessOrEqual(t, layout.Page, layout.Inner, "the page does not scroll sideways")
+	require.LessOrEqual(t, layout.TableScroll, layout.TableClient, "the table fits its box")
+	for i, l := range links {
+		id := ids[len(ids)-1-i] // newest first
+		require.Greater(t, l.Width, 0.0, "link %d is visible", i)
+		require.GreaterOrEqual(t, l.Left, 0.0)
+		require.LessOrEqual(t, l.Right, layout.Inner, "link %d ends on screen", i)
+		require.False(t, l.Clipped, "link %d is not cut off", i)
+		require.Equal(t, id[:8]+"…", l.Shown)
+		require.True(t, strings.HasSuffix(l.Href, "/transactions/"+id), l.Href)
+	}
+	require.EqualValues(t, http.StatusOK, br.click("[data-testid=tx-link]"))
+	require.Equal(t, ids[2], br.text("[data-testid=tx-id]"), "the detail page has the whole id")
 }

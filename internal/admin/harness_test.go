@@ -54,6 +54,8 @@ type bundle struct {
 	gw    *gateway.Service
 	srv   *httptest.Server
 	clock *clock
+	// panel is the panel's own handler, also reachable through srv.
+	panel http.Handler
 	// merchant is a client created at setup, with its credentials.
 	merchant gateway.Credentials
 }
@@ -74,7 +76,7 @@ func setup(t *testing.T, open opener, env string) *bundle {
 	t.Cleanup(srv.Close)
 	cred, err := gw.CreateClient(context.Background(), gateway.ClientParams{Name: "Loja Exemplo"})
 	require.NoError(t, err)
-	return &bundle{t: t, db: db, gw: gw, srv: srv, clock: clk, merchant: cred}
+	return &bundle{t: t, db: db, gw: gw, srv: srv, clock: clk, panel: panel, merchant: cred}
 }
 
 // user creates a panel user (cheap bcrypt cost) and returns its password.

@@ -57,6 +57,15 @@ func (l lang) T(key string, args ...any) string {
 	return s
 }
 
+// N translates key for the count n, which fills its verb: the key's ".one"
+// form when n is 1 and it has one.
+func (l lang) N(key string, n int64) string {
+	if _, ok := messages[key+".one"]; ok && n == 1 {
+		key += ".one"
+	}
+	return l.T(key, n)
+}
+
 // Tf is T with the arguments in a slice.
 func (l lang) Tf(key string, args []any) string { return l.T(key, args...) }
 
@@ -108,38 +117,55 @@ func (l lang) Type(s string) string { return l.T("type." + s) }
 
 // messages holds every text of the panel: key → {pt-BR, en}.
 var messages = map[string][2]string{
-	"app.name":          {"pixgate · painel", "pixgate · admin"},
-	"app.sandbox":       {"sandbox", "sandbox"},
-	"app.production":    {"produção", "production"},
-	"nav.overview":      {"Visão geral", "Overview"},
-	"nav.transactions":  {"Transações", "Transactions"},
-	"nav.settings":      {"Configurações da API", "API settings"},
-	"nav.clients":       {"Clientes", "Clients"},
-	"nav.logout":        {"Sair", "Log out"},
-	"nav.all":           {"Todos os clientes", "All clients"},
-	"nav.skip":          {"Pular para o conteúdo", "Skip to content"},
-	"nav.language":      {"Idioma", "Language"},
-	"login.title":       {"Entrar", "Log in"},
-	"login.email":       {"E-mail", "E-mail"},
-	"login.password":    {"Senha", "Password"},
-	"login.submit":      {"Entrar", "Log in"},
-	"login.failed":      {"E-mail ou senha incorretos.", "Wrong e-mail or password."},
-	"login.expired":     {"Sua sessão terminou. Entre novamente.", "Your session ended. Please log in again."},
-	"login.loggedout":   {"Você saiu.", "You have logged out."},
-	"login.hint":        {"Acesso restrito a operadores e lojistas cadastrados.", "For registered operators and merchants only."},
-	"error.title":       {"Erro", "Error"},
-	"error.404":         {"Página não encontrada.", "Page not found."},
-	"error.403":         {"Formulário expirado ou inválido. Recarregue a página e tente novamente.", "This form has expired or is invalid. Reload the page and try again."},
-	"error.429":         {"Muitas tentativas de login. Aguarde %d minutos e tente novamente.", "Too many login attempts. Wait %d minutes and try again."},
-	"error.500":         {"Algo deu errado do nosso lado. Tente novamente.", "Something went wrong on our side. Please try again."},
-	"error.back":        {"Voltar ao painel", "Back to the panel"},
-	"overview.title":    {"Visão geral", "Overview"},
-	"overview.all":      {"Todos os clientes", "All clients"},
-	"overview.balance":  {"Saldo disponível", "Available balance"},
-	"overview.pending":  {"Saldo reservado", "Reserved balance"},
-	"overview.cashin":   {"Recebido hoje", "Received today"},
-	"overview.cashout":  {"Pago hoje", "Paid out today"},
-	"overview.ops":      {"%d operações", "%d operations"},
+	"app.name":                 {"pixgate · painel", "pixgate · admin"},
+	"app.sandbox":              {"sandbox", "sandbox"},
+	"app.production":           {"produção", "production"},
+	"nav.overview":             {"Visão geral", "Overview"},
+	"nav.transactions":         {"Transações", "Transactions"},
+	"nav.settings":             {"Configurações da API", "API settings"},
+	"nav.clients":              {"Clientes", "Clients"},
+	"nav.logout":               {"Sair", "Log out"},
+	"nav.all":                  {"Todos os clientes", "All clients"},
+	"nav.skip":                 {"Pular para o conteúdo", "Skip to content"},
+	"nav.language":             {"Idioma", "Language"},
+	"login.title":              {"Entrar", "Log in"},
+	"login.email":              {"E-mail", "E-mail"},
+	"login.password":           {"Senha", "Password"},
+	"login.submit":             {"Entrar", "Log in"},
+	"login.failed":             {"E-mail ou senha incorretos.", "Wrong e-mail or password."},
+	"login.expired":            {"Sua sessão terminou. Entre novamente.", "Your session ended. Please log in again."},
+	"login.loggedout":          {"Você saiu.", "You have logged out."},
+	"login.hint":               {"Acesso restrito a operadores e lojistas cadastrados.", "For registered operators and merchants only."},
+	"error.title":              {"Erro", "Error"},
+	"error.400":                {"Pedido inválido: o texto enviado contém um byte nulo ou UTF-8 inválido.", "Bad request: the text sent contains a NUL byte or invalid UTF-8."},
+	"error.404":                {"Página não encontrada.", "Page not found."},
+	"error.403":                {"Formulário expirado ou inválido. Recarregue a página e tente novamente.", "This form has expired or is invalid. Reload the page and try again."},
+	"error.429":                {"Muitas tentativas de login. Aguarde %d minutos e tente novamente.", "Too many login attempts. Wait %d minutes and try again."},
+	"error.500":                {"Algo deu errado do nosso lado. Tente novamente.", "Something went wrong on our side. Please try again."},
+	"error.back":               {"Voltar ao painel", "Back to the panel"},
+	"overview.title":           {"Visão geral", "Overview"},
+	"overview.all":             {"Todos os clientes", "All clients"},
+	"overview.balance":         {"Saldo disponível", "Available balance"},
+	"overview.pending":         {"Saldo reservado", "Reserved balance"},
+	"overview.flows":           {"Movimentação de hoje", "Today's money"},
+	"overview.cashin":          {"Entradas", "Money in"},
+	"overview.incount.one":     {"%d cobrança paga", "%d charge paid"},
+	"overview.outcount.one":    {"%d saque pago", "%d payout paid"},
+	"overview.returncount.one": {"%d saque de dia anterior devolvido", "%d payout of an earlier day returned"},
+	"overview.refundcount.one": {"%d devolução concluída", "%d refund completed"},
+	"overview.incount":         {"%d cobranças pagas", "%d charges paid"},
+	"overview.fees":            {"Tarifas", "Fees"},
+	"overview.feesnote":        {"de cobranças e de saques", "on charges and payouts"},
+	"overview.cashout":         {"Saídas", "Money out"},
+	"overview.outcount":        {"%d saques pagos", "%d payouts paid"},
+	"overview.returns":         {"Estornos de saques", "Returned payouts"},
+	"overview.returncount":     {"%d saques de dias anteriores devolvidos", "%d payouts of earlier days returned"},
+	"overview.refunds":         {"Devoluções", "Refunds"},
+	"overview.refundcount":     {"%d devoluções concluídas", "%d refunds completed"},
+	"overview.opening":         {"Saldo total às 00:00", "Total balance at 00:00"},
+	"overview.closing":         {"Saldo total agora", "Total balance now"},
+	"overview.flowsnote": {"Saldo total = disponível + reservado. Um saque pago e estornado no mesmo dia não é saída: só a sua tarifa fica. Saques falhos não saem.",
+		"Total balance = available + reserved. A payout paid and returned on the same day is not money out: only its fee stays. Failed payouts never leave."},
 	"overview.today":    {"Criadas hoje, por status", "Created today, by status"},
 	"overview.none":     {"Nenhuma transação hoje.", "No transactions today."},
 	"overview.failing":  {"Webhooks com falha", "Failing webhooks"},

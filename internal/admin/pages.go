@@ -74,6 +74,7 @@ type failing struct {
 type overviewData struct {
 	Available, Pending pix.Amount
 	Activity           store.Activity
+	Flows              store.Flows // today's money, which adds up to the change in balance
 	Rows               []statusRow
 	Failing            []failing
 	ClientCount        int
@@ -102,6 +103,9 @@ func (h *Handler) overview(r *http.Request, clientID string) (overviewData, erro
 	d.Available, d.Pending = bal[ledger.Available], bal[ledger.Pending]
 	from, to := h.today()
 	if d.Activity, err = h.db.Activity(ctx, clientID, from, to); err != nil {
+		return d, err
+	}
+	if d.Flows, err = h.db.Flows(ctx, clientID, from, to); err != nil {
 		return d, err
 	}
 	for _, typ := range []string{store.TypeCashin, store.TypeCashout} {

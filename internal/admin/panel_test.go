@@ -2,8 +2,10 @@ package admin_test
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/pixgate/pixgate/internal/admin"
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -474,4 +478,189 @@ func attr(t *testing.T, body, id string) string {
 	href := body[j+len(`href="`):]
 	href = href[:strings.IndexByte(href, '"')]
 	return html.UnescapeString(href)
+}
+
+// TestDisabledClientLocksOutMerchantUsers disables a client the way the CLI
+// does (gateway.DisableClient): its merchant user's open session stops
+// working at once, rotating the secret through it is refused, and logging
+// in again is refused like a wrong password and still counted by the login
+// rate limit. Operators are unaffected.
+func TestDisabledClientLocksOutMerchantUsers(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open opener) {
+		b := setup(t, open, "sandbox")
+		ctx := context.Background()
+		mpw := b.user("loja@example.com", store.RoleMerchant, b.merchant.ClientID)
+		opw := b.user("ops@example.com", store.RoleOperator, "")
+		own := "/admin/c/" + b.merchant.ClientID
+		m := b.web()
+		tok := m.login("loja@example.com", mpw)
+		require.Equal(t, http.StatusOK, m.get(own+"/settings").status)
+		op := b.web()
+		opTok := op.login("ops@example.com", opw)
+		before, err := b.db.Client(ctx, b.merchant.ClientID)
+		require.NoError(t, err)
+
+		require.NoError(t, b.gw.DisableClient(ctx, b.merchant.ClientID))
+
+		// The open session is over on its very next request.
+		for _, path := range []string{"/admin/", own + "/", own + "/settings", own + "/transactions"} {
+			p := m.get(path)
+			require.Equal(t, http.StatusSeeOther, p.status, path)
+			require.Equal(t, "/admin/login", p.header.Get("Location"), path)
+		}
+		p := m.post(own+"/settings/secret", url.Values{"csrf": {tok}})
+		require.Equal(t, http.StatusSeeOther, p.status)
+		require.Equal(t, "/admin/login?m=expired", p.header.Get("Location"))
+		after, err := b.db.Client(ctx, b.merchant.ClientID)
+		require.NoError(t, err)
+		require.Equal(t, before.SecretHash, after.SecretHash, "the secret was not rotated")
+
+		// A new login with the right password is refused like a wrong one.
+		attempt := func() page {
+			c := b.web()
+			lp := c.get("/admin/login")
+			p := c.post("/admin/login", url.Values{"csrf": {csrf(t, lp)}, "email": {"loja@example.com"}, "password": {mpw}})
+			if p.status == http.StatusUnauthorized {
+				require.Contains(t, p.body, "E-mail ou senha incorretos.")
+				require.Empty(t, p.header.Values("Set-Cookie"), "no session")
+				require.Equal(t, http.StatusSeeOther, c.get("/admin/").status)
+			}
+			return p
+		}
+		for i := range admin.LoginMaxFailures {
+			require.Equal(t, http.StatusUnauthorized, attempt().status, "attempt %d", i+1)
+		}
+		require.Equal(t, http.StatusTooManyRequests, attempt().status, "refused logins count toward the limit")
+
+		// Operators keep their session and still manage the client.
+		require.Equal(t, http.StatusOK, op.get(own+"/settings").status)
+		p = op.post(own+"/settings/secret", url.Values{"csrf": {opTok}})
+		require.Equal(t, http.StatusOK, p.status)
+		require.Contains(t, p.body, `data-testid="new-secret"`)
+		b.web().login("ops@example.com", opw) // and log in anew
+	})
+}
+
+// TestBadTextIsRefused sends a NUL byte or invalid UTF-8 in every kind of
+// text the panel reads (search, path ids, login and client forms): 400,
+// never a 500, on both databases. Paths and queries are refused by the
+// server's middleware before the panel; the panel refuses them itself too,
+// with its own page, wherever it is mounted.
+func TestBadTextIsRefused(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open opener) {
+		b := setup(t, open, "sandbox")
+		pw := b.user("ops@example.com", store.RoleOperator, "")
+		c := b.web()
+		tok := c.login("ops@example.com", pw)
+		base := "/admin/c/" + b.merchant.ClientID
+		for _, bad := range []string{"%00", "a%00b", "%FF", "pedido%C3"} {
+			for _, path := range []string{base + "/transactions?q=" + bad, base + "/transactions?cursor=" + bad,
+				"/admin/c/" + bad + "/", "/admin/c/" + bad + "/transactions", base + "/transactions/" + bad, "/admin/login?email=" + bad} {
+				p := c.get(path)
+				require.Equal(t, http.StatusBadRequest, p.status, path)
+
+				// The panel alone, with the session's cookies.
+				req := httptest.NewRequest("GET", path, nil)
+				srvURL, err := url.Parse(b.srv.URL + "/admin/")
+				require.NoError(t, err)
+				for _, ck := range c.http.Jar.Cookies(srvURL) {
+					req.AddCookie(ck)
+				}
+				rec := httptest.NewRecorder()
+				b.panel.ServeHTTP(rec, req)
+				require.Equal(t, http.StatusBadRequest, rec.Code, path)
+				require.Contains(t, rec.Body.String(), "byte nulo ou UTF-8 inválido", path)
+			}
+			raw, err := url.QueryUnescape(bad)
+			require.NoError(t, err)
+			p := c.post("/admin/clients", url.Values{"csrf": {tok}, "name": {"Loja " + raw}})
+			require.Equal(t, http.StatusBadRequest, p.status)
+			require.Contains(t, p.body, "byte nulo ou UTF-8 inválido")
+
+			fresh := b.web()
+			lp := fresh.get("/admin/login")
+			for _, form := range []url.Values{
+				{"csrf": {csrf(t, lp)}, "email": {"ops" + raw + "@example.com"}, "password": {pw}},
+				{"csrf": {csrf(t, lp)}, "email": {"ops@example.com"}, "password": {raw}},
+			} {
+				p = fresh.post("/admin/login", form)
+				require.Equal(t, http.StatusBadRequest, p.status)
+				require.Contains(t, p.body, "byte nulo ou UTF-8 inválido")
+			}
+		}
+		cs, err := b.db.Clients(context.Background())
+		require.NoError(t, err)
+		require.Len(t, cs, 1, "no client was created")
+		// A plain unknown text is simply not found.
+		p := c.get(base + "/transactions?q=" + url.QueryEscape("não-existe"))
+		require.Equal(t, http.StatusOK, p.status)
+		require.Contains(t, p.body, `data-testid="no-transactions"`)
+	})
+}
+
+// TestOverviewAddsUp runs a day through the API and checks the overview's
+// cards: a charge paid with its fee, a payout paid, one failed, one paid
+// and returned (not money out; its fee stays), a refund; and that the
+// balance at the start of the day plus the cards is the balance now.
+func TestOverviewAddsUp(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open opener) {
+		b := setup(t, open, "sandbox")
+		ctx := context.Background()
+		require.NoError(t, b.db.Write(ctx, func(tx *store.Tx) error {
+			return tx.SetClientFees(ctx, b.merchant.ClientID, pix.FeeRule{PercentBP: 100}, pix.FeeRule{Fixed: 50})
+		}))
+		pid := b.charge(b.merchant, "dia-1", "100.00")
+		status, body := b.api(b.merchant, "POST", "/api/v1/sandbox/charges/"+pid+"/pay", nil)
+		require.Equal(t, http.StatusOK, status, "%v", body)
+		for i, key := range []string{"fornecedor@example.com", "falha@fail.sandbox", "volta@reverse.sandbox"} {
+			amount := []int{20, 5, 7}[i]
+			status, body := b.api(b.merchant, "POST", "/api/v1/gateway/pix-payment", map[string]any{
+				"amount": amount, "external_id": fmt.Sprint("saque-", i), "description": "Fornecedor",
+				"creditParty": map[string]any{"name": "Fornecedor Ltda", "keyType": "EMAIL", "key": key},
+				"callbackUrl": "https://merchant.example.com/webhooks/pix"})
+			require.Equal(t, http.StatusOK, status, "%v", body)
+		}
+		status, body = b.api(b.merchant, "POST", "/api/v1/gateway/refund", map[string]any{"payment_id": pid, "amount": 10})
+		require.Equal(t, http.StatusOK, status, "%v", body)
+		// Settle everything: payouts complete or fail, the returned one
+		// comes back, the refund leaves.
+		for range 4 {
+			b.clock.Advance(time.Second)
+			_, err := b.gw.SettleDue(ctx, 100)
+			require.NoError(t, err)
+			_, err = b.gw.SettleRefundsDue(ctx, 100)
+			require.NoError(t, err)
+		}
+		st, err := b.db.Balances(ctx, b.merchant.ClientID)
+		require.NoError(t, err)
+		require.EqualValues(t, 6800, st[ledger.Available], "100 − 1 fee − (20 + 0,50) − 0,50 kept of the returned payout − 10 refunded")
+		require.Zero(t, st[ledger.Pending])
+
+		pw := b.user("ops@example.com", store.RoleOperator, "")
+		c := b.web()
+		c.login("ops@example.com", pw)
+		for _, path := range []string{"/admin/", "/admin/c/" + b.merchant.ClientID + "/"} {
+			p := c.get(path)
+			require.Equal(t, http.StatusOK, p.status)
+			require.Equal(t, "R$ 68,00", field(t, p.body, "balance"), path)
+			require.Equal(t, "R$ 100,00", field(t, p.body, "volume-in"), path)
+			require.Equal(t, "1 cobrança paga", field(t, p.body, "count-in"), path)
+			require.Equal(t, "R$ 2,00", field(t, p.body, "flow-fees"), path)
+			require.Equal(t, "R$ 20,00", field(t, p.body, "volume-out"), "%s: the failed and the returned payouts are not money out", path)
+			require.Equal(t, "1 saque pago", field(t, p.body, "count-out"), path)
+			require.Equal(t, "0 saques de dias anteriores devolvidos", field(t, p.body, "count-returns"), path)
+			require.Equal(t, "R$ 0,00", field(t, p.body, "flow-returns"), path)
+			require.Equal(t, "R$ 10,00", field(t, p.body, "flow-refunds"), path)
+			require.Equal(t, "R$ 0,00", field(t, p.body, "opening"), path)
+			require.Equal(t, "R$ 68,00", field(t, p.body, "closing"), "%s: 0 + 100 − 2 − 20 + 0 − 10", path)
+		}
+		p := c.get("/admin/c/" + b.merchant.ClientID + "/?lang=en")
+		require.Equal(t, "R$ 2.00", field(t, p.body, "flow-fees"))
+		require.Contains(t, p.body, "Money out")
+		require.Contains(t, p.body, "Returned payouts")
+		require.Equal(t, "1 charge paid", field(t, p.body, "count-in"))
+	})
 }

@@ -142,6 +142,9 @@ func (h *Handler) checkForm(w http.ResponseWriter, r *http.Request, want string)
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		return errForbidden
 	}
+	if !validValues(r.PostForm) {
+		return errBadInput
+	}
 	return nil
 }
 
@@ -222,6 +225,17 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		hash = h.dummyHash()
 	}
 	ok := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && err == nil && len(password) <= 72
+	if ok && u.Role != store.RoleOperator {
+		// A disabled client's users are refused as the API refuses the
+		// client: with the same answer as a wrong password, so the form
+		// tells nobody which passwords are right; the attempt stays counted.
+		if ok, err = h.clientActive(ctx, u.ClientID); err != nil {
+			return err
+		}
+		if !ok {
+			h.log.InfoContext(ctx, "admin login refused: client disabled", "user_id", u.ID, "client_id", u.ClientID)
+		}
+	}
 	if !ok {
 		v := &view{Page: "login", Self: "/admin/login", CSRF: c.Value, Alert: "login.failed", D: loginData{Email: email}}
 		h.render(w, r, http.StatusUnauthorized, v)
@@ -262,6 +276,18 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	h.setCookie(w, h.sessionCookie(), tok, int(h.ttl/time.Second))
 	h.setCookie(w, h.loginCookie(), "", -1)
 	return redirect(w, "/admin/")
+}
+
+// clientActive reports whether the client exists and is active.
+func (h *Handler) clientActive(ctx context.Context, clientID string) (bool, error) {
+	c, err := h.db.Client(ctx, clientID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return c.Status == store.ClientActive, nil
 }
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {

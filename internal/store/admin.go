@@ -104,7 +104,10 @@ func (tx *Tx) InsertSession(ctx context.Context, s Session) error {
 }
 
 // SessionUser returns the session with the given id and its user, or
-// ErrNotFound when there is none or it expired at or before now.
+// ErrNotFound when there is none, it expired at or before now, or its user
+// is a merchant user whose client is no longer active: a disabled client's
+// users lose the panel at once, as its credentials lose the API, and the
+// check costs no second query on every request.
 func (q *Q) SessionUser(ctx context.Context, id string, now time.Time) (Session, User, error) {
 	var s Session
 	var u User
@@ -112,7 +115,8 @@ func (q *Q) SessionUser(ctx context.Context, id string, now time.Time) (Session,
 	var sCreated, sExpires, uCreated int64
 	err := q.q.QueryRowContext(ctx, `SELECT s.id, s.user_id, s.csrf_token, s.created_at, s.expires_at,
 		u.id, u.email, u.password_hash, u.role, u.client_id, u.created_at
-		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = $1 AND s.expires_at > $2`, id, ms(now)).
+		FROM sessions s JOIN users u ON u.id = s.user_id LEFT JOIN clients c ON c.id = u.client_id
+		WHERE s.id = $1 AND s.expires_at > $2 AND (u.client_id IS NULL OR c.status = $3)`, id, ms(now), ClientActive).
 		Scan(&s.ID, &s.UserID, &s.CSRFToken, &sCreated, &sExpires, &u.ID, &u.Email, &u.PasswordHash, &u.Role, &client, &uCreated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, User{}, ErrNotFound
@@ -189,10 +193,6 @@ func (tx *Tx) SetClientFees(ctx context.Context, id string, cashin, payout pix.F
 type Activity struct {
 	// Counts holds the transactions created in the period, by type and status.
 	Counts map[string]map[string]int64
-	// CashinVolume and CashoutVolume sum the amounts of the charges paid and
-	// the payouts completed in the period; CashinPaid and CashoutPaid count them.
-	CashinVolume, CashoutVolume pix.Amount
-	CashinPaid, CashoutPaid     int64
 }
 
 // Activity summarizes the transactions of the period [from, to) of one
@@ -205,29 +205,122 @@ func (q *Q) Activity(ctx context.Context, clientID string, from, to time.Time) (
 	if err != nil {
 		return a, fmt.Errorf("activity: %w", err)
 	}
-	rows, err := q.q.QueryContext(ctx, `SELECT type, COUNT(*), COALESCE(SUM(amount), 0) FROM transactions
-		WHERE confirmed_at >= $2 AND confirmed_at < $3 AND ($1 = '' OR client_id = $1) GROUP BY type`, clientID, ms(from), ms(to))
+	return a, nil
+}
+
+// Flows is the money that moved in a period, read from the ledger, so that
+// it adds up: Opening + In − Fees − Out + Returns − Refunds = Closing, where
+// the balances are the merchant's whole balance (available + pending; money
+// only reserved for a payout or refund has not left yet). Each amount is in
+// centavos and ≥ 0; each count is how many operations it sums.
+type Flows struct {
+	// Opening and Closing are available + pending at from and at to.
+	Opening, Closing pix.Amount
+	// In is the gross amount of the charges paid in the period.
+	In      pix.Amount
+	InCount int64
+	// Fees is what pixgate charged in the period: cash-in fees and the tax
+	// of payouts completed (a returned payout's tax is not given back).
+	Fees pix.Amount
+	// Out is the amount of the payouts completed in the period, except those
+	// also returned within it: a payout paid and reversed the same day was
+	// not paid out.
+	Out      pix.Amount
+	OutCount int64
+	// Returns is the amount of the payouts completed before the period and
+	// returned (REVERSED) within it.
+	Returns     pix.Amount
+	ReturnCount int64
+	// Refunds is the amount of the refunds of charges settled in the period.
+	Refunds     pix.Amount
+	RefundCount int64
+}
+
+// Flows sums the ledger postings of the period [from, to) of one client, or
+// of every client when clientID is "". Everything is read by one statement,
+// so one snapshot on either database: the balances and the postings agree
+// even while money moves. The closing balance is the current one minus what
+// was posted since to, the opening one the closing minus what was posted in
+// the period.
+func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (Flows, error) {
+	// part: 0 = a posting in the period, 1 = a posting at or after to,
+	// 2 = a current balance. paired: a completion and a return of the same
+	// payout both in the period.
+	rows, err := q.q.QueryContext(ctx, `SELECT part, posting_kind, account_kind, paired, COUNT(*), COALESCE(SUM(amount), 0) FROM (
+		SELECT CASE WHEN p.created_at < $3 THEN 0 ELSE 1 END AS part, p.kind AS posting_kind, a.kind AS account_kind,
+			CASE WHEN p.created_at < $3 AND p.kind IN ('cashout.completed', 'cashout.reversed') AND EXISTS (
+				SELECT 1 FROM postings o WHERE o.transaction_id = p.transaction_id AND o.created_at >= $2 AND o.created_at < $3
+				AND o.kind = CASE WHEN p.kind = 'cashout.completed' THEN 'cashout.reversed' ELSE 'cashout.completed' END)
+			THEN 1 ELSE 0 END AS paired,
+			e.amount AS amount
+		FROM postings p JOIN entries e ON e.posting_id = p.id JOIN accounts a ON a.id = e.account_id
+		WHERE p.created_at >= $2 AND ($1 = '' OR p.client_id = $1)
+		UNION ALL
+		SELECT 2, '', kind, 0, balance FROM accounts
+		WHERE kind IN ('available', 'pending') AND ($1 = '' OR client_id = $1)
+	) x GROUP BY part, posting_kind, account_kind, paired`, clientID, ms(from), ms(to))
 	if err != nil {
-		return a, fmt.Errorf("activity: %w", err)
+		return Flows{}, fmt.Errorf("flows: %w", err)
 	}
 	defer rows.Close()
+	var f Flows
+	var now, after, delta pix.Amount
 	for rows.Next() {
-		var typ string
+		var part, paired int
+		var kind, account string
 		var n, sum int64
-		if err := rows.Scan(&typ, &n, &sum); err != nil {
-			return a, fmt.Errorf("activity: %w", err)
+		if err := rows.Scan(&part, &kind, &account, &paired, &n, &sum); err != nil {
+			return Flows{}, fmt.Errorf("flows: %w", err)
 		}
-		switch typ {
-		case TypeCashin:
-			a.CashinPaid, a.CashinVolume = n, pix.Amount(sum)
-		case TypeCashout:
-			a.CashoutPaid, a.CashoutVolume = n, pix.Amount(sum)
+		amount := pix.Amount(sum)
+		own := account == string(ledger.Available) || account == string(ledger.Pending)
+		switch {
+		case part == 2:
+			now += amount
+		case part == 1:
+			if own {
+				after += amount
+			}
+		default:
+			if own {
+				delta += amount
+			}
+			f.add(kind, ledger.Kind(account), paired == 1, n, amount)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return a, fmt.Errorf("activity: %w", err)
+		return Flows{}, fmt.Errorf("flows: %w", err)
 	}
-	return a, nil
+	f.Closing = now - after
+	f.Opening = f.Closing - delta
+	return f, nil
+}
+
+// add counts one group of entries of the period: the postings of one kind
+// (paired or not) on one account kind. Money crossing the PIX network is
+// the settlement side of each posting; fees are the fees account's.
+func (f *Flows) add(kind string, account ledger.Kind, paired bool, n int64, amount pix.Amount) {
+	if account == ledger.Fees {
+		f.Fees += amount
+		return
+	}
+	if account != ledger.Settlement {
+		return
+	}
+	switch kind {
+	case "cashin.paid":
+		f.In, f.InCount = f.In-amount, f.InCount+n
+	case "cashout.completed":
+		if !paired {
+			f.Out, f.OutCount = f.Out+amount, f.OutCount+n
+		}
+	case "cashout.reversed":
+		if !paired {
+			f.Returns, f.ReturnCount = f.Returns-amount, f.ReturnCount+n
+		}
+	case "refund.completed":
+		f.Refunds, f.RefundCount = f.Refunds+amount, f.RefundCount+n
+	}
 }
 
 // TotalBalances returns the balances of every client's accounts summed by kind.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -97,6 +98,35 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.DeleteSession(ctx, "sess1") }), "deleting twice is fine")
 	})
 
+	t.Run("A disabled client's merchant users have no session", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		op := store.User{ID: uuid.NewString(), Email: "ops@example.com", PasswordHash: "h", Role: store.RoleOperator, CreatedAt: t0}
+		m := store.User{ID: uuid.NewString(), Email: "shop@example.com", PasswordHash: "h", Role: store.RoleMerchant, ClientID: c.ID, CreatedAt: t0}
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for i, u := range []store.User{op, m} {
+				if err := tx.InsertUser(ctx, u); err != nil {
+					return err
+				}
+				s := store.Session{ID: fmt.Sprint("sess", i), UserID: u.ID, CSRFToken: "c", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+				if err := tx.InsertSession(ctx, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		_, got, err := db.SessionUser(ctx, "sess1", t0)
+		require.NoError(t, err)
+		require.Equal(t, m, got)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientStatus(ctx, c.ID, store.ClientDisabled) }))
+		_, _, err = db.SessionUser(ctx, "sess1", t0)
+		require.ErrorIs(t, err, store.ErrNotFound, "the merchant user's session ends with its client")
+		_, got, err = db.SessionUser(ctx, "sess0", t0)
+		require.NoError(t, err, "operators are unaffected")
+		require.Equal(t, op, got)
+	})
+
 	t.Run("Login attempts are counted per pair and per address within a window", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
@@ -149,6 +179,11 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
+	t.Run("A day's money adds up to the change in balance", func(t *testing.T) {
+		t.Parallel()
+		exerciseFlows(t, open)
+	})
+
 	t.Run("Activity, total balances and failing events", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
@@ -180,15 +215,14 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		act, err := db.Activity(ctx, a.ID, day, end)
 		require.NoError(t, err)
 		require.Equal(t, map[string]map[string]int64{store.TypeCashin: {"PAID": 1, "PENDING": 1}}, act.Counts)
-		require.Equal(t, pix.Amount(1700), act.CashinVolume)
-		require.EqualValues(t, 2, act.CashinPaid)
-		require.Zero(t, act.CashoutVolume)
+		// Money is counted from the ledger: only the posted charge is in.
+		flows, err := db.Flows(ctx, a.ID, day, end)
+		require.NoError(t, err)
+		require.Equal(t, store.Flows{In: 1000, InCount: 1, Closing: 1000}, flows)
 
 		all, err := db.Activity(ctx, "", day, end)
 		require.NoError(t, err)
 		require.Equal(t, map[string]map[string]int64{store.TypeCashin: {"PAID": 1, "PENDING": 1}, store.TypeCashout: {"PAID": 1}}, all.Counts)
-		require.Equal(t, pix.Amount(300), all.CashoutVolume)
-		require.EqualValues(t, 1, all.CashoutPaid)
 
 		tot, err := db.TotalBalances(ctx)
 		require.NoError(t, err)
@@ -247,6 +281,96 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		require.Equal(t, []string{"evt_retrying"}, eventIDs(got))
 	})
+}
+
+// exerciseFlows checks that a day's money adds up: one client's day with a
+// charge paid (and its fee), payouts completed, failed, reserved and still
+// pending, paid and returned the same day, paid the day before and returned
+// today, refunds completed and pending; a second client; and postings on
+// the boundaries and after the day.
+func exerciseFlows(t *testing.T, open Opener) {
+	ctx := context.Background()
+	db := open(t)
+	a, b := NewClient(t, db), NewClient(t, db)
+	day := t0.Truncate(24 * time.Hour)
+	end := day.Add(24 * time.Hour)
+	yesterday, noon := day.Add(-12*time.Hour), day.Add(12*time.Hour)
+	post := func(c store.Client, txID string, p ledger.Posting, at time.Time) {
+		t.Helper()
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.Post(ctx, uuid.NewString(), c.ID, txID, p, at) }))
+	}
+	total := func(c store.Client) pix.Amount {
+		t.Helper()
+		bal, err := db.Balances(ctx, c.ID)
+		require.NoError(t, err)
+		return bal[ledger.Available] + bal[ledger.Pending]
+	}
+	id := func() string { return uuid.NewString() }
+
+	// Yesterday: a charge of 100,00 paid (fee 1,00); payout p0 of 10,00
+	// (tax 0,50) paid; payout p1 of 5,00 reserved, settled today.
+	post(a, id(), ledger.CashinPaid(10000, 100), yesterday)
+	p0, p1 := id(), id()
+	post(a, p0, ledger.PayoutReserved(1000, 50), yesterday)
+	post(a, p0, ledger.PayoutCompleted(1000, 50), yesterday)
+	post(a, p1, ledger.PayoutReserved(500, 50), yesterday)
+	opening := total(a)
+	require.Equal(t, pix.Amount(8850), opening)
+
+	// Today.
+	charge := id()
+	post(a, charge, ledger.CashinPaid(5000, 150), noon)
+	post(a, p1, ledger.PayoutCompleted(500, 50), day) // at the first instant of the day: in it
+	p2, p3, p4, p5 := id(), id(), id(), id()
+	post(a, p2, ledger.PayoutReserved(2000, 50), noon)
+	post(a, p2, ledger.PayoutCompleted(2000, 50), noon.Add(time.Minute))
+	post(a, p3, ledger.PayoutReserved(300, 50), noon) // failed: never leaves
+	post(a, p3, ledger.PayoutFailed(300, 50), noon.Add(time.Minute))
+	post(a, p4, ledger.PayoutReserved(700, 50), noon) // paid and returned today: not money out
+	post(a, p4, ledger.PayoutCompleted(700, 50), noon.Add(time.Minute))
+	post(a, p4, ledger.PayoutReversed(700), noon.Add(time.Hour))
+	post(a, p0, ledger.PayoutReversed(1000), noon.Add(time.Hour)) // paid yesterday, returned today
+	r1, r2 := id(), id()
+	post(a, r1, ledger.RefundReserved(1200), noon.Add(2*time.Hour))
+	post(a, r1, ledger.RefundCompleted(1200), noon.Add(3*time.Hour))
+	post(a, r2, ledger.RefundReserved(400), noon.Add(2*time.Hour)) // still pending: not out yet
+	post(a, p5, ledger.PayoutReserved(200, 50), end.Add(-time.Millisecond))
+	post(b, id(), ledger.CashinPaid(777, 7), noon)
+	closing := total(a)
+
+	// Tomorrow, from the first instant: not in the day.
+	post(a, id(), ledger.CashinPaid(999, 9), end)
+	post(a, p5, ledger.PayoutCompleted(200, 50), end.Add(time.Hour))
+
+	want := store.Flows{Opening: opening, Closing: closing,
+		In: 5000, InCount: 1,
+		Fees: 150 + 50 + 50 + 50, // the charge's fee; p1's, p2's and p4's tax (kept although returned)
+		Out:  500 + 2000, OutCount: 2,
+		Returns: 1000, ReturnCount: 1,
+		Refunds: 1200, RefundCount: 1}
+	got, err := db.Flows(ctx, a.ID, day, end)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, got.Closing-got.Opening, got.In-got.Fees-got.Out+got.Returns-got.Refunds,
+		"opening + in − fees − out + returns − refunds = closing")
+	require.Equal(t, pix.Amount(10850), got.Closing)
+
+	// Every client: b's charge adds in.
+	all, err := db.Flows(ctx, "", day, end)
+	require.NoError(t, err)
+	want.In, want.InCount, want.Fees = want.In+777, want.InCount+1, want.Fees+7
+	want.Closing += 770
+	require.Equal(t, want, all)
+
+	// Yesterday alone: p0 was paid out then, whatever happened since.
+	prev, err := db.Flows(ctx, a.ID, day.Add(-24*time.Hour), day)
+	require.NoError(t, err)
+	require.Equal(t, store.Flows{Opening: 0, Closing: opening, In: 10000, InCount: 1, Fees: 150, Out: 1000, OutCount: 1}, prev)
+
+	// A day with nothing: the balance carries over.
+	next, err := db.Flows(ctx, b.ID, end.Add(24*time.Hour), end.Add(48*time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, store.Flows{Opening: 770, Closing: 770}, next)
 }
 
 func eventIDs(es []store.Event) []string {
