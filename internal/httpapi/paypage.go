@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -18,7 +19,34 @@ var webFS embed.FS
 
 var payTemplate = template.Must(template.ParseFS(webFS, "web/pay.html"))
 
-const payCSP = "default-src 'none'; img-src data:; style-src 'self'; script-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+// payCSP allows the page's own stylesheet and script, its inline QR image,
+// and the script's reading of the charge's status from this origin.
+const payCSP = "default-src 'none'; img-src data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// payTimeLayout is how the page shows times, in São Paulo time as the
+// panel does: the payer is in Brazil, whatever the server's zone.
+const payTimeLayout = "02/01/2006 15:04"
+
+// errBadPaymentID answers an id holding a NUL byte or invalid UTF-8, which
+// no charge has and PostgreSQL cannot even compare (CONTRACT §4a).
+var errBadPaymentID = pix.Errorf(pix.EInvalid, "payment_id must be valid UTF-8 text without NUL characters")
+
+// validPaymentID reports whether id is text the databases can look up.
+func validPaymentID(id string) bool { return utf8.ValidString(id) && !strings.ContainsRune(id, 0) }
+
+// payCharge returns the charge (cash-in) of the path's payment_id: EInvalid
+// for an id that is not text, ENotFound for anything that is not a charge.
+func (s *Server) payCharge(r *http.Request) (store.Transaction, error) {
+	id := r.PathValue("payment_id")
+	if !validPaymentID(id) {
+		return store.Transaction{}, errBadPaymentID
+	}
+	t, err := s.gw.DB.TransactionByID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != store.TypeCashin) {
+		return store.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+	}
+	return t, err
+}
 
 type payView struct {
 	Found                                  bool
@@ -37,10 +65,12 @@ var statusLabels = map[string]string{
 // status; in sandbox, a plain form that pays the charge.
 func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 	v := payView{Sandbox: s.sandbox}
-	t, err := s.gw.DB.TransactionByID(r.Context(), r.PathValue("payment_id"))
+	t, err := s.payCharge(r)
 	status := http.StatusOK
 	switch {
-	case errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != store.TypeCashin):
+	case pix.ErrorCode(err) == pix.EInvalid:
+		status = http.StatusBadRequest
+	case pix.ErrorCode(err) == pix.ENotFound:
 		status = http.StatusNotFound
 	case err != nil:
 		return err
@@ -51,9 +81,9 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 		case gateway.StatusPending, gateway.StatusPaid, gateway.StatusCancelled:
 			v.StatusClass = strings.ToLower(t.Status) // the CSS classes pending, paid, cancelled
 		}
-		v.ExpiresAt = t.ExpiresAt.UTC().Format("02/01/2006 15:04")
+		v.ExpiresAt = t.ExpiresAt.In(s.loc).Format(payTimeLayout)
 		if !t.ConfirmedAt.IsZero() {
-			v.ConfirmedAt = t.ConfirmedAt.UTC().Format("02/01/2006 15:04")
+			v.ConfirmedAt = t.ConfirmedAt.In(s.loc).Format(payTimeLayout)
 		}
 		if t.Status == gateway.StatusPending {
 			if v.Image, err = s.gw.QR.Base64PNG(t.QRCode); err != nil {
@@ -68,16 +98,32 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", payCSP)
+	h.Set("Cache-Control", "no-store") // coming back to the page shows the status of now
 	w.WriteHeader(status)
 	_, err = w.Write(buf.Bytes())
 	return err
 }
 
+// payStatus is GET /pay/{payment_id}/status, which the page's script polls
+// to update itself: {"status": "PENDING"|"PAID"|"CANCELLED"|…}. Like the
+// page it needs no credentials and is not rate-limited per client, so it
+// tells no more than the page does: the status alone.
+func (s *Server) payStatus(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.payCharge(r)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+	}{t.Status})
+	return nil
+}
+
 // payPageSandboxPay is the sandbox form's target: pay, then show the page.
 func (s *Server) payPageSandboxPay(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("payment_id")
-	t, err := s.gw.DB.TransactionByID(r.Context(), id)
-	if err != nil || t.Type != store.TypeCashin {
+	t, err := s.payCharge(r)
+	if err != nil {
 		return s.payPage(w, r)
 	}
 	if _, err := s.gw.ReceivePayment(r.Context(), s.psp.PaymentFor(t.TxID, t.Amount, s.gw.Now())); err != nil && pix.ErrorCode(err) == pix.EInternal {

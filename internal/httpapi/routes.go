@@ -104,6 +104,7 @@ func (s *Server) Handler() http.Handler {
 		root.Handle("GET /metrics", s.metricsHandler)
 	}
 	root.Handle("GET /pay/{payment_id}", s.handle(s.payPage))
+	root.Handle("GET /pay/{payment_id}/status", s.handle(s.payStatus))
 	root.Handle("GET /assets/", s.assets())
 	if s.sandbox {
 		root.Handle("POST /pay/{payment_id}/sandbox-pay", s.handle(s.payPageSandboxPay))
