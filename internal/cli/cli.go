@@ -47,7 +47,8 @@ type grammar struct {
 		RotateWebhookSecret clientID      `cmd:"" name:"rotate-webhook-secret" help:"Replace a client's webhook secret; for 24 h webhooks carry signatures by both."`
 	} `cmd:"" help:"Manage API clients."`
 	Users struct {
-		Create usersCreate `cmd:"" help:"Create an administration panel user; prints its generated password once, as JSON."`
+		Create        usersCreate        `cmd:"" help:"Create an administration panel user; prints its generated password once, as JSON."`
+		ResetPassword usersResetPassword `cmd:"" name:"reset-password" help:"Give a panel user a new generated password, printed once as JSON; the old one stops working and the user's sessions end."`
 	} `cmd:"" help:"Manage administration panel users."`
 	Bench benchCmd `cmd:"" help:"Load-test a running pixgate server (sandbox) and check every acknowledged operation from outside."`
 }
@@ -119,6 +120,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		err = app.bench(ctx, g.Bench)
 	case "users create":
 		err = app.usersCreate(ctx, g.Users.Create)
+	case "users reset-password":
+		err = app.usersResetPassword(ctx, g.Users.ResetPassword)
 	default:
 		err = fmt.Errorf("unknown command %q", kctx.Command())
 	}
