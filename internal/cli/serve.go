@@ -113,7 +113,9 @@ func (a *app) serve(ctx context.Context) error {
 			ln.Close()
 			return fmt.Errorf("load TLS certificate: %w", err)
 		}
-		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
+		ln = api.TLSListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
+	} else {
+		ln = api.Listener(ln) // net/http's own error responses get the JSON body
 	}
 	if !a.settings.Sandbox() && a.settings.Provider == config.ProviderSandbox {
 		// Allowed only when set explicitly (config.Settings.ValidateServe);

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"path"
+	"strings"
 	"time"
 )
 
@@ -137,13 +140,48 @@ func (s *Server) observe(next http.Handler) http.Handler {
 
 // routed serves mux, answering unknown paths (404) and wrong methods (405,
 // with Allow) with the JSON error body of the path's family instead of the
-// mux's plain text.
+// mux's plain text. It never lets the mux redirect: a path that is not in
+// canonical form (//api/v1/…, /a/../b) or lacks a subtree's trailing slash
+// is not a route, so it answers 404 — after authentication when it lies
+// under /api/v1, which authenticates first (CONTRACT §4a). A matched
+// request whose path, query or Idempotency-Key holds a NUL character or
+// invalid UTF-8 answers 400 naming the path value, parameter or header.
 func (s *Server) routed(mux *http.ServeMux) http.Handler {
+	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, errRouteNotFound) })
+	apiNotFound := s.authenticate(notFound)
+	noRoute := func(w http.ResponseWriter, r *http.Request, clean string) {
+		if client(r).ID != "" || !underAPI(clean) {
+			notFound.ServeHTTP(w, r)
+			return
+		}
+		// Read the error family (and log the route) from the cleaned path.
+		r2 := *r
+		u := *r.URL
+		u.Path, u.RawPath = clean, ""
+		r2.URL = &u
+		apiNotFound.ServeHTTP(w, &r2)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if clean := cleanPath(r.URL.Path); clean != r.URL.Path {
+			noRoute(w, r, clean)
+			return
+		}
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
+			if pp := patternPath(pattern); pp == r.URL.Path+"/" && r.Method != http.MethodConnect {
+				// The mux would redirect to the subtree's slash.
+				noRoute(w, r, r.URL.Path)
+				return
+			}
 			if ph, ok := r.Context().Value(patternKey).(*patternHolder); ok {
 				ph.pattern = pattern
+			}
+			// /api/v1/ is checked inside, after authentication.
+			if pattern != apiSubtree {
+				if err := requestTextError(r, pattern); err != nil {
+					s.writeError(w, r, err)
+					return
+				}
 			}
 			mux.ServeHTTP(w, r)
 			return
@@ -154,13 +192,94 @@ func (s *Server) routed(mux *http.ServeMux) http.Handler {
 		case http.StatusMethodNotAllowed:
 			w.Header().Set("Allow", probe.header.Get("Allow"))
 			s.writeError(w, r, errMethodNotAllowed)
-		case http.StatusNotFound, 0:
-			s.writeError(w, r, errRouteNotFound)
 		default:
-			// A redirect to the cleaned path: let the mux answer it.
-			mux.ServeHTTP(w, r)
+			s.writeError(w, r, errRouteNotFound)
 		}
 	})
+}
+
+// apiSubtree is the root pattern of the authenticated API (routes.go).
+const apiSubtree = "/api/v1/"
+
+func underAPI(path string) bool {
+	return path == "/api/v1" || strings.HasPrefix(path, apiSubtree)
+}
+
+// patternPath returns the path part of a ServeMux pattern ("GET /pay/{id}").
+func patternPath(pattern string) string {
+	if i := strings.IndexByte(pattern, '/'); i >= 0 {
+		return pattern[i:]
+	}
+	return pattern
+}
+
+// cleanPath returns the canonical form of p as ServeMux computes it: rooted,
+// without . or .. elements or repeated slashes, keeping a trailing slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		if len(p) == len(np)+1 && strings.HasPrefix(p, np) {
+			return p
+		}
+		np += "/"
+	}
+	return np
+}
+
+// requestTextError checks the request's path, query and Idempotency-Key
+// header: each must be valid UTF-8 without NUL characters (CONTRACT §4a),
+// since identifiers read from them reach the database, and PostgreSQL
+// refuses both. pattern names the path's wildcards.
+func requestTextError(r *http.Request, pattern string) error {
+	if !validText(r.URL.Path) {
+		return badTextError(pathField(r, pattern))
+	}
+	// A query without escapes is checked as it is, without parsing it.
+	if q := r.URL.RawQuery; strings.IndexByte(q, '%') >= 0 || !validText(q) {
+		for k, vs := range r.URL.Query() {
+			if !validText(k) {
+				return badTextError("query")
+			}
+			for _, v := range vs {
+				if !validText(v) {
+					return badTextError(k)
+				}
+			}
+		}
+	}
+	for _, v := range r.Header.Values("Idempotency-Key") {
+		if !validText(v) {
+			return badTextError("Idempotency-Key")
+		}
+	}
+	return nil
+}
+
+// pathField names the first path segment that is not valid text: its
+// wildcard's name in pattern ({payment_id} → payment_id), else "path".
+func pathField(r *http.Request, pattern string) string {
+	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	pats := strings.Split(strings.TrimPrefix(patternPath(pattern), "/"), "/")
+	for i, seg := range segs {
+		v, err := url.PathUnescape(seg)
+		if err == nil && validText(v) {
+			continue
+		}
+		if i < len(pats) && strings.HasPrefix(pats[i], "{") {
+			name := strings.TrimSuffix(strings.Trim(pats[i], "{}"), "...")
+			if name != "$" {
+				return name
+			}
+		}
+		break
+	}
+	return "path"
 }
 
 // headerProbe captures what a mux's internal 404/405/redirect handler would
