@@ -22,6 +22,10 @@ const (
 	EventRefundFailed    = "pix.refund.failed"
 )
 
+// RefundEventType is the type of refund events (CONTRACT §4a); other events
+// carry their transaction's type, cashin or cashout.
+const RefundEventType = "refund"
+
 // EventBody is the JSON body of a webhook.
 type EventBody struct {
 	ID                string     `json:"id"`
@@ -61,6 +65,11 @@ func (s *Service) event(t store.Transaction, event, status string, value, tax pi
 	}
 	if t.Type == store.TypeCashout {
 		b.TransactionID = t.ID
+	}
+	if refundID != "" {
+		// A refund event reports the refund, not the charge it returns
+		// (whose id and status it still carries).
+		b.Type = RefundEventType
 	}
 	payload, err := json.Marshal(b)
 	if err != nil {

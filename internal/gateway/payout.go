@@ -86,13 +86,13 @@ func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, 
 			Details: []pix.FieldIssue{{Field: "creditParty.keyType", Issue: "must be one of CPF, CNPJ, EMAIL, PHONE, EVP"}}}
 	}
 	if !pix.ValidPixKey(pix.KeyType(cp.KeyType), cp.Key) {
+		// The message stays the spec's; the issue says which form the key
+		// type takes (a PHONE key needs the +55 prefix, a common miss).
 		return 0, &pix.Error{Code: pix.EInvalidKey, Message: "Invalid key format",
-			Details: []pix.FieldIssue{{Field: "creditParty.key", Issue: "is not a valid " + cp.KeyType + " key"}}}
+			Details: []pix.FieldIssue{{Field: "creditParty.key", Issue: pix.KeyFormatIssue(pix.KeyType(cp.KeyType))}}}
 	}
 	return amount, nil
 }
-
-var errIdempotencyMismatch = &pix.Error{Code: pix.EIdempotencyMismatch, Message: "external_id already used with different parameters"}
 
 // CreatePayout validates a payout for client c, computes its tax and, in one
 // transaction, stores it PENDING and moves amount+tax from available to
@@ -136,16 +136,22 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 		Posting: store.PostingWrite{ID: s.newOrderedID(), ClientID: c.ID, TransactionID: t.ID, Posting: ledger.PayoutReserved(amount, tax)}})
 	if errors.Is(err, store.ErrConflict) {
 		prev, ok, err := find(s.DB)
-		if err == nil && !ok {
-			err = fmt.Errorf("payout %s conflicted with no visible row", t.ID)
-		}
 		if err != nil {
 			return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
 		}
-		return replayPayout(prev, hash)
+		if !ok {
+			// The insert waits for the other request's transaction, so this
+			// should not happen; if it does, that request is still in flight.
+			by := byExternalID
+			if ext == "" {
+				by = byIdempotencyKey
+			}
+			return PayoutResponse{}, false, inProgress(by)
+		}
+		return replayPayout(prev, ext, hash)
 	}
 	if errors.Is(err, store.ErrInsufficientFunds) {
-		return PayoutResponse{}, false, &pix.Error{Code: pix.EInsufficientBalance, Message: "Insufficient balance"}
+		return PayoutResponse{}, false, s.insufficientBalance(ctx, c, amount+tax)
 	}
 	if err != nil {
 		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
@@ -153,9 +159,12 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 	return payoutResponse(t), false, nil
 }
 
-func replayPayout(prev store.Transaction, hash string) (PayoutResponse, bool, error) {
+// replayPayout answers a duplicate of prev, the earlier request found for
+// a payout that sent externalID: its response if the bodies agree, else the
+// 422 naming the key that matched prev.
+func replayPayout(prev store.Transaction, externalID, hash string) (PayoutResponse, bool, error) {
 	if prev.RequestHash != hash || prev.Type != store.TypeCashout {
-		return PayoutResponse{}, false, errIdempotencyMismatch
+		return PayoutResponse{}, false, mismatch(foundBy(prev, externalID))
 	}
 	return payoutResponse(prev), true, nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
@@ -126,7 +128,7 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 		return tx.Post(ctx, s.newOrderedID(), c.ID, ref.ID, ledger.RefundReserved(ref.Amount), now)
 	})
 	if errors.Is(err, store.ErrInsufficientFunds) {
-		return RefundResponse{}, false, &pix.Error{Code: pix.EInsufficientBalance, Message: "Insufficient balance"}
+		return RefundResponse{}, false, s.insufficientBalance(ctx, c, ref.Amount) // refunds carry no tax
 	}
 	if err != nil {
 		if pix.AsError(err) != nil {
@@ -142,7 +144,49 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 
 func replayRefund(prev store.Refund, hash string) (RefundResponse, bool, error) {
 	if prev.RequestHash != hash {
-		return RefundResponse{}, false, errIdempotencyMismatch
+		// Refunds are idempotent on the header alone (their external_id
+		// names the charge), so the header is what clashed.
+		return RefundResponse{}, false, mismatch(byIdempotencyKey)
 	}
 	return refundResponse(prev), true, nil
+}
+
+// RefundView is a refund as GET /api/v1/gateway/refunds/{refund_id} shows
+// it (CONTRACT §4a): reason is null when none was given, settled_at null
+// while the refund is PENDING.
+type RefundView struct {
+	RefundID  string     `json:"refund_id"`
+	PaymentID string     `json:"payment_id"`
+	Amount    pix.Amount `json:"amount"`
+	Reason    *string    `json:"reason"`
+	Status    string     `json:"status"`
+	CreatedAt string     `json:"created_at"`
+	SettledAt *string    `json:"settled_at"`
+}
+
+// Refund returns client c's refund with the given id. Errors: ENotFound
+// when c has no such refund (another client's refund is not found either).
+func (s *Service) Refund(ctx context.Context, c store.Client, id string) (RefundView, error) {
+	// Refund ids are lower-case UUIDs; anything else cannot name one, and
+	// is answered without reaching the database (which refuses some bytes).
+	if u, err := uuid.Parse(id); err != nil || u.String() != id {
+		return RefundView{}, pix.Errorf(pix.ENotFound, "Refund not found")
+	}
+	r, err := s.DB.Refund(ctx, c.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return RefundView{}, pix.Errorf(pix.ENotFound, "Refund not found")
+	}
+	if err != nil {
+		return RefundView{}, fmt.Errorf("refund %s: %w", id, err)
+	}
+	v := RefundView{RefundID: r.ID, PaymentID: r.TransactionID, Amount: r.Amount, Status: r.Status, CreatedAt: FormatTime(r.CreatedAt)}
+	if r.Reason != "" {
+		reason := r.Reason
+		v.Reason = &reason
+	}
+	if !r.SettledAt.IsZero() {
+		at := FormatTime(r.SettledAt)
+		v.SettledAt = &at
+	}
+	return v, nil
 }

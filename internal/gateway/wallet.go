@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -38,6 +40,29 @@ func (s *Service) Balance(ctx context.Context, c store.Client) (Balance, error) 
 		return Balance{}, fmt.Errorf("balance: %w", err)
 	}
 	return Balance{Available: b[ledger.Available], Pending: b[ledger.Pending]}, nil
+}
+
+// insufficientBalance is the 422 for an operation that needs need
+// centavos (amount + tax) from client c's available balance, with a detail
+// stating both amounts (CONTRACT §4a). The balance is read after the
+// database refused the reservation, so a credit that arrived in between can
+// make it enough; the detail then says so rather than claim a shortfall.
+func (s *Service) insufficientBalance(ctx context.Context, c store.Client, need pix.Amount) error {
+	e := &pix.Error{Code: pix.EInsufficientBalance, Message: "Insufficient balance"}
+	b, err := s.DB.Balances(ctx, c.ID)
+	if err != nil {
+		// The refusal stands; only its explanation is lost.
+		s.Log.ErrorContext(ctx, "insufficient balance: read balance", "error", err.Error())
+		e.Details = []pix.FieldIssue{{Field: "amount", Issue: fmt.Sprintf("amount + tax R$ %s exceeds the available balance", need)}}
+		return e
+	}
+	avail := b[ledger.Available]
+	issue := fmt.Sprintf("available R$ %s is less than amount + tax R$ %s", avail, need)
+	if avail >= need {
+		issue = fmt.Sprintf("amount + tax R$ %s exceeded the available balance when checked; available is now R$ %s", need, avail)
+	}
+	e.Details = []pix.FieldIssue{{Field: "amount", Issue: issue}}
+	return e
 }
 
 // BalanceTimestamp formats now in America/Sao_Paulo with its numeric offset.
@@ -125,23 +150,37 @@ type HistoryQuery struct {
 	Limit, Cursor, Status, Type, From, To string
 }
 
+// History query issues: each names the allowed values, because the wallet
+// error body has no details and its message is all a client sees.
+const (
+	issueHistoryLimit  = "must be an integer from 1 to 100 (default 50)"
+	issueHistoryCursor = "must be a next_cursor returned by this endpoint"
+	issueHistoryStatus = "must be one of PENDING, PAID, CANCELLED, REFUNDED, REVERSED"
+	issueHistoryType   = "must be one of cashin, cashout"
+	issueHistoryTime   = "must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z"
+)
+
 // History returns a page of client c's transactions, newest first, and the
-// next cursor ("" on the last page). Errors: EInvalid for a bad parameter.
+// next cursor ("" on the last page). Errors: EInvalid for a bad parameter,
+// its message naming each bad parameter and what it accepts.
 func (s *Service) History(ctx context.Context, c store.Client, q HistoryQuery) ([]store.Transaction, string, error) {
 	f := store.HistoryFilter{Limit: defaultHistoryLimit, Cursor: q.Cursor, Status: q.Status, Type: q.Type}
 	var is issues
 	if q.Limit != "" {
 		n, err := strconv.Atoi(q.Limit)
 		if err != nil || n < 1 || n > 100 {
-			is.add("limit", "must be an integer from 1 to 100")
+			is.add("limit", issueHistoryLimit)
 		}
 		f.Limit = n
 	}
+	if len(q.Cursor) > 200 || !utf8.ValidString(q.Cursor) || strings.ContainsRune(q.Cursor, 0) {
+		is.add("cursor", issueHistoryCursor)
+	}
 	if q.Status != "" && !slices.Contains(LookupStatuses, q.Status) {
-		is.add("status", "must be one of PENDING, PAID, CANCELLED, REFUNDED, REVERSED")
+		is.add("status", issueHistoryStatus)
 	}
 	if q.Type != "" && q.Type != store.TypeCashin && q.Type != store.TypeCashout {
-		is.add("type", "must be cashin or cashout")
+		is.add("type", issueHistoryType)
 	}
 	for _, p := range []struct {
 		name, v string
@@ -152,23 +191,31 @@ func (s *Service) History(ctx context.Context, c store.Client, q HistoryQuery) (
 		}
 		t, err := time.Parse(time.RFC3339Nano, p.v)
 		if err != nil {
-			is.add(p.name, "must be an RFC 3339 date-time")
+			is.add(p.name, issueHistoryTime)
 			continue
 		}
 		*p.dst = t
 	}
-	if len(q.Cursor) > 200 {
-		is.add("cursor", "is not a cursor this service issued")
-	}
 	if len(is) > 0 {
-		return nil, "", &pix.Error{Code: pix.EInvalid, Message: "Invalid request parameters", Details: is}
+		return nil, "", historyError(is)
 	}
 	rows, next, err := s.DB.History(ctx, c.ID, f)
 	if errors.Is(err, store.ErrBadCursor) {
-		return nil, "", &pix.Error{Code: pix.EInvalid, Message: "Invalid request parameters", Details: []pix.FieldIssue{{Field: "cursor", Issue: "is not a cursor this service issued"}}}
+		return nil, "", historyError(issues{{Field: "cursor", Issue: issueHistoryCursor}})
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("history: %w", err)
 	}
 	return rows, next, nil
+}
+
+// historyError is the 400 of a bad history query. The wallet body is only
+// {statusCode, message}, so the message itself names every bad parameter
+// and what it accepts: "Invalid request parameters: 'limit' must be …".
+func historyError(is issues) error {
+	parts := make([]string, len(is))
+	for i, fi := range is {
+		parts[i] = "'" + fi.Field + "' " + fi.Issue
+	}
+	return &pix.Error{Code: pix.EInvalid, Message: "Invalid request parameters: " + strings.Join(parts, "; ") + ".", Details: is}
 }

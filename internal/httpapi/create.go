@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 func (s *Server) createPayout(w http.ResponseWriter, r *http.Request) error {
@@ -30,7 +32,9 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) error {
 		req.IdempotencyKey = key
 		resp, replayed, err := s.gw.CreateCharge(r.Context(), client(r), &req, body)
 		noteLog(r, "", resp.PaymentID)
-		return resp, replayed, err
+		// CreateCharge names external_id on every mismatch; the message
+		// must name the key that clashed (CONTRACT §3).
+		return resp, replayed, s.gw.NameMismatch(r.Context(), client(r), req.ExternalID, key, err)
 	})
 }
 
@@ -39,11 +43,15 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) error {
 // marked Idempotent-Replayed when it replays an earlier one.
 func (s *Server) idempotentCreate(w http.ResponseWriter, r *http.Request, req any, status int,
 	create func(body []byte, key string) (any, bool, error)) error {
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
 	body, err := readJSON(r, req)
 	if err != nil {
 		return err
 	}
-	resp, replayed, err := create(body, r.Header.Get("Idempotency-Key"))
+	resp, replayed, err := create(body, key)
 	if err != nil {
 		return err
 	}
@@ -52,4 +60,27 @@ func (s *Server) idempotentCreate(w http.ResponseWriter, r *http.Request, req an
 	}
 	writeJSON(w, status, resp)
 	return nil
+}
+
+// idempotencyKey returns the Idempotency-Key header, "" when it is absent.
+// A header that is present but blank, or sent more than once, is refused
+// (400 naming it) rather than read as absent: a client that meant to send a
+// key would otherwise get no idempotency and a retry could pay twice.
+// (The server has already trimmed spaces around the value.)
+func idempotencyKey(r *http.Request) (string, error) {
+	vals, ok := r.Header["Idempotency-Key"]
+	if !ok {
+		return "", nil
+	}
+	issue := ""
+	switch {
+	case len(vals) > 1:
+		issue = "must be sent once"
+	case strings.TrimSpace(vals[0]) == "":
+		issue = "must not be empty; omit the header to send no key"
+	default:
+		return vals[0], nil
+	}
+	return "", &pix.Error{Code: pix.EInvalid, Message: "Invalid request parameters",
+		Details: []pix.FieldIssue{{Field: "Idempotency-Key", Issue: issue}}}
 }

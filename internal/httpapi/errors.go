@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -38,16 +39,18 @@ var errorTable = map[pix.Code]errorSpec{
 	pix.EInvalidKey:          {http.StatusBadRequest, "Invalid key format", "Invalid key format", false},
 	pix.EUnauthorized:        {http.StatusUnauthorized, "Invalid credentials", "Falha na autenticação.", false},
 	pix.ENotFound:            {http.StatusNotFound, "Not found", "Transação não encontrada.", true},
-	pix.EConflict:            {http.StatusConflict, "A request with this external_id is in progress", "A request with this external_id is in progress", true},
+	pix.EConflict:            {http.StatusConflict, gateway.MsgExternalIDInProgress, gateway.MsgExternalIDInProgress, true},
 	pix.EUnprocessable:       {http.StatusUnprocessableEntity, "Unprocessable request", "Unprocessable request", true},
 	pix.EInsufficientBalance: {http.StatusUnprocessableEntity, "Insufficient balance", "Insufficient balance", false},
-	pix.EIdempotencyMismatch: {http.StatusUnprocessableEntity, "external_id already used with different parameters", "external_id already used with different parameters", true},
+	pix.EIdempotencyMismatch: {http.StatusUnprocessableEntity, gateway.MsgExternalIDMismatch, gateway.MsgExternalIDMismatch, true},
 	pix.ERateLimited:         {http.StatusTooManyRequests, "Rate limit exceeded", "Rate limit exceeded", false},
 	pix.EInternal:            {http.StatusInternalServerError, "Internal server error", "Erro interno.", false},
 }
 
 // errorBody is the spec §7 error envelope. Error is omitted for wallet
-// endpoints; Details only on gateway validation errors; RetryAfter only on 429.
+// endpoints; Details only on gateway endpoints (validation errors, a key's
+// expected form, the amounts behind Insufficient balance); RetryAfter only
+// on 429.
 type errorBody struct {
 	StatusCode int              `json:"statusCode"`
 	Message    string           `json:"message"`

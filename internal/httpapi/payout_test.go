@@ -99,10 +99,22 @@ func TestPayoutValidation(t *testing.T) {
 			require.Equal(t, http.StatusBadRequest, r.status, "%v %s", tc, r.body)
 			require.Equal(t, "Invalid key format", r.json["message"], tc)
 			require.Equal(t, "Bad Request", r.json["error"])
+			// The details say which form the key type takes.
+			issue := pix.KeyFormatIssue(pix.KeyType(tc.keyType))
+			field := "creditParty.key"
+			if !pix.ValidKeyType(tc.keyType) {
+				field, issue = "creditParty.keyType", "must be one of CPF, CNPJ, EMAIL, PHONE, EVP"
+			}
+			require.Equal(t, []any{map[string]any{"field": field, "issue": issue}}, r.json["details"], tc)
 		}
+		// A PHONE key without +55 (the usual miss) is told the +55 form.
+		r := b.do("POST", path, payout("10", "PHONE", "11987654321"))
+		require.Equal(t, http.StatusBadRequest, r.status)
+		require.JSONEq(t, `{"statusCode":400,"message":"Invalid key format","error":"Bad Request","details":[{"field":"creditParty.key",
+			"issue":"must be +55 followed by the area code and number, 10 or 11 digits, without spaces or punctuation (+5511987654321)"}]}`, string(r.body))
 		empty := payout("1", "CPF", "52998224725")
 		empty["external_id"] = ""
-		r := b.do("POST", path, empty)
+		r = b.do("POST", path, empty)
 		require.Equal(t, http.StatusOK, r.status, "an empty optional external_id counts as not sent: %s", r.body)
 		require.Nil(t, r.json["external_id"])
 		for _, tc := range []struct{ keyType, key string }{
@@ -362,7 +374,8 @@ func TestPayoutInsufficientAndIdempotent(t *testing.T) {
 		path := "/api/v1/gateway/pix-payment"
 		r := b.do("POST", path, payout("0.01", "CPF", "52998224725"))
 		require.Equal(t, http.StatusUnprocessableEntity, r.status)
-		require.JSONEq(t, `{"statusCode":422,"message":"Insufficient balance","error":"Unprocessable Entity"}`, string(r.body))
+		require.JSONEq(t, `{"statusCode":422,"message":"Insufficient balance","error":"Unprocessable Entity",
+			"details":[{"field":"amount","issue":"available R$ 0.00 is less than amount + tax R$ 0.01"}]}`, string(r.body))
 		require.Equal(t, 0, b.count(b.cred.ClientID), "nothing stored")
 		b.fund("50")
 
@@ -398,6 +411,23 @@ func TestPayoutInsufficientAndIdempotent(t *testing.T) {
 		avail, pending := b.balance()
 		require.Equal(t, json.Number(fmt.Sprint(5000-1000-500-500)), avail)
 		require.Equal(t, json.Number("2000"), pending)
+	})
+}
+
+// TestInsufficientBalanceDetails: the 422 states the available amount and
+// amount + tax in reais, exact from centavos (CONTRACT §4a).
+func TestInsufficientBalanceDetails(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{fee: pix.FeeRule{Fixed: 50}})
+		b.fund("12.84") // R$ 0.50 cash-in fee: 1234 available
+		r := b.do("POST", "/api/v1/gateway/pix-payment", payout("14.50", "CPF", "52998224725"))
+		require.Equal(t, http.StatusUnprocessableEntity, r.status)
+		require.JSONEq(t, `{"statusCode":422,"message":"Insufficient balance","error":"Unprocessable Entity",
+			"details":[{"field":"amount","issue":"available R$ 12.34 is less than amount + tax R$ 15.00"}]}`, string(r.body))
+		// Exactly what is available fits.
+		r = b.do("POST", "/api/v1/gateway/pix-payment", payout("11.84", "CPF", "52998224725"))
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
 	})
 }
 

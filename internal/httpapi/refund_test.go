@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,7 +157,8 @@ func TestRefundRules(t *testing.T) {
 		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/gateway/pix-payment", payout("9", "CPF", "52998224725")).status)
 		r = b.refund(map[string]any{"payment_id": paid}, "")
 		require.Equal(t, http.StatusUnprocessableEntity, r.status)
-		require.Equal(t, "Insufficient balance", r.json["message"])
+		require.JSONEq(t, `{"statusCode":422,"message":"Insufficient balance","error":"Unprocessable Entity",
+			"details":[{"field":"amount","issue":"available R$ 0.00 is less than amount + tax R$ 10.00"}]}`, string(r.body))
 
 		// A failed refund releases its hold and leaves the charge PAID.
 		b.settle()
@@ -241,5 +243,88 @@ func TestRandomConcurrentMix(t *testing.T) {
 		require.GreaterOrEqual(t, int64(bal[ledger.Available]), int64(0))
 		avail, _ := b.balance()
 		require.Equal(t, json.Number(fmt.Sprint(int64(bal[ledger.Available]))), avail)
+	})
+}
+
+// TestRefundLookup: GET /api/v1/gateway/refunds/{refund_id} shows the
+// caller's refund as CONTRACT §4a fixes it, through PENDING, COMPLETED and
+// FAILED; another client's, unknown and malformed ids are 404. Refund
+// events carry type "refund".
+func TestRefundLookup(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		id := b.paidCharge("rl-1", "50")
+		get := func(refundID string, cred ...gateway.Credentials) response {
+			return b.do("GET", "/api/v1/gateway/refunds/"+refundID, nil, cred...)
+		}
+
+		r := b.refund(map[string]any{"payment_id": id, "amount": json.Number("12.3"), "reason": "produto devolvido"}, "")
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		withReason := r.json["refund_id"].(string)
+		r = b.refund(map[string]any{"payment_id": id, "amount": json.Number("1"), "reason": "sandbox:fail"}, "")
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		failing := r.json["refund_id"].(string)
+		r = b.refund(map[string]any{"payment_id": id, "amount": json.Number("2")}, "")
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		noReason := r.json["refund_id"].(string)
+
+		r = get(withReason)
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		created := r.json["data"].(map[string]any)["created_at"].(string)
+		_, err := time.Parse(gateway.TimeFormat, created)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"statusCode":200,"data":{"refund_id":"`+withReason+`","payment_id":"`+id+`","amount":12.3,
+			"reason":"produto devolvido","status":"PENDING","created_at":"`+created+`","settled_at":null}}`, string(r.body))
+		r = get(noReason)
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		require.Contains(t, r.json["data"], "reason")
+		require.Nil(t, r.json["data"].(map[string]any)["reason"], "no reason given reads null")
+		require.Equal(t, json.Number("2"), r.json["data"].(map[string]any)["amount"])
+
+		b.settle()
+		for refundID, status := range map[string]string{withReason: "COMPLETED", failing: "FAILED", noReason: "COMPLETED"} {
+			r = get(refundID)
+			require.Equal(t, http.StatusOK, r.status, string(r.body))
+			d := r.json["data"].(map[string]any)
+			require.Equal(t, status, d["status"], refundID)
+			settled, err := time.Parse(gateway.TimeFormat, d["settled_at"].(string))
+			require.NoError(t, err)
+			require.True(t, settled.After(b.clock.Now().Add(-3*time.Hour)), "settled after the clock moved")
+		}
+
+		// Refund events say they are about a refund.
+		evs, err := b.db.Events(context.Background(), id)
+		require.NoError(t, err)
+		require.Len(t, evs, 4)
+		for i, e := range evs {
+			var p map[string]any
+			require.NoError(t, json.Unmarshal([]byte(e.Payload), &p))
+			if i == 0 {
+				require.Equal(t, "cashin", p["type"], "the charge's own event")
+				continue
+			}
+			require.Equal(t, "refund", p["type"], e.Type)
+			require.NotEmpty(t, p["refund_id"])
+		}
+
+		// Another client's refund, an unknown and a malformed id: 404.
+		other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "o"})
+		require.NoError(t, err)
+		for _, tc := range []struct {
+			path string
+			cred []gateway.Credentials
+		}{
+			{withReason, []gateway.Credentials{other}},
+			{"0b7c3a52-2222-4222-8222-222222222222", nil},
+			{strings.ToUpper(withReason), nil},
+			{"not-a-uuid", nil},
+		} {
+			r = get(tc.path, tc.cred...)
+			require.Equal(t, http.StatusNotFound, r.status, tc.path)
+			require.JSONEq(t, `{"statusCode":404,"message":"Refund not found","error":"Not Found"}`, string(r.body), tc.path)
+		}
+		r = b.do("GET", "/api/v1/gateway/refunds/"+withReason, nil, gateway.Credentials{})
+		require.Equal(t, http.StatusUnauthorized, r.status)
 	})
 }

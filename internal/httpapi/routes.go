@@ -86,6 +86,7 @@ func (s *Server) Handler() http.Handler {
 	api.Handle("POST /api/v1/gateway/request-qrcode", s.handle(s.createCharge))
 	api.Handle("POST /api/v1/gateway/pix-payment", s.handle(s.createPayout))
 	api.Handle("POST /api/v1/gateway/refund", s.handle(s.createRefund))
+	api.Handle("GET /api/v1/gateway/refunds/{refund_id}", s.handle(s.getRefund))
 	api.Handle("GET /api/v1/wallet/balance", s.handle(s.balance))
 	api.Handle("POST /api/v1/wallet/transaction", s.handle(s.lookup))
 	api.Handle("GET /api/v1/wallet/transactions", s.handle(s.history))

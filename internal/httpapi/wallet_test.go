@@ -240,10 +240,23 @@ func TestHistory(t *testing.T) {
 		r = page("?to=" + url.QueryEscape(from))
 		require.Empty(t, r.json["data"])
 
-		for _, q := range []string{"?limit=0", "?limit=101", "?limit=x", "?status=paid", "?type=refund", "?from=yesterday", "?cursor=%21%21", "?cursor=" + strings.Repeat("A", 300)} {
+		// A 400 names each bad parameter and what it accepts in its message:
+		// the wallet body has no details.
+		const (
+			badLimit  = "'limit' must be an integer from 1 to 100 (default 50)"
+			badCursor = "'cursor' must be a next_cursor returned by this endpoint"
+			badStatus = "'status' must be one of PENDING, PAID, CANCELLED, REFUNDED, REVERSED"
+			badType   = "'type' must be one of cashin, cashout"
+			badDate   = " must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z"
+		)
+		for q, want := range map[string]string{
+			"?limit=0": badLimit, "?limit=101": badLimit, "?limit=x": badLimit, "?status=paid": badStatus, "?type=refund": badType,
+			"?from=yesterday": "'from'" + badDate, "?to=2026-13-01": "'to'" + badDate, "?cursor=%21%21": badCursor,
+			"?cursor=" + strings.Repeat("A", 300): badCursor, "?limit=0&type=x": badLimit + "; " + badType,
+		} {
 			r := b.do("GET", "/api/v1/wallet/transactions"+q, nil)
 			require.Equal(t, http.StatusBadRequest, r.status, q)
-			require.Len(t, r.json, 2, q)
+			require.Equal(t, map[string]any{"statusCode": json.Number("400"), "message": "Invalid request parameters: " + want + "."}, r.json, q)
 		}
 	})
 }

@@ -248,6 +248,25 @@ func ValidPixKey(keyType KeyType, key string) bool {
 	return false
 }
 
+// KeyFormatIssue says what form a key of keyType must take, for the
+// details of an "Invalid key format" error: the spec fixes that message, so
+// this is where a client learns, say, that a PHONE key needs "+55".
+func KeyFormatIssue(keyType KeyType) string {
+	switch keyType {
+	case KeyCPF:
+		return "must be a CPF: 11 digits without punctuation, with valid check digits"
+	case KeyCNPJ:
+		return "must be a CNPJ: 14 digits without punctuation, with valid check digits"
+	case KeyEmail:
+		return "must be an e-mail address of at most 77 characters"
+	case KeyPhone:
+		return "must be +55 followed by the area code and number, 10 or 11 digits, without spaces or punctuation (+5511987654321)"
+	case KeyEVP:
+		return "must be a random key: a UUID v4 such as 123e4567-e89b-42d3-a456-426614174000"
+	}
+	return "must match keyType, one of CPF, CNPJ, EMAIL, PHONE, EVP"
+}
+
 func isHex(c byte) bool {
 	return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

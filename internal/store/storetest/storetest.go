@@ -57,6 +57,7 @@ func newPayout(c store.Client, ext string, settleAt time.Time) store.Transaction
 // Exercise runs every storage behaviour against the driver.
 func Exercise(t *testing.T, open Opener) {
 	ctx := context.Background()
+	exerciseRefunds(t, open)
 
 	t.Run("Migrate is idempotent and Ping answers", func(t *testing.T) {
 		t.Parallel()

@@ -1,0 +1,79 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// Idempotency messages (CONTRACT §3). Each names the key that clashed, so a
+// client that sent only the Idempotency-Key header is not told about an
+// external_id it never sent.
+const (
+	MsgExternalIDMismatch       = "external_id already used with different parameters"
+	MsgIdempotencyKeyMismatch   = "Idempotency-Key already used with different parameters"
+	MsgExternalIDInProgress     = "A request with this external_id is in progress"
+	MsgIdempotencyKeyInProgress = "A request with this Idempotency-Key is in progress"
+)
+
+// idemKey names the key by which an earlier request was found.
+type idemKey int
+
+const (
+	byExternalID idemKey = iota
+	byIdempotencyKey
+)
+
+// foundBy returns the key by which findPrevious found prev for a request
+// that sent externalID: it looks up external_id first, so prev carries the
+// request's external_id exactly when that key matched.
+func foundBy(prev store.Transaction, externalID string) idemKey {
+	if externalID != "" && prev.ExternalID == externalID {
+		return byExternalID
+	}
+	return byIdempotencyKey
+}
+
+// mismatch is the 422 for a key reused with a different body.
+func mismatch(by idemKey) *pix.Error {
+	if by == byIdempotencyKey {
+		return &pix.Error{Code: pix.EIdempotencyMismatch, Message: MsgIdempotencyKeyMismatch}
+	}
+	return &pix.Error{Code: pix.EIdempotencyMismatch, Message: MsgExternalIDMismatch}
+}
+
+// inProgress is the 409 for a duplicate whose earlier request has not
+// committed yet.
+func inProgress(by idemKey) *pix.Error {
+	if by == byIdempotencyKey {
+		return &pix.Error{Code: pix.EConflict, Message: MsgIdempotencyKeyInProgress}
+	}
+	return &pix.Error{Code: pix.EConflict, Message: MsgExternalIDInProgress}
+}
+
+// NameMismatch returns err unchanged unless it is the 422 of a charge or
+// payout whose earlier request differs; that one is returned naming the key
+// that clashed. The earlier request is the one found by external_id when
+// client c has a transaction with externalID, else the one found by the
+// Idempotency-Key (the order findPrevious uses), and rows are never
+// deleted, so reading which exists names the key the earlier comparison
+// used.
+func (s *Service) NameMismatch(ctx context.Context, c store.Client, externalID, key string, err error) error {
+	if pix.ErrorCode(err) != pix.EIdempotencyMismatch || key == "" {
+		return err
+	}
+	if externalID == "" {
+		return mismatch(byIdempotencyKey)
+	}
+	_, lookErr := s.DB.TransactionByExternalID(ctx, c.ID, externalID)
+	switch {
+	case lookErr == nil:
+		return mismatch(byExternalID)
+	case errors.Is(lookErr, store.ErrNotFound):
+		return mismatch(byIdempotencyKey)
+	}
+	return fmt.Errorf("name idempotency mismatch: %w", lookErr)
+}
