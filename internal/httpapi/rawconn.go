@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,7 +19,8 @@ import (
 // Some requests never reach pixgate's handlers: net/http refuses a request
 // it cannot parse (a control character in a header, headers over
 // MaxHeaderBytes, a bad request line, an unknown transfer coding) by writing
-// a fixed plain-text response straight to the connection, in one Write:
+// a fixed plain-text response straight to the connection, in one Write
+// (and answers an unknown Expect header or "OPTIONS *" itself):
 //
 //	HTTP/1.1 <code> <text>\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n<body>
 //
@@ -56,14 +59,48 @@ type errConn struct {
 }
 
 func (c *errConn) Write(b []byte) (int, error) {
-	code, text, ok := parseServerError(b)
-	if !ok {
+	var out []byte
+	if code, text, ok := parseServerError(b); ok {
+		out = jsonErrorResponse(code, text, c.log)
+	} else if out, ok = rewriteBareResponse(b, c.log); !ok {
 		return c.Conn.Write(b)
 	}
-	if _, err := c.Conn.Write(jsonErrorResponse(code, text, c.log)); err != nil {
+	if _, err := c.Conn.Write(out); err != nil {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// rewriteBareResponse handles the two responses net/http writes through its
+// response writer without calling the handler: 417 to an Expect header
+// other than 100-continue, and 200 to "OPTIONS *". They carry only
+// Connection, Date and Content-Length: 0 — every handler's response has
+// X-Request-Id and more — and arrive in one Write.
+func rewriteBareResponse(b []byte, log *slog.Logger) ([]byte, bool) {
+	head, ok := bytes.CutSuffix(b, []byte("\r\n\r\n"))
+	if !ok || bytes.Contains(head, []byte("\r\n\r\n")) {
+		return nil, false
+	}
+	lines := strings.Split(string(head), "\r\n")
+	var date string
+	rest := make([]string, 0, len(lines)-1)
+	for _, l := range lines[1:] {
+		if v, ok := strings.CutPrefix(l, "Date: "); ok && date == "" {
+			date = v
+			continue
+		}
+		rest = append(rest, l)
+	}
+	if date == "" {
+		return nil, false
+	}
+	switch {
+	case lines[0] == "HTTP/1.1 417 Expectation Failed" && slices.Equal(rest, []string{"Connection: close", "Content-Length: 0"}):
+		return jsonErrorResponse(http.StatusExpectationFailed, "unsupported Expect header", log), true
+	case lines[0] == "HTTP/1.1 200 OK" && slices.Equal(rest, []string{"Content-Length: 0"}):
+		return []byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nDate: " + date + "\r\nX-Request-Id: " + newRequestID() + "\r\n\r\n"), true
+	}
+	return nil, false
 }
 
 // parseServerError recognises the exact responses net/http writes for a

@@ -95,6 +95,7 @@ func TestServerOwnErrorsAreJSON(t *testing.T) {
 		{"headers too large", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 8<<10) + "\r\n\r\n", http.StatusRequestHeaderFieldsTooLarge},
 		{"unknown transfer coding", "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", http.StatusNotImplemented},
 		{"unsupported version", "GET /healthz HTTP/2.5\r\nHost: x\r\n\r\n", http.StatusHTTPVersionNotSupported},
+		{"unknown expectation", "GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: something\r\n\r\n", http.StatusExpectationFailed},
 	} {
 		conn, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
@@ -103,11 +104,16 @@ func TestServerOwnErrorsAreJSON(t *testing.T) {
 	}
 
 	// A handler's responses pass untouched, also on a reused connection
-	// whose later request is refused by net/http.
+	// whose later request is refused by net/http; net/http's own answer to
+	// "OPTIONS *" gets an X-Request-Id and keeps the connection.
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer conn.Close()
-	resp := rawExchange(t, conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp := rawExchange(t, conn, "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NotEmpty(t, resp.Header.Get("X-Request-Id"))
+	resp = rawExchange(t, conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
