@@ -287,7 +287,7 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 		if err != nil {
 			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 		}
-		return s.replayCharge(prev, hash)
+		return s.replayCharge(prev, hash, r.ExternalID)
 	}
 	image, err := s.QR.Base64PNG(code)
 	if err != nil {
@@ -296,9 +296,11 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 	return chargeResponse(t, image), false, nil
 }
 
-func (s *Service) replayCharge(prev store.Transaction, hash string) (ChargeResponse, bool, error) {
+// replayCharge answers a charge request whose key matched prev: prev's
+// response when the bodies match, else the 422 naming the key that clashed.
+func (s *Service) replayCharge(prev store.Transaction, hash, externalID string) (ChargeResponse, bool, error) {
 	if prev.RequestHash != hash || prev.Type != store.TypeCashin {
-		return ChargeResponse{}, false, &pix.Error{Code: pix.EIdempotencyMismatch, Message: "external_id already used with different parameters"}
+		return ChargeResponse{}, false, mismatch(foundBy(prev, externalID))
 	}
 	image, err := s.QR.Base64PNG(prev.QRCode)
 	if err != nil {

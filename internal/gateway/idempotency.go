@@ -1,10 +1,6 @@
 package gateway
 
 import (
-	"context"
-	"errors"
-	"fmt"
-
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
@@ -52,28 +48,4 @@ func inProgress(by idemKey) *pix.Error {
 		return &pix.Error{Code: pix.EConflict, Message: MsgIdempotencyKeyInProgress}
 	}
 	return &pix.Error{Code: pix.EConflict, Message: MsgExternalIDInProgress}
-}
-
-// NameMismatch returns err unchanged unless it is the 422 of a charge or
-// payout whose earlier request differs; that one is returned naming the key
-// that clashed. The earlier request is the one found by external_id when
-// client c has a transaction with externalID, else the one found by the
-// Idempotency-Key (the order findPrevious uses), and rows are never
-// deleted, so reading which exists names the key the earlier comparison
-// used.
-func (s *Service) NameMismatch(ctx context.Context, c store.Client, externalID, key string, err error) error {
-	if pix.ErrorCode(err) != pix.EIdempotencyMismatch || key == "" {
-		return err
-	}
-	if externalID == "" {
-		return mismatch(byIdempotencyKey)
-	}
-	_, lookErr := s.DB.TransactionByExternalID(ctx, c.ID, externalID)
-	switch {
-	case lookErr == nil:
-		return mismatch(byExternalID)
-	case errors.Is(lookErr, store.ErrNotFound):
-		return mismatch(byIdempotencyKey)
-	}
-	return fmt.Errorf("name idempotency mismatch: %w", lookErr)
 }

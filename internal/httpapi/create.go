@@ -32,9 +32,7 @@ func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) error {
 		req.IdempotencyKey = key
 		resp, replayed, err := s.gw.CreateCharge(r.Context(), client(r), &req, body)
 		noteLog(r, "", resp.PaymentID)
-		// CreateCharge names external_id on every mismatch; the message
-		// must name the key that clashed (CONTRACT §3).
-		return resp, replayed, s.gw.NameMismatch(r.Context(), client(r), req.ExternalID, key, err)
+		return resp, replayed, err
 	})
 }
 
