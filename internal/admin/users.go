@@ -137,6 +137,42 @@ func CreateUser(ctx context.Context, gw *gateway.Service, p UserParams) (NewUser
 	return nu, nil
 }
 
+// ResetPassword gives the user with e-mail address email a new generated
+// password, returned once; the old password stops working and every
+// session of the user ends, in one transaction. It returns how many
+// sessions ended. Errors: ENotFound.
+func ResetPassword(ctx context.Context, gw *gateway.Service, email string) (nu NewUser, sessionsEnded int64, err error) {
+	notFound := pix.Errorf(pix.ENotFound, "no user with e-mail %q", email)
+	user, err := gw.DB.UserByEmail(ctx, normalizeEmail(email))
+	if errors.Is(err, store.ErrNotFound) {
+		return NewUser{}, 0, notFound
+	} else if err != nil {
+		return NewUser{}, 0, fmt.Errorf("reset password: %w", err)
+	}
+	rnd := gw.Rand
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	password, err := generatePassword(rnd)
+	if err != nil {
+		return NewUser{}, 0, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
+	if err != nil {
+		return NewUser{}, 0, fmt.Errorf("hash password: %w", err)
+	}
+	err = gw.DB.Write(ctx, func(tx *store.Tx) error {
+		sessionsEnded, err = tx.ResetUserPassword(ctx, user.ID, string(hash))
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
+		return NewUser{}, 0, notFound
+	} else if err != nil {
+		return NewUser{}, 0, fmt.Errorf("reset password: %w", err)
+	}
+	return NewUser{User: user, Password: password}, sessionsEnded, nil
+}
+
 // BootstrapSandbox creates the operator admin@sandbox.local when the
 // database has no user yet, in sandbox only, and returns it with its
 // password; created is false when it did nothing. Across nodes starting

@@ -2,18 +2,9 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"errors"
-	"fmt"
-	"io"
-	"strings"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/pixgate/pixgate/internal/admin"
 	"github.com/pixgate/pixgate/internal/gateway"
-	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -54,52 +45,17 @@ type usersResetPassword struct {
 // session of the user ends, in one transaction.
 func (a *app) usersResetPassword(ctx context.Context, u usersResetPassword) error {
 	return a.run(ctx, func(gw *gateway.Service) (any, error) {
-		email := strings.ToLower(strings.TrimSpace(u.Email)) // as stored by users create
-		notFound := pix.Errorf(pix.ENotFound, "no user with e-mail %q", u.Email)
-		user, err := gw.DB.UserByEmail(ctx, email)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, notFound
-		} else if err != nil {
-			return nil, fmt.Errorf("reset password: %w", err)
-		}
-		password, err := newPassword(gw.Rand)
+		nu, ended, err := admin.ResetPassword(ctx, gw, u.Email)
 		if err != nil {
 			return nil, err
 		}
-		hash, err := bcrypt.GenerateFromPassword([]byte(password), admin.PasswordCost)
-		if err != nil {
-			return nil, fmt.Errorf("hash password: %w", err)
-		}
-		var ended int64
-		err = gw.DB.Write(ctx, func(tx *store.Tx) error {
-			ended, err = tx.ResetUserPassword(ctx, user.ID, string(hash))
-			return err
-		})
-		if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
-			return nil, notFound
-		} else if err != nil {
-			return nil, fmt.Errorf("reset password: %w", err)
-		}
-		a.log.InfoContext(ctx, "user password reset", "user_id", user.ID, "sessions_ended", ended)
-		out := userJSON{Email: user.Email, Password: password, Role: user.Role}
-		if user.Role == store.RoleMerchant {
-			out.ClientID = &user.ClientID
+		a.log.InfoContext(ctx, "user password reset", "user_id", nu.User.ID, "sessions_ended", ended)
+		out := userJSON{Email: nu.User.Email, Password: nu.Password, Role: nu.User.Role}
+		if nu.User.Role == store.RoleMerchant {
+			out.ClientID = &nu.User.ClientID
 		}
 		return out, nil
 	})
-}
-
-// newPassword returns 18 random bytes as 24 URL-safe Base64 characters
-// (144 bits), the form of the passwords users create generates.
-func newPassword(r io.Reader) (string, error) {
-	if r == nil {
-		r = rand.Reader
-	}
-	b := make([]byte, 18)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return "", fmt.Errorf("generate password: %w", err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // sandboxBootstrap is what the first sandbox start prints: the sandbox

@@ -46,7 +46,7 @@ type Service struct {
 	// without a claim (outbox).
 	Courier Courier
 	// CheckWebhookURL, when set, refuses webhook URLs that may not be
-	// called (SSRF guard); ValidWebhookURL's syntax checks always apply.
+	// called (SSRF guard); WebhookURLIssue's syntax checks always apply.
 	CheckWebhookURL func(string) error
 }
 
