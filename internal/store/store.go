@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -155,6 +156,13 @@ func (db *DB) Close() error {
 // Migrate applies every pending migration and returns the versions it
 // applied. Concurrent callers on one PostgreSQL serialize on an advisory lock.
 func (db *DB) Migrate(ctx context.Context) ([]int64, error) {
+	return db.MigrateTo(ctx, math.MaxInt64)
+}
+
+// MigrateTo applies the pending migrations up to and including version, as
+// Migrate does: an upgrade in steps, and the tests of a migration's effect
+// on rows written before it.
+func (db *DB) MigrateTo(ctx context.Context, version int64) ([]int64, error) {
 	sub, err := fs.Sub(migrationsFS, "migrations")
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
@@ -176,7 +184,7 @@ func (db *DB) Migrate(ctx context.Context) ([]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	res, err := p.Up(ctx)
+	res, err := p.UpTo(ctx, version)
 	if err != nil {
 		return nil, fmt.Errorf("apply migrations: %w", err)
 	}

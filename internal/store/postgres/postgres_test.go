@@ -24,4 +24,10 @@ func TestStore(t *testing.T) {
 	}
 	storetest.Exercise(t, open)
 	storetest.ExerciseAdmin(t, open)
+	storetest.ExerciseMigrations(t, func(t *testing.T) *store.DB {
+		db, err := postgres.Open(context.Background(), testkit.PostgresURL(t), 8)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	})
 }

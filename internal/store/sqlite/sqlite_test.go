@@ -26,6 +26,12 @@ func TestStore(t *testing.T) {
 	}
 	storetest.Exercise(t, open)
 	storetest.ExerciseAdmin(t, open)
+	storetest.ExerciseMigrations(t, func(t *testing.T) *store.DB {
+		db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "pixgate.db"))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	})
 }
 
 func TestPath(t *testing.T) {
