@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -74,7 +75,7 @@ func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, 
 	}
 	if r.CreditParty == nil {
 		is.add("creditParty", "is required")
-	} else if len(r.CreditParty.Name) > 200 {
+	} else if utf8.RuneCountInString(r.CreditParty.Name) > 200 {
 		is.add("creditParty.name", "must be at most 200 characters")
 	}
 	if err := is.err(); err != nil {

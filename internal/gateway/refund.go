@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -54,7 +55,7 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 	if r.PaymentID == "" && r.ExternalID == "" {
 		is.add("payment_id", "payment_id or external_id is required")
 	}
-	if len(r.Reason) > 140 {
+	if utf8.RuneCountInString(r.Reason) > 140 {
 		is.add("reason", "must be at most 140 characters")
 	}
 	if idemKey != "" && !ValidIdempotencyKey(idemKey) {
