@@ -30,7 +30,7 @@ func scanEvent(row scanner) (Event, error) {
 // leaseUntil, oldest due first. On PostgreSQL concurrent claimers skip each
 // other's rows, so two nodes never hold the same event at once. The claim
 // writes only the lease columns, which no index holds: on PostgreSQL, with
-// the room the events table keeps in its pages (Dialect.Storage), that
+// the room the events table keeps in its pages (migration 5), that
 // update adds no index entry (HOT).
 //
 // The claim walks the due index in order and stops after limit rows, so it

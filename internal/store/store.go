@@ -8,19 +8,13 @@ package store
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"math"
 	"time"
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 )
-
-//go:embed migrations/*.sql
-var migrationsFS embed.FS
 
 // Errors returned by store methods. Callers test them with errors.Is.
 var (
@@ -35,7 +29,8 @@ var (
 // Dialect holds what differs between the databases. Everything else is one
 // SQL text.
 type Dialect struct {
-	// Name is "sqlite" or "postgres".
+	// Name is "sqlite" or "postgres"; migrations/<Name>/ holds the
+	// dialect's own migrations (Migrations).
 	Name string
 	// Goose is the migration dialect.
 	Goose goose.Dialect
@@ -47,10 +42,6 @@ type Dialect struct {
 	// Clients, when set, carries client changes between processes, so
 	// that DB.WatchClients can keep authenticated clients in memory.
 	Clients ClientChanges
-	// Storage holds the migrations written in Go (storageMigrations), by
-	// version: storage parameters of this dialect only. A version it does
-	// not hold is an empty migration on this dialect.
-	Storage map[int64]StorageStep
 	// ClaimPlan, when set, runs first in the transaction of a claim of due
 	// webhook events (Tx.ClaimEvents) to keep the planner on an ordered
 	// scan of the due index that stops after the claim's limit.
@@ -151,72 +142,6 @@ func (db *DB) Close() error {
 		err = errors.Join(err, db.reader.Close())
 	}
 	return err
-}
-
-// Migrate applies every pending migration and returns the versions it
-// applied. Concurrent callers on one PostgreSQL serialize on an advisory lock.
-func (db *DB) Migrate(ctx context.Context) ([]int64, error) {
-	return db.MigrateTo(ctx, math.MaxInt64)
-}
-
-// MigrateTo applies the pending migrations up to and including version, as
-// Migrate does: an upgrade in steps, and the tests of a migration's effect
-// on rows written before it.
-func (db *DB) MigrateTo(ctx context.Context, version int64) ([]int64, error) {
-	sub, err := fs.Sub(migrationsFS, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("migrations: %w", err)
-	}
-	var steps []*goose.Migration
-	for _, v := range storageMigrations() {
-		st := db.d.Storage[v]
-		steps = append(steps, goose.NewGoMigration(v, &goose.GoFunc{RunTx: execAll(st.Up)}, &goose.GoFunc{RunTx: execAll(st.Down)}))
-	}
-	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(steps...)}
-	if db.d.Locker != nil {
-		l, err := db.d.Locker()
-		if err != nil {
-			return nil, fmt.Errorf("migration lock: %w", err)
-		}
-		opts = append(opts, goose.WithSessionLocker(l))
-	}
-	p, err := goose.NewProvider(db.d.Goose, db.writer, sub, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("migrations: %w", err)
-	}
-	res, err := p.UpTo(ctx, version)
-	if err != nil {
-		return nil, fmt.Errorf("apply migrations: %w", err)
-	}
-	applied := make([]int64, 0, len(res))
-	for _, r := range res {
-		applied = append(applied, r.Source.Version)
-	}
-	return applied, nil
-}
-
-// StorageStep is one migration written in Go, for one dialect: the
-// statements that apply it and those that undo it.
-type StorageStep struct{ Up, Down []string }
-
-// storageMigrations returns the versions of the migrations written in Go:
-// each runs the dialect's Storage statements of its version (storage
-// parameters that only one dialect has), and nothing on the others. The SQL
-// migrations in migrations/ take the other versions. 5: room in the events
-// table's pages; 8: a gentler autovacuum on the tables every payout writes;
-// 9: smaller statistics samples on those tables.
-func storageMigrations() []int64 { return []int64{5, 8, 9} }
-
-// execAll returns a migration step that runs stmts in order.
-func execAll(stmts []string) func(ctx context.Context, tx *sql.Tx) error {
-	return func(ctx context.Context, tx *sql.Tx) error {
-		for _, q := range stmts {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("storage migration: %w", err)
-			}
-		}
-		return nil
-	}
 }
 
 // Write runs fn in one read-write transaction and commits if fn returns nil.

@@ -21,73 +21,11 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// payoutTables returns the tables every payout writes rows to.
-func payoutTables() []string {
-	return []string{"transactions", "events", "postings", "entries", "delivery_attempts"}
-}
-
-// gentleVacuum is migration 8, for the tables every payout writes rows to
-// (transactions and events also change each row once more): their
-// autovacuum sleeps 10 ms instead of PostgreSQL's 2 ms after each
-// autovacuum_vacuum_cost_limit of work. Under a steady payout load a vacuum
-// of transactions or events (after every ~20 % of their rows changed)
-// otherwise spends a few seconds dirtying every page with a dead row and
-// scanning all of their indexes; each page it is the first to change since
-// a checkpoint goes to the WAL whole, and payout requests wait meanwhile: at
-// half of peak throughput, p99 30–67 ms with such a vacuum in the measured
-// 15 s, 20 ms with autovacuum off, 19.5–22 ms with this (BENCHMARKS.md,
-// session 13). The same work, five times longer at a fifth of the pace; at
-// 2,250 payouts/s the vacuum of transactions is then busy about a third of
-// the time, so it keeps up.
-func gentleVacuum(tables ...string) store.StorageStep {
-	var st store.StorageStep
-	for _, t := range tables {
-		st.Up = append(st.Up, `ALTER TABLE `+t+` SET (autovacuum_vacuum_cost_delay = 10)`)
-		st.Down = append(st.Down, `ALTER TABLE `+t+` RESET (autovacuum_vacuum_cost_delay)`)
-	}
-	return st
-}
-
-// smallSamples is migration 9: statistics target 10 instead of PostgreSQL's
-// default 100 on every column of the same tables, so that an ANALYZE of one
-// samples 3,000 rows instead of 30,000. Autovacuum analyzes a table after
-// every ~10 % of its rows changed — under payout load at each of its rounds
-// (autovacuum_naptime, a minute) for transactions and events — and
-// computing the statistics of a 30,000-row sample is not slowed by the cost
-// delay: ~0.8 s of one vCPU for the two, during which payout requests queued
-// (two seconds with p99 55–104 ms at half of peak throughput; 0.16 s and no
-// such second with this, BENCHMARKS.md session 14). pixgate's queries on these tables are by key or walk an index
-// in order, and 3,000 rows still give every status and type its frequency.
-func smallSamples(tables ...string) store.StorageStep {
-	set := func(table, target string) string {
-		return `DO $$DECLARE c name; BEGIN
-			FOR c IN SELECT attname FROM pg_attribute WHERE attrelid = '` + table + `'::regclass AND attnum > 0 AND NOT attisdropped LOOP
-				EXECUTE format('ALTER TABLE ` + table + ` ALTER COLUMN %I SET STATISTICS ` + target + `', c);
-			END LOOP; END$$`
-	}
-	var st store.StorageStep
-	for _, t := range tables {
-		st.Up = append(st.Up, set(t, "10"))
-		st.Down = append(st.Down, set(t, "-1"))
-	}
-	return st
-}
-
 var dialect = &store.Dialect{
 	Name:       "postgres",
 	Goose:      goose.DialectPostgres,
 	ForUpdate:  " FOR UPDATE",
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
-	// Room in each page of events for a new version of its rows: a claim
-	// changes only the lease columns, which no index holds, so with space
-	// on the page the update is HOT — no new entry in any of the table's
-	// five indexes (a claim per event was 18 buffer touches, most of them
-	// index pages; payouts/s at C=16 +3 %).
-	Storage: map[int64]store.StorageStep{
-		5: {Up: []string{`ALTER TABLE events SET (fillfactor = 70)`}, Down: []string{`ALTER TABLE events RESET (fillfactor)`}},
-		8: gentleVacuum(payoutTables()...),
-		9: smallSamples(payoutTables()...),
-	},
 	// For this transaction only: no bitmap scan of every due event followed
 	// by a sort, which the planner picks whenever its statistics say few
 	// events are pending, and which costs as much as the backlog is long.

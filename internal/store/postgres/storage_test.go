@@ -9,10 +9,10 @@ import (
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
-// TestStorageMigrations: the migrations written in Go set PostgreSQL's
-// storage parameters — room in events' pages (5), a gentler autovacuum (8)
-// and smaller statistics samples (9) on the tables every payout writes —
-// and migrating again applies nothing.
+// TestStorageMigrations: PostgreSQL's own migrations (migrations/postgres/)
+// set its storage parameters — room in events' pages (5), a gentler
+// autovacuum (8) and smaller statistics samples (9) on the tables every
+// payout writes — and migrating again applies nothing.
 func TestStorageMigrations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,27 @@ import (
 // openEmpty returns a fresh database to which no migration was applied.
 func ExerciseMigrations(t *testing.T, openEmpty Opener) {
 	ctx := context.Background()
+
+	t.Run("A fresh database applies every migration file in order, once", func(t *testing.T) {
+		t.Parallel()
+		db := openEmpty(t)
+		files, err := store.Migrations(db.Dialect())
+		require.NoError(t, err)
+		entries, err := fs.ReadDir(files, ".")
+		require.NoError(t, err)
+		var want []int64
+		for i := range entries {
+			// Versions are shared by both databases and have no gap.
+			want = append(want, int64(i+1))
+			require.True(t, strings.HasPrefix(entries[i].Name(), fmt.Sprintf("%05d_", i+1)), "%s", entries[i].Name())
+		}
+		applied, err := db.Migrate(ctx)
+		require.NoError(t, err)
+		require.Equal(t, want, applied)
+		applied, err = db.Migrate(ctx)
+		require.NoError(t, err)
+		require.Empty(t, applied)
+	})
 
 	t.Run("Migration 10 turns the delivery errors of older versions into classes", func(t *testing.T) {
 		t.Parallel()
