@@ -1,7 +1,7 @@
 # Sourced by run.sh, profile.sh and halfpeak.sh once they have set root (the
 # repository) and work (their working directory): what each needs to build
-# pixgate, start a private PostgreSQL with pixgate's schema, and start and
-# stop `pixgate serve` on it, cleaning up on exit.
+# pixgate and pixgate-bench, start a private PostgreSQL with pixgate's
+# schema, and start and stop `pixgate serve` on it, cleaning up on exit.
 
 # work_dir DIR PREFIX: DIR (created) or a new temp dir named PREFIX.XXXXXX,
 # as an absolute path.
@@ -24,19 +24,25 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# BENCH_PROCS is the GOMAXPROCS of every `pixgate bench` the scripts run
+# BENCH_PROCS is the GOMAXPROCS of every pixgate-bench the scripts run
 # (default 1). The load generator shares the machine with the server and
 # PostgreSQL; with one processor its Go scheduler does not keep a second
 # thread spinning for work, which at C=16 took ~9 % of its CPU from them
-# (BENCHMARKS.md, session 12). It needs well under one CPU at any rate
-# measured here.
+# (docs/decisions.md). It needs well under one CPU at any rate measured here.
 BENCH_PROCS=${BENCH_PROCS:-1}
 
-# setup_postgres: builds pixgate into WORK (sets pixgate), then
-# start_postgres.
+# build_bench: builds the load generator into WORK (sets pixgate_bench).
+build_bench() {
+	(cd "$root" && go build -o "$work/pixgate-bench" ./cmd/pixgate-bench)
+	pixgate_bench=$work/pixgate-bench
+}
+
+# setup_postgres: builds pixgate and pixgate-bench into WORK (sets pixgate
+# and pixgate_bench), then start_postgres.
 setup_postgres() {
 	(cd "$root" && go build -o "$work/pixgate" ./cmd/pixgate)
 	pixgate=$work/pixgate
+	build_bench
 	start_postgres
 }
 
@@ -94,7 +100,7 @@ wal_segments() {
 # (dirty_background_ratio 10 % of RAM, no byte limit) the zero pages
 # PostgreSQL writes when it extends a table pile up for 30 s and are then
 # written back in one burst, during which WAL flushes — every commit — wait:
-# the half-peak stalls of session 7. docs/production.md: set
+# the half-peak stalls of docs/decisions.md. docs/production.md: set
 # vm.dirty_background_bytes (e.g. 8388608) on a database host.
 kernel_writeback() {
 	echo "vm.dirty_background_bytes=$(cat /proc/sys/vm/dirty_background_bytes 2>/dev/null || echo ?)" \

@@ -3,7 +3,7 @@
 #
 # The half-peak p99 on its own, in a few minutes instead of run.sh's ten: a
 # private PostgreSQL (the settings of scripts/bench/pg-settings.sh, plus
-# PG_EXTRA), one `pixgate serve`, then with `pixgate bench` (64 new clients
+# PG_EXTRA), one `pixgate serve`, then with pixgate-bench (64 new clients
 # each): payouts at C=64 and charges at C=64 (closed loop, to load the
 # database as run.sh does before its half-peak rows), then charges at
 # CHARGE_RATE/s and payouts at PAYOUT_RATE/s (open loop, latency from each
@@ -19,7 +19,7 @@
 #
 # Environment: T (seconds per run, default 15), CHARGE_RATE (default 4000)
 # and PAYOUT_RATE (default 2200: about half of run.sh's C=64 peaks in
-# session 12), RATE_LIMIT (default 60000, as run.sh), PREWAL, PG_EXTRA
+# BENCHMARKS.md), RATE_LIMIT (default 60000, as run.sh), PREWAL, PG_EXTRA
 # (more server settings, e.g. "-c autovacuum=off"). Needs go, jq, psql and
 # PostgreSQL's server binaries.
 set -euo pipefail
@@ -47,7 +47,7 @@ run() {
 	shift 2
 	local wal
 	wal=$(wal_segments)
-	GOMAXPROCS=$BENCH_PROCS "$pixgate" bench --target "$url" --database-url "$pg" --create-clients 64 --duration "${T}s" \
+	GOMAXPROCS=$BENCH_PROCS "$pixgate_bench" --pixgate "$pixgate" --target "$url" --database-url "$pg" --create-clients 64 --duration "${T}s" \
 		--payout-fail-percent 0 --payout-reverse-percent 0 --settle-timeout 300s --json "$@" \
 		>"$work/$name.json" 2>"$work/$name.err" || true
 	jq -r --arg op "$op" --arg name "$name" --arg wal "$wal" '.operations[] | select(.op == $op) |

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Usage: scripts/bench/pair.sh BIN_A BIN_B [PAIRS]
 #
-# Compares two pixgate builds on payouts at 16 clients (BENCHMARKS.md,
-# session 9), in PAIRS (default 3) pairs run back to back so that the
-# host's drift hits both alike. Each run: a fresh PostgreSQL cluster
-# (common.sh's start_postgres, migrated by BIN), `BIN serve`, `BIN bench
-# --mix payout=1 --concurrency C --duration DUR` with 64 new clients;
+# Compares two pixgate builds on payouts at 16 clients, in PAIRS (default 3)
+# pairs run back to back so that the host's drift hits both alike. Each run:
+# a fresh PostgreSQL cluster (common.sh's start_postgres, migrated by BIN),
+# `BIN serve`, and the pixgate-bench of this tree (--pixgate BIN) with
+# --mix payout=1 --concurrency C --duration DUR and 64 new clients;
 # scripts/bench/cpu.sh measures MEAS seconds from WARM seconds in. Prints
 # per run the payouts/s, the CPU per payout (µs) of the server, the load
 # generator and PostgreSQL, and the events claimed rather than handed over
@@ -34,6 +34,7 @@ RATE_LIMIT=1000000
 . "$root/scripts/bench/common.sh"
 work=$(work_dir "" pixpair)
 chmod 755 "$work"
+build_bench
 
 # one BIN NAME: one run, one line.
 one() {
@@ -41,7 +42,7 @@ one() {
 	pixgate=$1
 	start_postgres
 	start_serve "$pg" "$name"
-	GOMAXPROCS=$BENCH_PROCS "$pixgate" bench --target "$url" --database-url "$pg" --create-clients 64 --mix payout=1 \
+	GOMAXPROCS=$BENCH_PROCS "$pixgate_bench" --pixgate "$pixgate" --target "$url" --database-url "$pg" --create-clients 64 --mix payout=1 \
 		--concurrency "$C" --duration "$DUR" --payout-fail-percent 0 --payout-reverse-percent 0 \
 		--json >"$work/bench-$name.json" 2>"$work/bench-$name.err" &
 	lp=$!

@@ -45,12 +45,12 @@ sync # as in run.sh: let the pgbench phase's WAL reach the disk first
 sleep 20
 start_serve "$pg" pg
 for shape in payout charge; do
-	GOMAXPROCS=$BENCH_PROCS "$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" \
+	GOMAXPROCS=$BENCH_PROCS "$pixgate_bench" --pixgate "$pixgate" --target "$url" --database-url "$pg" --create-clients "$CLIENTS" \
 		--mix "$shape=1" --concurrency "$C" --duration 25s --payout-fail-percent 0 --payout-reverse-percent 0 \
 		--settle-timeout 600s >"$work/bench-$shape.txt" 2>"$work/bench-$shape.err" &
 	load=$!
 	sleep 8 # creating clients and funding them come first
-	echo "pixgate bench $shape -c $C:" >&2
+	echo "pixgate-bench $shape -c $C:" >&2
 	if [[ ${PERF:-0} == 1 ]]; then
 		bash "$cpu" "$work/pg" "$serve_pid,$load" perf record -q -g -p "$serve_pid" -o "$work/perf-$shape.data" -- sleep 10
 	else

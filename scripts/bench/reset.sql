@@ -9,8 +9,7 @@
 -- PostgreSQL then caches per connection — the foreign-key checks of every
 -- entries insert among them — scan those tables sequentially for as long as
 -- the connection lives, while the run fills them: payouts at C=32 fell to
--- 1,500/s with 2.5 ms per entries insert. This is what made the first
--- pixgate runs after the pgbench phase slow in sessions 1–3.
+-- 1,500/s with 2.5 ms per entries insert when an earlier reset did that.
 TRUNCATE delivery_attempts, events, entries, postings, refunds, transactions;
 UPDATE accounts SET balance = CASE kind WHEN 'available' THEN 100000000000000 WHEN 'settlement' THEN -100000000000000 ELSE 0 END
 	WHERE client_id LIKE 'pgb\_%';

@@ -4,15 +4,15 @@
 # The ceilings side by side (BENCHMARKS.md): what PostgreSQL alone sustains
 # for pixgate's payout and charge transactions (pgbench with
 # scripts/bench/pgbench-{payout,charge}.sql), next to what `pixgate serve`
-# sustains on that same database through its HTTP API (`pixgate bench`), and
-# `pixgate bench` against a SQLite server.
+# sustains on that same database through its HTTP API (pixgate-bench), and
+# pixgate-bench against a SQLite server.
 #
 #  1. starts a private PostgreSQL (scripts/start-postgres.sh), runs
 #     `pixgate migrate`, seeds CLIENTS clients pgb_1…pgb_N with funded accounts;
 #  2. pgbench -M prepared -j 2 -c C -T T for both shapes, C in CONC, and
 #     the payout shape pipelined as pixgate sends it;
 #  3. empties the data tables, starts `pixgate serve` on that database with
-#     --rate-limit RATE_LIMIT and runs `pixgate bench --mix payout=1` and
+#     --rate-limit RATE_LIMIT and runs `pixgate-bench --mix payout=1` and
 #     `--mix charge=1` at each C, then each mix in open loop at half its best
 #     throughput (the p99 target), after a CHECKPOINT (so that the cluster has
 #     WAL segments to reuse) and, with no pause, 10 s of that load unrecorded
@@ -57,7 +57,7 @@ done
 # figures are only as good as the machine is quiet).
 log() { echo "[$(date +%H:%M:%S) load $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)] $*" >&2; }
 
-log "building pixgate into $work and starting PostgreSQL in $work/pg ($(kernel_writeback))"
+log "building pixgate and pixgate-bench into $work and starting PostgreSQL in $work/pg ($(kernel_writeback))"
 setup_postgres
 
 log "seeding $CLIENTS pgbench clients"
@@ -95,7 +95,7 @@ done
 log "emptying the data tables for pixgate serve"
 psql -q -v ON_ERROR_STOP=1 -f "$root/scripts/bench/reset.sql" "$pg"
 
-# bench DBURL NAME ARGS...: runs pixgate bench with CLIENTS new clients,
+# bench DBURL NAME ARGS...: runs pixgate-bench with CLIENTS new clients,
 # keeps its JSON as WORK/NAME.json. The check waits for every payout to
 # settle (up to 10 min), so the next run starts on an idle server.
 bench() {
@@ -103,21 +103,21 @@ bench() {
 	shift 2
 	local rc=0 segs
 	segs=$(wal_segments)
-	log "pixgate bench $name ($segs WAL segments)"
-	GOMAXPROCS=$BENCH_PROCS "$pixgate" bench --target "$url" --database-url "$db" --create-clients "$CLIENTS" --duration "${T}s" \
+	log "pixgate-bench $name ($segs WAL segments)"
+	GOMAXPROCS=$BENCH_PROCS "$pixgate_bench" --pixgate "$pixgate" --target "$url" --database-url "$db" --create-clients "$CLIENTS" --duration "${T}s" \
 		--settle-timeout 600s --json "$@" \
 		>"$work/$name.json" 2>"$work/$name.err" || rc=$?
 	if ((rc != 0)); then
-		log "pixgate bench $name: exit $rc (see $work/$name.err)"
+		log "pixgate-bench $name: exit $rc (see $work/$name.err)"
 	fi
 	PIX_WAL[$name]="$segs → $(wal_segments)"
 	PIX_CHECK[$name]=$(jq -r 'if .check.ok then "ok" else "FAILED(\(.check.mismatch_count))" end' "$work/$name.json" 2>/dev/null || echo "no report")
 }
 
-# warm_up ARGS...: 10 s of pixgate bench on PostgreSQL with plain payouts,
+# warm_up ARGS...: 10 s of pixgate-bench on PostgreSQL with plain payouts,
 # not recorded.
 warm_up() {
-	GOMAXPROCS=$BENCH_PROCS "$pixgate" bench --target "$url" --database-url "$pg" --create-clients "$CLIENTS" --duration 10s \
+	GOMAXPROCS=$BENCH_PROCS "$pixgate_bench" --pixgate "$pixgate" --target "$url" --database-url "$pg" --create-clients "$CLIENTS" --duration 10s \
 		"${plain[@]}" --settle-timeout 600s "$@" >/dev/null 2>&1 || true
 }
 
@@ -139,7 +139,7 @@ start_serve "$pg" pg
 log "sync and settle after pgbench"
 sync
 sleep 20
-log "pixgate bench warm-up (not recorded)"
+log "pixgate-bench warm-up (not recorded)"
 warm_up --concurrency 16 --mix payout=1,charge=1
 for shape in payout charge; do
 	best=0
@@ -188,7 +188,7 @@ stop_serve
 # ---- the table ----
 # drain NAME: seconds after the load until no payout of the run was PENDING,
 # then (after "/") until the server's outbox was empty, every webhook
-# delivered to the run's own receiver (pixgate bench waits for both, so the
+# delivered to the run's own receiver (pixgate-bench waits for both, so the
 # next run starts with nothing left over).
 drain() { jq -r '.check | "\(.pending_drained_s // 0 | . * 10 | round / 10)/\(.webhooks_drained_s // 0 | . * 10 | round / 10)"' "$work/$1.json" 2>/dev/null || echo 0; }
 ratio() { jq -n --argjson a "${1:-0}" --argjson b "${2:-0}" 'if $b > 0 then ($a / $b * 100 | round / 100) else 0 end'; }

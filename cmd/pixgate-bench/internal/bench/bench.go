@@ -145,10 +145,12 @@ type Config struct {
 	Mix Mix
 	// Clients are existing clients to use.
 	Clients []Credential
-	// CreateClients, when positive, creates that many clients in the
-	// server's database (DatabaseURL, environment Env) before the run, as
-	// `pixgate clients create` does.
+	// CreateClients, when positive, creates that many clients before the
+	// run by running `Pixgate clients create` against the server's database
+	// (DatabaseURL and Env; when empty, pixgate's defaults and PIXGATE_*
+	// variables apply).
 	CreateClients int
+	Pixgate       string
 	DatabaseURL   string
 	Env           string
 	// Fund is credited to each client before the load (one sandbox charge
@@ -201,14 +203,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.CreateClients < 0 {
 		errs = append(errs, errors.New("create-clients must not be negative"))
 	}
-	if c.CreateClients > 0 && c.DatabaseURL == "" {
-		errs = append(errs, errors.New("create-clients needs the server's database URL"))
-	}
 	if c.CreateClients == 0 && len(c.Clients) == 0 {
 		errs = append(errs, errors.New("no clients: give --client ID:SECRET (repeatable) or --create-clients N"))
-	}
-	if c.Env == "" {
-		c.Env = "sandbox"
 	}
 	if c.Fund == 0 {
 		c.Fund = 100_000_00
@@ -251,8 +247,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	creds := append([]Credential(nil), cfg.Clients...)
 	if cfg.CreateClients > 0 {
-		r.progress("creating %d clients in %s", cfg.CreateClients, redactURL(cfg.DatabaseURL))
-		created, err := CreateClients(ctx, cfg.DatabaseURL, cfg.Env, cfg.CreateClients, r.runID)
+		pixgate := PixgateCommand(cfg.Pixgate)
+		r.progress("creating %d clients with %s clients create %s", cfg.CreateClients, pixgate, redactURL(cfg.DatabaseURL))
+		created, err := CreateClients(ctx, pixgate, cfg.DatabaseURL, cfg.Env, cfg.CreateClients, r.runID)
 		if err != nil {
 			return err
 		}

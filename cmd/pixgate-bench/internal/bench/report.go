@@ -103,7 +103,7 @@ func writeTable(w io.Writer, rep Report) error {
 	if rep.WarmupS > 0 {
 		warm = fmt.Sprintf(" after %.1f s of warm-up (its operations in the last row, not in total)", rep.WarmupS)
 	}
-	fmt.Fprintf(w, "pixgate bench → %s: %s, %.1f s%s, %d clients\n\n", rep.Target, mode, rep.DurationS, warm, rep.Clients)
+	fmt.Fprintf(w, "pixgate-bench → %s: %s, %.1f s%s, %d clients\n\n", rep.Target, mode, rep.DurationS, warm, rep.Clients)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\tcount\tok\treq/s\tok/s\tp50 ms\tp95 ms\tp99 ms\tmax ms\t errors")
 	row := func(o OpReport) {

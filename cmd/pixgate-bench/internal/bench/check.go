@@ -3,9 +3,13 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -231,7 +235,7 @@ func (r *runner) check(ctx context.Context) CheckReport {
 	}
 	rep.OK = k.count == 0
 	rep.PendingDrainedS = drained.Seconds()
-	if r.sink != nil && r.cfg.DatabaseURL != "" && ctx.Err() == nil {
+	if r.sink != nil && ctx.Err() == nil {
 		rep.WebhooksDrainedS, rep.WebhooksPending = r.waitOutbox(ctx, start, deadline)
 	}
 	rep.DurationS = time.Since(start).Seconds()
@@ -239,26 +243,22 @@ func (r *runner) check(ctx context.Context) CheckReport {
 }
 
 // waitOutbox waits, until deadline, for the server's outbox to hold no
-// pending event of the run's clients, with the bench's webhook receiver
-// still up: the webhooks of this run's operations are then delivered inside
-// its own run instead of being retried against a receiver that is gone
-// while the next run measures. It returns when that was first seen, counted
+// pending event, with the bench's webhook receiver still up: the webhooks of
+// this run's operations are then delivered inside its own run instead of
+// being retried against a receiver that is gone while the next run
+// measures. It reads the count from the server's /metrics
+// (pixgate_outbox_pending_events, every client's), so a server under test
+// should serve nobody else. It returns when that was first seen, counted
 // from start, and how many events were still pending if the deadline came
 // first.
 func (r *runner) waitOutbox(ctx context.Context, start, deadline time.Time) (float64, int64) {
-	db, err := openServerDB(ctx, r.cfg.DatabaseURL)
-	if err != nil {
-		r.progress("not waiting for webhooks: %v", err)
-		return 0, 0
-	}
-	defer db.Close()
-	ids := make([]string, len(r.clients))
-	for i, c := range r.clients {
-		ids[i] = c.cred.ID
-	}
 	for {
-		n, err := db.PendingEvents(ctx, ids)
-		if err == nil && n == 0 {
+		n, err := r.pendingEvents(ctx)
+		if err != nil {
+			r.progress("not waiting for webhooks: %v", err)
+			return 0, 0
+		}
+		if n == 0 {
 			return time.Since(start).Seconds(), 0
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
@@ -269,6 +269,37 @@ func (r *runner) waitOutbox(ctx context.Context, start, deadline time.Time) (flo
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// pendingEvents reads pixgate_outbox_pending_events from the server's
+// /metrics.
+func (r *runner) pendingEvents(ctx context.Context) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.cfg.Target+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("/metrics answered %d", resp.StatusCode)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "pixgate_outbox_pending_events "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return 0, fmt.Errorf("/metrics: pixgate_outbox_pending_events %q: %w", v, err)
+			}
+			return int64(f), nil
+		}
+	}
+	return 0, errors.New("/metrics has no pixgate_outbox_pending_events")
 }
 
 // payoutEffect is what a payout in status does to available and pending.

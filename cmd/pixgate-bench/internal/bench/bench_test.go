@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/bench"
+	"github.com/pixgate/pixgate/cmd/pixgate-bench/internal/bench"
 	"github.com/pixgate/pixgate/internal/cli"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/store"
@@ -22,6 +23,25 @@ import (
 )
 
 type syncBuffer = testkit.Buffer
+
+// asPixgate, set in the environment, makes this test binary run pixgate's
+// command line (cli.Main) instead of the tests: the bench creates clients by
+// running `pixgate clients create`, and pixgate is os.Args[0] here.
+const asPixgate = "PIXGATE_BENCH_TEST_AS_PIXGATE"
+
+// pixgate is the pixgate binary the tests give the bench.
+var pixgate string
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asPixgate) == "1" {
+		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	pixgate = os.Args[0]
+	if err := os.Setenv(asPixgate, "1"); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
 
 // server is a real `pixgate serve` (cli.Main) running in this process.
 type server struct {
@@ -93,7 +113,7 @@ func requireEveryOp(t *testing.T, rep bench.Report) {
 	require.Equal(t, len(bench.Ops), len(rep.Operations))
 }
 
-// TestBenchCommand runs `pixgate bench` against `pixgate serve` on each
+// TestBenchCommand runs `pixgate-bench` against `pixgate serve` on each
 // database, with an existing client and two it creates itself, and requires
 // every operation to have been measured and the outside check to pass.
 func TestBenchCommand(t *testing.T) {
@@ -106,7 +126,7 @@ func TestBenchCommand(t *testing.T) {
 			}
 			srv := startServe(t, dbURL)
 			var stdout, stderr bytes.Buffer
-			code := cli.Main(context.Background(), []string{"bench", "--database-url", dbURL, "--target", srv.url,
+			code := bench.Main(context.Background(), []string{"--pixgate", pixgate, "--database-url", dbURL, "--target", srv.url,
 				"--client", srv.sandbox.ID + ":" + srv.sandbox.Secret, "--create-clients", "2",
 				"--duration", "2s", "--concurrency", "4", "--settle-timeout", "30s", "--json"}, &stdout, &stderr)
 			require.Equal(t, 0, code, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
@@ -137,7 +157,7 @@ func TestBenchOpenLoop(t *testing.T) {
 	srv := startServe(t, dbURL)
 	var out bytes.Buffer
 	err := bench.Run(context.Background(), bench.Config{Target: srv.url, Duration: 1500 * time.Millisecond, Rate: 200,
-		Clients: []bench.Credential{srv.sandbox}, CreateClients: 1, DatabaseURL: dbURL, SettleTimeout: 30 * time.Second}, &out)
+		Clients: []bench.Credential{srv.sandbox}, CreateClients: 1, Pixgate: pixgate, DatabaseURL: dbURL, SettleTimeout: 30 * time.Second}, &out)
 	require.NoError(t, err, out.String())
 	text := out.String()
 	require.Contains(t, text, "200 req/s (open loop)")
@@ -154,7 +174,7 @@ func TestBenchWarmup(t *testing.T) {
 	dbURL := filepath.Join(t.TempDir(), "pixgate.db")
 	srv := startServe(t, dbURL)
 	var stdout, stderr bytes.Buffer
-	code := cli.Main(context.Background(), []string{"bench", "--database-url", dbURL, "--target", srv.url,
+	code := bench.Main(context.Background(), []string{"--pixgate", pixgate, "--database-url", dbURL, "--target", srv.url,
 		"--create-clients", "2", "--mix", "payout=1", "--rate", "200", "--warmup", "1s", "--duration", "1s",
 		"--settle-timeout", "30s", "--json"}, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
@@ -179,7 +199,7 @@ func badRun(t *testing.T, dbURL string, srv server, tamper func(ctx context.Cont
 	defer restore()
 	var out bytes.Buffer
 	err := bench.Run(context.Background(), bench.Config{Target: srv.url, Duration: time.Second, Concurrency: 4,
-		CreateClients: 2, DatabaseURL: dbURL, SettleTimeout: 30 * time.Second, JSON: true}, &out)
+		CreateClients: 2, Pixgate: pixgate, DatabaseURL: dbURL, SettleTimeout: 30 * time.Second, JSON: true}, &out)
 	require.Error(t, err)
 	require.True(t, errors.Is(err, bench.ErrCheckFailed), "error %v", err)
 	var rep bench.Report
@@ -288,4 +308,38 @@ func TestScheduleSpreadsTheMix(t *testing.T) {
 		longest = max(longest, run)
 	}
 	require.LessOrEqual(t, longest, 2, "no operation three times in a row in %v", seq)
+}
+
+// TestCreateClientsThroughCLI requires CreateClients to make its clients with
+// `pixgate clients create` (the fees the check accounts for included) and to
+// refuse a SQLite file that does not exist rather than let pixgate create an
+// empty one.
+func TestCreateClientsThroughCLI(t *testing.T) {
+	dbURL := filepath.Join(t.TempDir(), "pixgate.db")
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, cli.Main(context.Background(), []string{"migrate", "--database-url", dbURL}, &out, &errOut), errOut.String())
+	creds, err := bench.CreateClients(context.Background(), pixgate, dbURL, "", 2, "t")
+	require.NoError(t, err)
+	require.Len(t, creds, 2)
+	out.Reset()
+	require.Equal(t, 0, cli.Main(context.Background(), []string{"clients", "list", "--database-url", dbURL}, &out, &errOut), errOut.String())
+	var list []struct {
+		ClientID         string `json:"client_id"`
+		Name             string `json:"name"`
+		CashinFeePercent string `json:"cashin_fee_percent"`
+		PayoutFeeFixed   string `json:"payout_fee_fixed"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &list), out.String())
+	require.Len(t, list, 2)
+	for i, c := range list {
+		require.Contains(t, []string{creds[0].ID, creds[1].ID}, c.ClientID)
+		require.Regexp(t, `^bench-t-[12]$`, c.Name, "client %d", i)
+		require.Equal(t, bench.CreatedCashinFeePercent, c.CashinFeePercent)
+		require.Equal(t, bench.CreatedPayoutFeeFixed, c.PayoutFeeFixed)
+	}
+
+	missing := filepath.Join(t.TempDir(), "none.db")
+	_, err = bench.CreateClients(context.Background(), pixgate, missing, "", 1, "t")
+	require.ErrorContains(t, err, "give the running server's --database-url")
+	require.NoFileExists(t, missing)
 }

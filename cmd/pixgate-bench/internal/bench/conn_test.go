@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/bench"
+	"github.com/pixgate/pixgate/cmd/pixgate-bench/internal/bench"
 )
 
 // echo answers every request with its method and body.
