@@ -35,14 +35,9 @@ const (
 	DefaultLease   = 12 * time.Second // a dead node's events are taken over within 15 s
 	DefaultPerHost = 4
 	// DefaultWorkers bounds attempts in flight, waiting for their host's
-	// slot included. Each worker also waits for its attempt's record to
-	// commit (grouped): under payout load a cycle took ~30 ms, so 32 workers
-	// delivered ~950 webhooks/s while 2,250 payouts/s settled, and the
-	// outbox grew for as long as the load lasted. 128 kept up, but at ~2,400
-	// payouts/s all of them were often busy when a settlement committed, so
-	// 40 % of its events could not be handed over (Reserve) and waited for a
-	// claim: 19,500 claimed rows in a 20 s run. With 512 (goroutines, mostly
-	// parked) nearly every event is handed over (250–1,000 claimed).
+	// slot and their record's commit included: enough (goroutines, mostly
+	// parked) that a settlement hands nearly every event straight to a
+	// worker instead of leaving it to a claim (docs/decisions.md).
 	DefaultWorkers = 512
 	maxRetryAfter  = 24 * time.Hour
 )
@@ -218,11 +213,10 @@ func (d *Dispatcher) start(base context.Context, e store.Event, leaseEnd time.Ti
 				done()
 			}
 			// A free worker asks for more at once when due events may be
-			// waiting: waiting for the next tick capped deliveries at about
-			// Workers per tick (~500/s under payout load). When the last
-			// claim found everything due, the tick (and Wake from writers of
-			// events not handed over) is enough: a claim per finished
-			// attempt cost PostgreSQL ~0.05 ms a payout.
+			// waiting, since the next tick would cap deliveries at Workers
+			// per tick; otherwise the tick (and Wake from writers of events
+			// not handed over) is enough, as a claim per finished attempt
+			// costs the database more (docs/decisions.md).
 			if d.backlog.Load() {
 				d.Wake()
 			}
@@ -265,8 +259,8 @@ func (d *Dispatcher) deliver(ctx context.Context, e store.Event, leaseEnd time.T
 
 	a, resp := d.attempt(ctx, e)
 	// The destination's slot bounds requests in flight to it, not the
-	// bookkeeping: holding it through the database write (a commit) cut
-	// deliveries to one merchant endpoint to ~340/s under payout load.
+	// bookkeeping: holding it through the database write (a commit) would
+	// throttle deliveries to one endpoint (docs/decisions.md).
 	<-slot
 	status, next, outcome := d.decide(e, a, resp)
 	// Record the attempt even when it was aborted at shutdown.

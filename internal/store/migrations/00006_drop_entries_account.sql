@@ -3,8 +3,7 @@
 -- ledger view reads a transaction's postings (postings_transaction) and
 -- their entries by primary key, and the consistency check (CheckLedger)
 -- aggregates the whole table. The index only cost four insertions per
--- payout (its reservation and settlement entries): about 2.5 % of payout
--- throughput at 16 clients on PostgreSQL (BENCHMARKS.md, session 7).
+-- payout, its reservation and settlement entries (docs/decisions.md).
 -- Accounts are never deleted, so their foreign key needs no index either.
 DROP INDEX entries_account;
 

@@ -10,7 +10,7 @@
 --   - FailingEvents (the administration panel) reads failed events and
 --     pending ones already attempted: events_failing holds exactly those,
 --     newest last, and no event a first attempt delivered ever enters it.
--- Four index insertions fewer per payout's webhook (BENCHMARKS.md, session 9).
+-- Four index insertions fewer per payout's webhook (docs/decisions.md).
 DROP INDEX events_client_status;
 DROP INDEX events_status_created;
 CREATE INDEX events_failing ON events (created_at, id) WHERE status = 'failed' OR (status = 'pending' AND attempts > 0);

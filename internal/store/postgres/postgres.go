@@ -50,28 +50,20 @@ var dialect = &store.Dialect{
 	Pipeline: pipeline,
 	// One group in flight: calls that arrive meanwhile all go out together
 	// in the next statement, so groups are larger and each call costs less
-	// CPU. Charges/s at C = 16/32/64 in scripts/bench/run.sh: 5,760/6,790/
-	// 8,750 with 3 groups (run 10), 6,410/7,460/9,160 with 1 (run 11).
+	// CPU (docs/decisions.md).
 	GroupInserts: 1,
-	// Two payout groups (DB.CreatePayout) in flight. Throughput is the
-	// same as with one (C = 16, three back-to-back pairs: 2,570/2,551/2,588
-	// payouts/s with 1 group, 2,617/2,581/2,559 with 2; C = 64, six runs:
-	// 3,978–4,203 with 1, 4,027–4,455 with 2), but with one a group that
-	// waits (for a settlement holding one of its clients' account rows, or
-	// for the CPU) holds up every payout that arrives meanwhile, and the
-	// larger group that follows takes longer again: payouts at 2,140/s
-	// (half the C = 64 peak), six back-to-back pairs, p99 21/42/42/45/26/27
-	// ms with 1 group, 37/23/27/23/17/19 ms with 2 (BENCHMARKS.md, session
-	// 11). Both groups lock account rows in id order, so balances never
-	// deadlock them; only two groups carrying the same two duplicate
-	// payouts in opposite orders could wait on each other's unique-index
-	// entries, which PostgreSQL breaks after deadlock_timeout, and the
-	// failed group is run again payout by payout like any other.
+	// Two payout groups (DB.CreatePayout) in flight: with one, a group that
+	// waits (for a settlement's account rows or for the CPU) holds up every
+	// payout behind it (docs/decisions.md). Both groups lock account rows
+	// in id order, so balances never deadlock them; only two groups
+	// carrying the same two duplicate payouts in opposite orders could wait
+	// on each other's unique-index entries, which PostgreSQL breaks after
+	// deadlock_timeout, and the failed group is run again payout by payout
+	// like any other.
 	GroupPayouts: 2,
 	// Authentication reads of concurrent requests share a statement, one
 	// at a time: reads flush nothing, and larger groups cost less CPU per
-	// call (charges/s at C = 16/32 with 3 read groups in flight:
-	// 5,650/6,900; with 1: 5,900/7,000).
+	// call (docs/decisions.md).
 	GroupReads: 1,
 }
 
