@@ -4,8 +4,8 @@
 // users, who see only their own. It owns the panel's sessions (in the
 // database, cookie HttpOnly + SameSite=Strict, Secure outside the sandbox),
 // per-session CSRF tokens, bcrypt passwords and the login rate limit. Money
-// and state changes go through the gateway's use cases; the panel only reads
-// the store directly.
+// and state changes go through the gateway's use cases, and so do its
+// reads: the panel never opens the store itself.
 package admin
 
 import (
@@ -27,7 +27,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/pixgate/pixgate/internal/gateway"
-	"github.com/pixgate/pixgate/internal/store"
 )
 
 //go:embed web
@@ -55,7 +54,6 @@ type Options struct {
 // Handler serves /admin/.
 type Handler struct {
 	gw      *gateway.Service
-	db      *store.DB
 	log     *slog.Logger
 	sandbox bool
 	secure  bool // cookies Secure (everywhere but the sandbox)
@@ -91,8 +89,8 @@ func New(o Options) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admin: %w", err)
 	}
-	h := &Handler{gw: o.Gateway, db: o.Gateway.DB, log: log, sandbox: o.Gateway.Env == "sandbox",
-		secure: o.Gateway.Env != "sandbox", ttl: ttl, loc: loc, pages: pages,
+	h := &Handler{gw: o.Gateway, log: log, sandbox: o.Gateway.Sandbox(),
+		secure: !o.Gateway.Sandbox(), ttl: ttl, loc: loc, pages: pages,
 		assets: http.StripPrefix("/admin/assets/", http.FileServerFS(assets))}
 	cost := o.PasswordCost
 	if cost == 0 {
@@ -221,7 +219,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 // ledgerArgs feeds the ledger partial.
 type ledgerArgs struct {
 	L        lang
-	Postings []store.PostingRecord
+	Postings []gateway.Posting
 }
 
 // errorData is what the error page shows.
@@ -236,16 +234,16 @@ type view struct {
 	L        lang
 	Page     string // template name, also the active navigation item
 	LoggedIn bool
-	User     store.User
+	User     gateway.User
 	CSRF     string
 	Sandbox  bool
-	Client   *store.Client // the client the page is about, if any
-	Notice   string        // message key of a success notice
-	Alert    string        // message key of an error notice
-	LangPT   string        // this page in Portuguese
-	LangEN   string        // this page in English
-	Self     string        // the GET page a POST's answer stands for, if any
-	D        any           // the page's own data
+	Client   *gateway.Client // the client the page is about, if any
+	Notice   string          // message key of a success notice
+	Alert    string          // message key of an error notice
+	LangPT   string          // this page in Portuguese
+	LangEN   string          // this page in English
+	Self     string          // the GET page a POST's answer stands for, if any
+	D        any             // the page's own data
 }
 
 func (v *view) session(s *session) {
@@ -253,7 +251,7 @@ func (v *view) session(s *session) {
 }
 
 // Operator reports whether the viewer sees every client.
-func (v *view) Operator() bool { return v.LoggedIn && v.User.Role == store.RoleOperator }
+func (v *view) Operator() bool { return v.LoggedIn && v.User.Role == gateway.RoleOperator }
 
 // ClientBase is the path prefix of the current client's pages.
 func (v *view) ClientBase() string {
@@ -324,7 +322,7 @@ func parsePages() (map[string]*template.Template, error) {
 
 var funcs = template.FuncMap{
 	"txURL":       txPath,
-	"ledger":      func(l lang, ps []store.PostingRecord) ledgerArgs { return ledgerArgs{L: l, Postings: ps} },
+	"ledger":      func(l lang, ps []gateway.Posting) ledgerArgs { return ledgerArgs{L: l, Postings: ps} },
 	"clientURL":   clientBase,
 	"pathEscape":  url.PathEscape,
 	"queryEscape": url.QueryEscape,

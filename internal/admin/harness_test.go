@@ -23,6 +23,7 @@ import (
 	"github.com/pixgate/pixgate/internal/admin"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
+	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
@@ -64,10 +65,10 @@ func setup(t *testing.T, open opener, env string) *bundle {
 	t.Helper()
 	db := open(t)
 	log := slog.New(slog.DiscardHandler)
-	gw := gateway.New(db, env, gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja Exemplo", City: "Sao Paulo"},
-		24*time.Hour, 50*time.Millisecond, log)
 	clk := &clock{}
-	gw.Now = clk.Now
+	gw, err := gateway.New(gateway.Config{DB: db, Env: env, Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja Exemplo", City: "Sao Paulo"},
+		ChargeTTL: 24 * time.Hour, PayoutDelay: 50 * time.Millisecond, Log: log, Provider: sandbox.Provider{}, Now: clk.Now})
+	require.NoError(t, err)
 	panel, err := admin.New(admin.Options{Gateway: gw, Log: log, PasswordCost: bcrypt.MinCost})
 	require.NoError(t, err)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(100000), Admin: panel})

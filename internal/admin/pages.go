@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/store"
 )
 
 // notices are the ?m= values a redirect may carry, and the message each
@@ -41,18 +39,18 @@ func (v *view) notice(r *http.Request) {
 // scope returns the session and the client named by the path. A merchant
 // user asking for another client, or anyone asking for a client that does
 // not exist, gets the same 404.
-func (h *Handler) scope(r *http.Request) (*session, store.Client, error) {
+func (h *Handler) scope(r *http.Request) (*session, gateway.Client, error) {
 	s, _ := sessionFrom(r)
 	id := r.PathValue("client")
-	if s.user.Role != store.RoleOperator && id != s.user.ClientID {
-		return nil, store.Client{}, errNotFound
+	if s.user.Role != gateway.RoleOperator && id != s.user.ClientID {
+		return nil, gateway.Client{}, errNotFound
 	}
-	c, err := h.db.Client(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, store.Client{}, errNotFound
+	c, err := h.gw.Client(r.Context(), id)
+	if pix.ErrorCode(err) == pix.ENotFound {
+		return nil, gateway.Client{}, errNotFound
 	}
 	if err != nil {
-		return nil, store.Client{}, err
+		return nil, gateway.Client{}, err
 	}
 	return s, c, nil
 }
@@ -67,14 +65,14 @@ type statusRow struct {
 
 // failing is a failing webhook with what the page links it to.
 type failing struct {
-	Event      store.Event
+	Event      gateway.Event
 	ClientName string
 }
 
 type overviewData struct {
 	Available, Pending pix.Amount
-	Activity           store.Activity
-	Flows              store.Flows // today's money, which adds up to the change in balance
+	Activity           gateway.Activity
+	Flows              gateway.Flows // today's money, which adds up to the change in balance
 	Rows               []statusRow
 	Failing            []failing
 	ClientCount        int
@@ -88,47 +86,27 @@ func (h *Handler) today() (time.Time, time.Time) {
 }
 
 func (h *Handler) overview(r *http.Request, clientID string) (overviewData, error) {
-	ctx := r.Context()
 	var d overviewData
-	var bal ledger.Balances
-	var err error
-	if clientID == "" {
-		bal, err = h.db.TotalBalances(ctx)
-	} else {
-		bal, err = h.db.Balances(ctx, clientID)
-	}
+	from, to := h.today()
+	o, err := h.gw.Overview(r.Context(), clientID, from, to, 20)
 	if err != nil {
 		return d, err
 	}
-	d.Available, d.Pending = bal[ledger.Available], bal[ledger.Pending]
-	from, to := h.today()
-	if d.Activity, err = h.db.Activity(ctx, clientID, from, to); err != nil {
-		return d, err
-	}
-	if d.Flows, err = h.db.Flows(ctx, clientID, from, to); err != nil {
-		return d, err
-	}
-	for _, typ := range []string{store.TypeCashin, store.TypeCashout} {
+	d.Available, d.Pending = o.Balances[ledger.Available], o.Balances[ledger.Pending]
+	d.Activity, d.Flows = o.Activity, o.Flows
+	for _, typ := range []string{gateway.TypeCashin, gateway.TypeCashout} {
 		for _, st := range gateway.LookupStatuses {
 			if n := d.Activity.Counts[typ][st]; n > 0 {
 				d.Rows = append(d.Rows, statusRow{Type: typ, Status: st, N: n})
 			}
 		}
 	}
-	events, err := h.db.FailingEvents(ctx, clientID, 20)
-	if err != nil {
-		return d, err
-	}
-	clients, err := h.db.Clients(ctx)
-	if err != nil {
-		return d, err
-	}
-	names := make(map[string]string, len(clients))
-	for _, c := range clients {
+	names := make(map[string]string, len(o.Clients))
+	for _, c := range o.Clients {
 		names[c.ID] = c.Name
 	}
-	d.ClientCount = len(clients)
-	for _, e := range events {
+	d.ClientCount = len(o.Clients)
+	for _, e := range o.Failing {
 		d.Failing = append(d.Failing, failing{Event: e, ClientName: names[e.ClientID]})
 	}
 	return d, nil
@@ -138,7 +116,7 @@ func (h *Handler) overview(r *http.Request, clientID string) (overviewData, erro
 // their client's overview.
 func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	s, _ := sessionFrom(r)
-	if s.user.Role != store.RoleOperator {
+	if s.user.Role != gateway.RoleOperator {
 		return redirect(w, clientBase(s.user.ClientID)+"/")
 	}
 	d, err := h.overview(r, "")
@@ -171,7 +149,7 @@ type feeForm struct {
 	CashinPercent, CashinFixed, PayoutPercent, PayoutFixed string
 }
 
-func feeFormOf(c store.Client) feeForm {
+func feeFormOf(c gateway.Client) feeForm {
 	return feeForm{pix.FormatPercent(c.CashinFee.PercentBP), c.CashinFee.Fixed.String(),
 		pix.FormatPercent(c.PayoutFee.PercentBP), c.PayoutFee.Fixed.String()}
 }
@@ -208,7 +186,7 @@ func feeFormFrom(r *http.Request) feeForm {
 }
 
 type clientsData struct {
-	Clients []store.Client
+	Clients []gateway.Client
 	Name    string
 	Fees    feeForm
 }
@@ -219,7 +197,7 @@ func (h *Handler) clientsPage(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) renderClients(w http.ResponseWriter, r *http.Request, status int, alert string, d clientsData) error {
 	s, _ := sessionFrom(r)
-	cs, err := h.db.Clients(r.Context())
+	cs, err := h.gw.Clients(r.Context())
 	if err != nil {
 		return err
 	}
@@ -255,7 +233,7 @@ func (h *Handler) createClient(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.log.InfoContext(r.Context(), "admin created client", "user_id", s.user.ID, "client_id", cred.ClientID)
-	c, err := h.db.Client(r.Context(), cred.ClientID)
+	c, err := h.gw.Client(r.Context(), cred.ClientID)
 	if err != nil {
 		return err
 	}
@@ -317,7 +295,7 @@ func (h *Handler) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	h.log.InfoContext(r.Context(), "admin rotated webhook secret", "user_id", s.user.ID, "client_id", c.ID)
-	if c, err = h.db.Client(r.Context(), c.ID); err != nil {
+	if c, err = h.gw.Client(r.Context(), c.ID); err != nil {
 		return err
 	}
 	v := &view{Client: &c}
@@ -339,8 +317,7 @@ func (h *Handler) setFees(w http.ResponseWriter, r *http.Request) error {
 		h.renderSettings(w, r, http.StatusBadRequest, v, settingsData{Fees: f})
 		return nil
 	}
-	err = h.db.Write(r.Context(), func(tx *store.Tx) error { return tx.SetClientFees(r.Context(), c.ID, cashin, payout) })
-	if err != nil {
+	if err := h.gw.SetFees(r.Context(), c.ID, cashin, payout); err != nil {
 		return err
 	}
 	h.log.InfoContext(r.Context(), "admin changed fees", "user_id", s.user.ID, "client_id", c.ID)

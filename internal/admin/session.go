@@ -15,7 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/pixgate/pixgate/internal/gateway"
-	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // Login rate limit: at most LoginMaxFailures failed logins per e-mail and
@@ -29,8 +29,8 @@ const (
 
 // session is the logged-in user of a request.
 type session struct {
-	session store.Session
-	user    store.User
+	session gateway.Session
+	user    gateway.User
 }
 
 type ctxKey struct{}
@@ -79,13 +79,20 @@ func sessionID(token string) string { return gateway.HashSecret(token) }
 
 func (h *Handler) now() time.Time { return h.gw.Now().UTC().Truncate(time.Millisecond) }
 
-// currentSession returns the request's live session, or store.ErrNotFound.
+// errNoSession is currentSession's answer for a request without a live
+// session.
+var errNoSession = errors.New("admin: no session")
+
+// currentSession returns the request's live session, or errNoSession.
 func (h *Handler) currentSession(r *http.Request) (*session, error) {
 	c, err := r.Cookie(h.sessionCookie())
 	if err != nil || c.Value == "" || len(c.Value) > 100 {
-		return nil, store.ErrNotFound
+		return nil, errNoSession
 	}
-	s, u, err := h.db.SessionUser(r.Context(), sessionID(c.Value), h.now())
+	s, u, err := h.gw.SessionUser(r.Context(), sessionID(c.Value), h.now())
+	if pix.ErrorCode(err) == pix.ENotFound {
+		return nil, errNoSession
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +104,7 @@ func (h *Handler) currentSession(r *http.Request) (*session, error) {
 func (h *Handler) authed(f handlerFunc) http.Handler {
 	return h.handle(func(w http.ResponseWriter, r *http.Request) error {
 		s, err := h.currentSession(r)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, errNoSession) {
 			if r.Method == http.MethodGet {
 				return redirect(w, "/admin/login")
 			}
@@ -120,7 +127,7 @@ func (h *Handler) authed(f handlerFunc) http.Handler {
 func (h *Handler) operator(f handlerFunc) http.Handler {
 	return h.authed(func(w http.ResponseWriter, r *http.Request) error {
 		s, _ := sessionFrom(r)
-		if s.user.Role != store.RoleOperator {
+		if s.user.Role != gateway.RoleOperator {
 			return errNotFound
 		}
 		return f(w, r)
@@ -193,19 +200,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 
 	// Every attempt is logged before the password is checked (a success
 	// clears the log), so concurrent guesses count too.
-	limited := false
-	err = h.db.Write(ctx, func(tx *store.Tx) error {
-		limited = false
-		pair, fromIP, err := tx.LoginAttempts(ctx, email, ip, now.Add(-LoginWindow))
-		if err != nil {
-			return err
-		}
-		if pair >= LoginMaxFailures || fromIP >= loginMaxPerIP {
-			limited = true
-			return nil
-		}
-		return tx.RecordLoginAttempt(ctx, email, ip, now)
-	})
+	limited, err := h.gw.NoteLoginAttempt(ctx, email, ip, now, gateway.LoginLimit{PerPair: LoginMaxFailures, PerIP: loginMaxPerIP, Window: LoginWindow})
 	if err != nil {
 		return err
 	}
@@ -216,8 +211,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		return &httpError{status: http.StatusTooManyRequests, key: "error.429", args: []any{minutes}}
 	}
 
-	u, err := h.db.UserByEmail(ctx, email)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	u, err := h.gw.UserByEmail(ctx, email)
+	if err != nil && pix.ErrorCode(err) != pix.ENotFound {
 		return err
 	}
 	hash := []byte(u.PasswordHash)
@@ -225,7 +220,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		hash = h.dummyHash()
 	}
 	ok := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && err == nil && len(password) <= 72
-	if ok && u.Role != store.RoleOperator {
+	if ok && u.Role != gateway.RoleOperator {
 		// A disabled client's users are refused as the API refuses the
 		// client: with the same answer as a wrong password, so the form
 		// tells nobody which passwords are right; the attempt stays counted.
@@ -250,26 +245,12 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sess := store.Session{ID: sessionID(tok), UserID: u.ID, CSRFToken: csrf, CreatedAt: now, ExpiresAt: now.Add(h.ttl)}
-	old, _ := r.Cookie(h.sessionCookie())
-	err = h.db.Write(ctx, func(tx *store.Tx) error {
-		if old != nil && old.Value != "" {
-			if err := tx.DeleteSession(ctx, sessionID(old.Value)); err != nil {
-				return err
-			}
-		}
-		if err := tx.ClearLoginAttempts(ctx, email, ip); err != nil {
-			return err
-		}
-		if err := tx.PruneLoginAttempts(ctx, now.Add(-LoginWindow)); err != nil {
-			return err
-		}
-		if _, err := tx.DeleteExpiredSessions(ctx, now); err != nil {
-			return err
-		}
-		return tx.InsertSession(ctx, sess)
-	})
-	if err != nil {
+	sess := gateway.Session{ID: sessionID(tok), UserID: u.ID, CSRFToken: csrf, CreatedAt: now, ExpiresAt: now.Add(h.ttl)}
+	replaced := ""
+	if old, _ := r.Cookie(h.sessionCookie()); old != nil && old.Value != "" {
+		replaced = sessionID(old.Value)
+	}
+	if err := h.gw.StartSession(ctx, sess, replaced, email, ip, LoginWindow); err != nil {
 		return err
 	}
 	h.log.InfoContext(ctx, "admin login", "user_id", u.ID, "role", u.Role)
@@ -280,19 +261,19 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 
 // clientActive reports whether the client exists and is active.
 func (h *Handler) clientActive(ctx context.Context, clientID string) (bool, error) {
-	c, err := h.db.Client(ctx, clientID)
-	if errors.Is(err, store.ErrNotFound) {
+	c, err := h.gw.Client(ctx, clientID)
+	if pix.ErrorCode(err) == pix.ENotFound {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return c.Status == store.ClientActive, nil
+	return c.Status == gateway.ClientActive, nil
 }
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 	s, _ := sessionFrom(r)
-	if err := h.db.Write(r.Context(), func(tx *store.Tx) error { return tx.DeleteSession(r.Context(), s.session.ID) }); err != nil {
+	if err := h.gw.EndSession(r.Context(), s.session.ID); err != nil {
 		return err
 	}
 	h.setCookie(w, h.sessionCookie(), "", -1)

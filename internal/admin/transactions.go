@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/provider/sandbox"
-	"github.com/pixgate/pixgate/internal/store"
 )
 
 // PageSize is how many transactions a page of the list shows.
@@ -20,7 +17,7 @@ type txListData struct {
 	Q, Status, Type string
 	Statuses        []string
 	Types           []string
-	Rows            []store.Transaction
+	Rows            []gateway.Transaction
 	Searched        bool
 	Next, First     string // URLs of the next and the first page, or ""
 }
@@ -35,7 +32,7 @@ func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	q := r.URL.Query()
-	d := txListData{Q: strings.TrimSpace(q.Get("q")), Statuses: gateway.LookupStatuses, Types: []string{store.TypeCashin, store.TypeCashout}}
+	d := txListData{Q: strings.TrimSpace(q.Get("q")), Statuses: gateway.LookupStatuses, Types: []string{gateway.TypeCashin, gateway.TypeCashout}}
 	if st := q.Get("status"); slices.Contains(d.Statuses, st) {
 		d.Status = st
 	}
@@ -47,20 +44,8 @@ func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
 	if d.Q != "" {
 		d.Searched = true
 		if len(d.Q) <= 64 {
-			for _, find := range []func() (store.Transaction, error){
-				func() (store.Transaction, error) { return h.db.Transaction(ctx, c.ID, d.Q) },
-				func() (store.Transaction, error) { return h.db.TransactionByExternalID(ctx, c.ID, d.Q) },
-			} {
-				t, err := find()
-				if errors.Is(err, store.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				if len(d.Rows) == 0 || d.Rows[0].ID != t.ID {
-					d.Rows = append(d.Rows, t)
-				}
+			if d.Rows, err = h.gw.FindTransactions(ctx, c.ID, d.Q); err != nil {
+				return err
 			}
 		}
 		v.D = d
@@ -71,12 +56,11 @@ func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
 	if len(cursor) > 200 {
 		cursor = ""
 	}
-	f := store.HistoryFilter{Status: d.Status, Type: d.Type, Cursor: cursor, Limit: PageSize}
-	rows, next, err := h.db.History(ctx, c.ID, f)
-	if errors.Is(err, store.ErrBadCursor) {
+	rows, next, err := h.gw.TransactionPage(ctx, c.ID, d.Status, d.Type, cursor, PageSize)
+	if pix.ErrorCode(err) == pix.EInvalid {
 		v.Alert = "tx.badcursor"
-		f.Cursor, cursor = "", ""
-		rows, next, err = h.db.History(ctx, c.ID, f)
+		cursor = ""
+		rows, next, err = h.gw.TransactionPage(ctx, c.ID, d.Status, d.Type, cursor, PageSize)
 	}
 	if err != nil {
 		return err
@@ -109,21 +93,8 @@ func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type refundView struct {
-	Refund   store.Refund
-	Postings []store.PostingRecord
-}
-
-type eventView struct {
-	Event    store.Event
-	Attempts []store.Attempt
-}
-
 type txDetailData struct {
-	Tx        store.Transaction
-	Postings  []store.PostingRecord
-	Refunds   []refundView
-	Events    []eventView
+	gateway.TransactionDetail
 	CanChange bool // sandbox: the charge may be paid or expired here
 }
 
@@ -134,40 +105,15 @@ func (h *Handler) transaction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	t, err := h.db.Transaction(ctx, c.ID, r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
+	detail, err := h.gw.TransactionDetail(r.Context(), c.ID, r.PathValue("id"))
+	if pix.ErrorCode(err) == pix.ENotFound {
 		return errNotFound
 	}
 	if err != nil {
 		return err
 	}
-	d := txDetailData{Tx: t, CanChange: h.sandbox && t.Type == store.TypeCashin && t.Status == gateway.StatusPending}
-	if d.Postings, err = h.db.Postings(ctx, t.ID); err != nil {
-		return err
-	}
-	refunds, err := h.db.Refunds(ctx, t.ID)
-	if err != nil {
-		return err
-	}
-	for _, rf := range refunds {
-		ps, err := h.db.Postings(ctx, rf.ID)
-		if err != nil {
-			return err
-		}
-		d.Refunds = append(d.Refunds, refundView{Refund: rf, Postings: ps})
-	}
-	events, err := h.db.Events(ctx, t.ID)
-	if err != nil {
-		return err
-	}
-	attempts, err := h.db.Attempts(ctx, t.ID)
-	if err != nil {
-		return err
-	}
-	for _, e := range events {
-		d.Events = append(d.Events, eventView{Event: e, Attempts: attempts[e.ID]})
-	}
+	t := detail.Tx
+	d := txDetailData{TransactionDetail: detail, CanChange: h.sandbox && t.Type == gateway.TypeCashin && t.Status == gateway.StatusPending}
 	v := &view{Page: "transaction", Client: &c, D: d}
 	v.session(s)
 	v.notice(r)
@@ -186,8 +132,8 @@ func (h *Handler) retryEvent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	e, err := h.db.Event(ctx, r.PathValue("event"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && e.ClientID != c.ID) {
+	e, err := h.gw.ClientEvent(ctx, c.ID, r.PathValue("event"))
+	if pix.ErrorCode(err) == pix.ENotFound {
 		return errNotFound
 	}
 	if err != nil {
@@ -216,7 +162,7 @@ func (h *Handler) sandboxPay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.gw.ReceivePayment(ctx, sandbox.Provider{}.PaymentFor(t.TxID, t.Amount, h.gw.Now()))
+	_, err = h.gw.SandboxPay(ctx, t)
 	return h.afterSandbox(w, c, t, err, "paid")
 }
 
@@ -238,7 +184,7 @@ func (h *Handler) sandboxExpire(w http.ResponseWriter, r *http.Request) error {
 	return h.afterSandbox(w, c, t, err, "expired")
 }
 
-func (h *Handler) afterSandbox(w http.ResponseWriter, c store.Client, t store.Transaction, err error, done string) error {
+func (h *Handler) afterSandbox(w http.ResponseWriter, c gateway.Client, t gateway.Transaction, err error, done string) error {
 	switch pix.ErrorCode(err) {
 	case pix.EUnprocessable:
 		done = "notpayable"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"net/mail"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/store"
 )
 
 // PasswordCost is the bcrypt cost of stored passwords (2^12 rounds, about
@@ -30,7 +28,7 @@ const SandboxAdminEmail = "admin@sandbox.local"
 // UserParams describes a user to create.
 type UserParams struct {
 	Email    string
-	Role     string // store.RoleOperator or store.RoleMerchant
+	Role     string // gateway.RoleOperator or gateway.RoleMerchant
 	ClientID string // required for merchant users, refused for operators
 	// Cost is the bcrypt cost; 0 means PasswordCost. Tests lower it.
 	Cost int
@@ -38,7 +36,7 @@ type UserParams struct {
 
 // NewUser is a created user and its generated password, shown once.
 type NewUser struct {
-	User     store.User
+	User     gateway.User
 	Password string
 }
 
@@ -75,11 +73,11 @@ func prepareUser(rnd io.Reader, now time.Time, p UserParams) (NewUser, error) {
 		return NewUser{}, pix.Errorf(pix.EInvalid, "invalid e-mail address %q", p.Email)
 	}
 	switch p.Role {
-	case store.RoleOperator:
+	case gateway.RoleOperator:
 		if p.ClientID != "" {
 			return NewUser{}, pix.Errorf(pix.EInvalid, "operators see every client: --client is only for merchant users")
 		}
-	case store.RoleMerchant:
+	case gateway.RoleMerchant:
 		if p.ClientID == "" {
 			return NewUser{}, pix.Errorf(pix.EInvalid, "merchant users need --client")
 		}
@@ -105,7 +103,7 @@ func prepareUser(rnd io.Reader, now time.Time, p UserParams) (NewUser, error) {
 	if err != nil {
 		return NewUser{}, fmt.Errorf("user id: %w", err)
 	}
-	u := store.User{ID: id.String(), Email: email, PasswordHash: string(hash), Role: p.Role, ClientID: p.ClientID,
+	u := gateway.User{ID: id.String(), Email: email, PasswordHash: string(hash), Role: p.Role, ClientID: p.ClientID,
 		CreatedAt: now.UTC().Truncate(time.Millisecond)}
 	return NewUser{User: u, Password: password}, nil
 }
@@ -118,21 +116,8 @@ func CreateUser(ctx context.Context, gw *gateway.Service, p UserParams) (NewUser
 	if err != nil {
 		return NewUser{}, err
 	}
-	err = gw.DB.Write(ctx, func(tx *store.Tx) error {
-		if p.ClientID != "" {
-			if _, err := tx.Client(ctx, p.ClientID); errors.Is(err, store.ErrNotFound) {
-				return pix.Errorf(pix.ENotFound, "client %q not found", p.ClientID)
-			} else if err != nil {
-				return err
-			}
-		}
-		return tx.InsertUser(ctx, nu.User)
-	})
-	if errors.Is(err, store.ErrConflict) {
-		return NewUser{}, pix.Errorf(pix.EConflict, "a user with e-mail %q exists", nu.User.Email)
-	}
-	if err != nil {
-		return NewUser{}, fmt.Errorf("create user: %w", err)
+	if err := gw.CreateUser(ctx, nu.User); err != nil {
+		return NewUser{}, err
 	}
 	return nu, nil
 }
@@ -143,8 +128,8 @@ func CreateUser(ctx context.Context, gw *gateway.Service, p UserParams) (NewUser
 // sessions ended. Errors: ENotFound.
 func ResetPassword(ctx context.Context, gw *gateway.Service, email string) (nu NewUser, sessionsEnded int64, err error) {
 	notFound := pix.Errorf(pix.ENotFound, "no user with e-mail %q", email)
-	user, err := gw.DB.UserByEmail(ctx, normalizeEmail(email))
-	if errors.Is(err, store.ErrNotFound) {
+	user, err := gw.UserByEmail(ctx, normalizeEmail(email))
+	if pix.ErrorCode(err) == pix.ENotFound {
 		return NewUser{}, 0, notFound
 	} else if err != nil {
 		return NewUser{}, 0, fmt.Errorf("reset password: %w", err)
@@ -161,11 +146,8 @@ func ResetPassword(ctx context.Context, gw *gateway.Service, email string) (nu N
 	if err != nil {
 		return NewUser{}, 0, fmt.Errorf("hash password: %w", err)
 	}
-	err = gw.DB.Write(ctx, func(tx *store.Tx) error {
-		sessionsEnded, err = tx.ResetUserPassword(ctx, user.ID, string(hash))
-		return err
-	})
-	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
+	sessionsEnded, err = gw.SetUserPassword(ctx, user.ID, string(hash))
+	if pix.ErrorCode(err) == pix.ENotFound { // deleted meanwhile
 		return NewUser{}, 0, notFound
 	} else if err != nil {
 		return NewUser{}, 0, fmt.Errorf("reset password: %w", err)
@@ -178,31 +160,18 @@ func ResetPassword(ctx context.Context, gw *gateway.Service, email string) (nu N
 // password; created is false when it did nothing. Across nodes starting
 // together at most one is created.
 func BootstrapSandbox(ctx context.Context, gw *gateway.Service) (nu NewUser, created bool, err error) {
-	if gw.Env != "sandbox" {
+	if !gw.Sandbox() {
 		return NewUser{}, false, nil
 	}
-	if n, err := gw.DB.CountUsers(ctx); err != nil || n > 0 {
+	// Hashing the password is slow: skip it when users exist.
+	if exist, err := gw.HasUsers(ctx); err != nil || exist {
 		return NewUser{}, false, err
 	}
-	nu, err = prepareUser(gw.Rand, gw.Now(), UserParams{Email: SandboxAdminEmail, Role: store.RoleOperator})
+	nu, err = prepareUser(gw.Rand, gw.Now(), UserParams{Email: SandboxAdminEmail, Role: gateway.RoleOperator})
 	if err != nil {
 		return NewUser{}, false, err
 	}
-	err = gw.DB.Write(ctx, func(tx *store.Tx) error {
-		created = false
-		ok, err := tx.ClaimBootstrap(ctx, "sandbox-admin", gw.Now().UTC())
-		if err != nil || !ok {
-			return err
-		}
-		if n, err := tx.CountUsers(ctx); err != nil || n > 0 {
-			return err
-		}
-		if err := tx.InsertUser(ctx, nu.User); err != nil {
-			return err
-		}
-		created = true
-		return nil
-	})
+	created, err = gw.CreateFirstUser(ctx, nu.User)
 	if err != nil {
 		return NewUser{}, false, fmt.Errorf("create sandbox admin: %w", err)
 	}

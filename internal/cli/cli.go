@@ -18,6 +18,7 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/store/postgres"
 	"github.com/pixgate/pixgate/internal/store/sqlite"
@@ -50,7 +51,6 @@ type grammar struct {
 		Create        usersCreate        `cmd:"" help:"Create an administration panel user; prints its generated password once, as JSON."`
 		ResetPassword usersResetPassword `cmd:"" name:"reset-password" help:"Give a panel user a new generated password, printed once as JSON; the old one stops working and the user's sessions end."`
 	} `cmd:"" help:"Manage administration panel users."`
-	Bench benchCmd `cmd:"" help:"Load-test a running pixgate server (sandbox) and check every acknowledged operation from outside."`
 }
 
 type exitCode int
@@ -116,8 +116,6 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		err = app.clientsDisable(ctx, g.Clients.Disable.ID)
 	case "clients rotate-webhook-secret <id>":
 		err = app.clientsRotateWebhook(ctx, g.Clients.RotateWebhookSecret.ID)
-	case "bench":
-		err = app.bench(ctx, g.Bench)
 	case "users create":
 		err = app.usersCreate(ctx, g.Users.Create)
 	case "users reset-password":
@@ -175,10 +173,12 @@ func (a *app) open(ctx context.Context) (*store.DB, error) {
 	return db, nil
 }
 
-func (a *app) gateway(db *store.DB) *gateway.Service {
+// gatewayConfig is the gateway's configuration from the settings, with
+// the PSP that settles this process's transfers.
+func (a *app) gatewayConfig(db *store.DB, psp provider.Provider) gateway.Config {
 	s := a.settings
-	return gateway.New(db, s.Env, gateway.Merchant{PixKey: s.PixKey, Name: s.MerchantName, City: s.MerchantCity},
-		s.ChargeTTLD, s.PayoutDelay, a.log)
+	return gateway.Config{DB: db, Env: s.Env, Merchant: gateway.Merchant{PixKey: s.PixKey, Name: s.MerchantName, City: s.MerchantCity},
+		ChargeTTL: s.ChargeTTLD, PayoutDelay: s.PayoutDelay, Log: a.log, Provider: psp}
 }
 
 func (a *app) migrate(ctx context.Context) error {
@@ -233,7 +233,12 @@ func (a *app) run(ctx context.Context, fn func(gw *gateway.Service) (any, error)
 		return err
 	}
 	defer db.Close()
-	out, err := fn(a.gateway(db))
+	// Administrative commands settle nothing, so they get no PSP.
+	gw, err := gateway.New(a.gatewayConfig(db, provider.None{}))
+	if err != nil {
+		return err
+	}
+	out, err := fn(gw)
 	if err != nil {
 		return err
 	}

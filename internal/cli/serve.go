@@ -15,9 +15,12 @@ import (
 
 	"github.com/pixgate/pixgate/internal/admin"
 	"github.com/pixgate/pixgate/internal/config"
+	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/job"
 	"github.com/pixgate/pixgate/internal/metrics"
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 	redislimit "github.com/pixgate/pixgate/internal/ratelimit/redis"
 	"github.com/pixgate/pixgate/internal/webhook"
@@ -26,13 +29,11 @@ import (
 // ShutdownGrace is how long in-flight requests may run after SIGTERM.
 const ShutdownGrace = 15 * time.Second
 
-// gcPercent is the garbage collector's target for `pixgate serve` and
-// `pixgate bench` when the GOGC environment variable does not set one. A
-// request allocates a few kilobytes that die with it while the live heap
-// stays small (a few MB), so at Go's default of 100 the collector runs very
-// often: 8–10 % of the server's (and the load generator's) CPU under load.
-// At 400 it runs a quarter as often, for a heap that peaks at five times
-// the live data instead of twice. Set GOGC (and GOMEMLIMIT) to override.
+// gcPercent is the garbage collector's target for `pixgate serve` (and
+// pixgate-bench's own) when the GOGC environment variable does not set one:
+// requests allocate short-lived kilobytes over a small live heap, so Go's
+// default of 100 collects too often (docs/decisions.md). Set GOGC (and
+// GOMEMLIMIT) to override.
 const gcPercent = 400
 
 // tuneGC applies gcPercent unless GOGC is set.
@@ -49,13 +50,21 @@ func (a *app) serve(ctx context.Context) error {
 		return err
 	}
 	defer db.Close()
-	gw := a.gateway(db)
 	guard := webhook.Guard{AllowPrivate: a.settings.AllowPrivateWebhook, RequireHTTPS: !a.settings.Sandbox()}
 	dispatcher := &webhook.Dispatcher{DB: db, Client: guard.Client(webhook.DefaultTimeout), Schedule: a.settings.RetrySchedule, Log: a.log,
 		Grace: ShutdownGrace - time.Second}
-	gw.CheckWebhookURL = guard.CheckURL
-	gw.Wake = dispatcher.Wake
-	gw.Courier = dispatcher
+	psp, err := a.provider()
+	if err != nil {
+		return err
+	}
+	cfg := a.gatewayConfig(db, psp)
+	cfg.CheckWebhookURL = guard.CheckURL
+	cfg.Wake = dispatcher.Wake
+	cfg.Courier = dispatcher
+	gw, err := gateway.New(cfg)
+	if err != nil {
+		return err
+	}
 	if cred, created, err := gw.BootstrapSandbox(ctx); err != nil {
 		return fmt.Errorf("create sandbox client: %w", err)
 	} else if created {
@@ -165,13 +174,20 @@ func (a *app) serve(ctx context.Context) error {
 	return nil
 }
 
+// provider returns the PSP the settings name. Only the sandbox simulator
+// exists in this build (config.Settings.ValidateServe refuses the others).
+func (a *app) provider() (provider.Provider, error) {
+	switch a.settings.Provider {
+	case config.ProviderSandbox:
+		return sandbox.Provider{}, nil
+	}
+	return nil, fmt.Errorf("provider %q is not available in this build", a.settings.Provider)
+}
+
 // jobInterval polls often enough that a sandbox payout settles close to its
 // delay and a charge expires within 5 s of expires_at: 100 ms at the default
-// 2 s delay. Settling every 500 ms instead (delay/4) gathered half a second
-// of payouts into each tick: at 1,500 payouts/s its batches and their
-// webhooks took the CPU for the next ~250 ms, and nearly every payout
-// request slower than 10 ms started in that part of the cycle (half-peak
-// p99 25.5 ms; 17.2 ms at 100 ms, at the same C=16 throughput).
+// 2 s delay, so that each tick's settlements and webhooks are too small to
+// stall the requests behind them (docs/decisions.md).
 func jobInterval(payoutDelay time.Duration) time.Duration {
 	return min(time.Second, max(50*time.Millisecond, payoutDelay/20))
 }

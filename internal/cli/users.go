@@ -5,7 +5,6 @@ import (
 
 	"github.com/pixgate/pixgate/internal/admin"
 	"github.com/pixgate/pixgate/internal/gateway"
-	"github.com/pixgate/pixgate/internal/store"
 )
 
 type usersCreate struct {
@@ -29,7 +28,7 @@ func (a *app) usersCreate(ctx context.Context, u usersCreate) error {
 			return nil, err
 		}
 		out := userJSON{Email: nu.User.Email, Password: nu.Password, Role: nu.User.Role}
-		if nu.User.Role == store.RoleMerchant {
+		if nu.User.Role == gateway.RoleMerchant {
 			out.ClientID = &nu.User.ClientID
 		}
 		return out, nil
@@ -51,7 +50,7 @@ func (a *app) usersResetPassword(ctx context.Context, u usersResetPassword) erro
 		}
 		a.log.InfoContext(ctx, "user password reset", "user_id", nu.User.ID, "sessions_ended", ended)
 		out := userJSON{Email: nu.User.Email, Password: nu.Password, Role: nu.User.Role}
-		if nu.User.Role == store.RoleMerchant {
+		if nu.User.Role == gateway.RoleMerchant {
 			out.ClientID = &nu.User.ClientID
 		}
 		return out, nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/store/postgres"
 	"github.com/pixgate/pixgate/internal/store/sqlite"
@@ -39,8 +40,11 @@ func openBench(b *testing.B, kind string) *store.DB {
 
 func newService(b *testing.B, db *store.DB) (*gateway.Service, store.Client) {
 	b.Helper()
-	gw := gateway.New(db, "sandbox", gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"},
-		24*time.Hour, time.Hour, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"},
+		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: sandbox.Provider{}})
+	if err != nil {
+		b.Fatal(err)
+	}
 	cred, err := gw.CreateClient(context.Background(), gateway.ClientParams{Name: "bench"})
 	if err != nil {
 		b.Fatal(err)

@@ -275,12 +275,12 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 	// is written by one autocommitted INSERT: one round trip. On a
 	// duplicate, PostgreSQL has waited for the other insert to commit, so
 	// the earlier charge is readable.
-	inserted, err := s.DB.InsertTransaction(ctx, t)
+	inserted, err := s.db.InsertTransaction(ctx, t)
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
 	if !inserted {
-		prev, ok, err := find(s.DB)
+		prev, ok, err := find(s.db)
 		if err == nil && !ok {
 			err = fmt.Errorf("charge %s conflicted with no visible row", t.ID)
 		}

@@ -88,7 +88,7 @@ func (s *Service) CreateClient(ctx context.Context, p ClientParams) (Credentials
 		return Credentials{}, err
 	}
 	var cred Credentials
-	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+	err := s.db.Write(ctx, func(tx *store.Tx) error {
 		var err error
 		cred, err = s.insertClient(ctx, tx, p)
 		return err
@@ -117,13 +117,13 @@ func (s *Service) BootstrapSandbox(ctx context.Context) (Credentials, bool, erro
 	if s.Env != "sandbox" {
 		return Credentials{}, false, nil
 	}
-	n, err := s.DB.CountClients(ctx)
+	n, err := s.db.CountClients(ctx)
 	if err != nil || n > 0 {
 		return Credentials{}, false, err
 	}
 	var cred Credentials
 	created := false
-	err = s.DB.Write(ctx, func(tx *store.Tx) error {
+	err = s.db.Write(ctx, func(tx *store.Tx) error {
 		created = false
 		ok, err := tx.ClaimBootstrap(ctx, "sandbox-client", s.now())
 		if err != nil || !ok {
@@ -143,7 +143,7 @@ func (s *Service) BootstrapSandbox(ctx context.Context) (Credentials, bool, erro
 // Returns ENotFound for an unknown client.
 func (s *Service) RotateSecret(ctx context.Context, clientID string) (Credentials, error) {
 	secret := s.newClientSecret()
-	err := s.DB.Write(ctx, func(tx *store.Tx) error { return tx.SetClientSecret(ctx, clientID, HashSecret(secret)) })
+	err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientSecret(ctx, clientID, HashSecret(secret)) })
 	if errors.Is(err, store.ErrNotFound) {
 		return Credentials{}, pix.Errorf(pix.ENotFound, "client %q not found", clientID)
 	}
@@ -155,7 +155,7 @@ func (s *Service) RotateSecret(ctx context.Context, clientID string) (Credential
 
 // DisableClient stops a client's credentials from working. Returns ENotFound.
 func (s *Service) DisableClient(ctx context.Context, clientID string) error {
-	err := s.DB.Write(ctx, func(tx *store.Tx) error { return tx.SetClientStatus(ctx, clientID, store.ClientDisabled) })
+	err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientStatus(ctx, clientID, store.ClientDisabled) })
 	if errors.Is(err, store.ErrNotFound) {
 		return pix.Errorf(pix.ENotFound, "client %q not found", clientID)
 	}
@@ -167,7 +167,7 @@ func (s *Service) DisableClient(ctx context.Context, clientID string) error {
 
 // Clients lists every client.
 func (s *Service) Clients(ctx context.Context) ([]store.Client, error) {
-	return s.DB.Clients(ctx)
+	return s.db.Clients(ctx)
 }
 
 // Authenticate returns the active client of this environment whose id and
@@ -179,7 +179,7 @@ func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (st
 		!utf8.ValidString(clientID) || strings.ContainsRune(clientID, 0) {
 		return store.Client{}, unauthorized
 	}
-	c, err := s.DB.Client(ctx, clientID)
+	c, err := s.db.Client(ctx, clientID)
 	if errors.Is(err, store.ErrNotFound) {
 		// Spend the same work as a real comparison.
 		subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(HashSecret("")))

@@ -36,16 +36,16 @@ func (s *Service) Deliveries(ctx context.Context, c store.Client, paymentID stri
 		return nil, &pix.Error{Code: pix.EInvalid, Message: "Invalid request parameters",
 			Details: []pix.FieldIssue{{Field: "payment_id", Issue: "is required"}}}
 	}
-	if _, err := s.DB.Transaction(ctx, c.ID, paymentID); errors.Is(err, store.ErrNotFound) {
+	if _, err := s.db.Transaction(ctx, c.ID, paymentID); errors.Is(err, store.ErrNotFound) {
 		return nil, pix.Errorf(pix.ENotFound, "Transaction not found")
 	} else if err != nil {
 		return nil, fmt.Errorf("deliveries: %w", err)
 	}
-	events, err := s.DB.Events(ctx, paymentID)
+	events, err := s.db.Events(ctx, paymentID)
 	if err != nil {
 		return nil, fmt.Errorf("deliveries: %w", err)
 	}
-	attempts, err := s.DB.Attempts(ctx, paymentID)
+	attempts, err := s.db.Attempts(ctx, paymentID)
 	if err != nil {
 		return nil, fmt.Errorf("deliveries: %w", err)
 	}
@@ -72,7 +72,7 @@ func (s *Service) Deliveries(ctx context.Context, c store.Client, paymentID stri
 // RetryDelivery makes client c's event due again now; it is sent with the
 // same webhook-id. Errors: ENotFound.
 func (s *Service) RetryDelivery(ctx context.Context, c store.Client, eventID string) error {
-	err := s.DB.Write(ctx, func(tx *store.Tx) error { return tx.RetryEvent(ctx, c.ID, eventID, s.now()) })
+	err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.RetryEvent(ctx, c.ID, eventID, s.now()) })
 	if errors.Is(err, store.ErrNotFound) {
 		return pix.Errorf(pix.ENotFound, "Event not found")
 	}
@@ -91,7 +91,7 @@ const WebhookRotationOverlap = 24 * time.Hour
 // webhooks carry signatures by both. Errors: ENotFound.
 func (s *Service) RotateWebhookSecret(ctx context.Context, clientID string) (Credentials, error) {
 	secret := s.NewWebhookSecret()
-	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+	err := s.db.Write(ctx, func(tx *store.Tx) error {
 		return tx.SetWebhookSecret(ctx, clientID, secret, s.now().Add(WebhookRotationOverlap))
 	})
 	if errors.Is(err, store.ErrNotFound) {

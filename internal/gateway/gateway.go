@@ -1,11 +1,15 @@
 // Package gateway holds pixgate's use cases: clients and their credentials,
-// charges, payments, expiry, wallet queries. Each use case that changes money
-// runs in one database transaction holding the state change, its ledger
-// posting and its outbox event. Time and ids are injected.
+// charges, payments, expiry, wallet queries, and what the administration
+// panel reads and writes. Each use case that changes money runs in one
+// database transaction holding the state change, its ledger posting and its
+// outbox event. Time and ids are injected. It is the only door to the
+// store: the HTTP API and the panel reach the database through it alone.
 package gateway
 
 import (
 	"crypto/rand"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -13,7 +17,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pixgate/pixgate/internal/provider"
-	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/qr"
 	"github.com/pixgate/pixgate/internal/store"
 )
@@ -25,10 +28,76 @@ type Merchant struct {
 	City   string
 }
 
-// Service runs the use cases.
+// Environments a Service runs in.
+const (
+	EnvSandbox    = "sandbox"
+	EnvProduction = "production"
+)
+
+// Config is everything a Service is built from; New validates it whole.
+type Config struct {
+	// DB is the store; required.
+	DB *store.DB
+	// Env is EnvSandbox or EnvProduction.
+	Env string
+	// Merchant is the receiving side of every BR Code.
+	Merchant Merchant
+	// ChargeTTL is how long a charge stays payable; it must be positive.
+	ChargeTTL time.Duration
+	// PayoutDelay is, in the sandbox, the time until a payout or refund
+	// settles; it must not be negative.
+	PayoutDelay time.Duration
+	// Log receives the use cases' logs; required.
+	Log *slog.Logger
+	// Provider settles outgoing transfers; required, so that no
+	// configuration falls back to the simulator without saying so.
+	Provider provider.Provider
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// Rand is the source of secrets, ids and txids; nil means crypto/rand.
+	Rand io.Reader
+	// QR renders BR Codes; nil means a new encoder.
+	QR *qr.Encoder
+	// Wake, when set, tells the webhook dispatcher that events are due now.
+	Wake func()
+	// Courier, when set, takes the events this node writes for delivery
+	// without a claim (outbox).
+	Courier Courier
+	// CheckWebhookURL, when set, refuses webhook URLs that may not be
+	// called (SSRF guard); WebhookURLIssue's syntax checks always apply.
+	CheckWebhookURL func(string) error
+}
+
+// Validate reports every problem of c at once, one error per line.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DB == nil {
+		errs = append(errs, errors.New("gateway: DB is required"))
+	}
+	if c.Env != EnvSandbox && c.Env != EnvProduction {
+		errs = append(errs, fmt.Errorf("gateway: Env must be sandbox or production, not %q", c.Env))
+	}
+	if c.ChargeTTL <= 0 {
+		errs = append(errs, errors.New("gateway: ChargeTTL must be positive"))
+	}
+	if c.PayoutDelay < 0 {
+		errs = append(errs, errors.New("gateway: PayoutDelay must not be negative"))
+	}
+	if c.Log == nil {
+		errs = append(errs, errors.New("gateway: Log is required"))
+	}
+	if c.Provider == nil {
+		errs = append(errs, errors.New("gateway: Provider is required (the sandbox simulator is not a default)"))
+	}
+	return errors.Join(errs...)
+}
+
+// Service runs the use cases. New fills its fields from a Config; the
+// exported hooks may be replaced before the Service is first used (tests
+// swap the clock or the provider), never while it serves.
 type Service struct {
-	DB          *store.DB
-	Env         string // sandbox or production
+	db          *store.DB
+	Env         string // EnvSandbox or EnvProduction
 	Merchant    Merchant
 	ChargeTTL   time.Duration
 	PayoutDelay time.Duration // sandbox: time until a payout or refund settles
@@ -38,7 +107,7 @@ type Service struct {
 	// Rand is the source of secrets, ids and txids.
 	Rand io.Reader
 	QR   *qr.Encoder
-	// Provider settles outgoing transfers (the sandbox simulator by default).
+	// Provider settles outgoing transfers.
 	Provider provider.Provider
 	// Wake, when set, tells the webhook dispatcher that events are due now.
 	Wake func()
@@ -50,11 +119,28 @@ type Service struct {
 	CheckWebhookURL func(string) error
 }
 
-// New returns a Service with the real clock and crypto/rand.
-func New(db *store.DB, env string, m Merchant, chargeTTL, payoutDelay time.Duration, log *slog.Logger) *Service {
-	return &Service{DB: db, Env: env, Merchant: m, ChargeTTL: chargeTTL, PayoutDelay: payoutDelay, Log: log,
-		Now: time.Now, Rand: rand.Reader, QR: &qr.Encoder{}, Provider: sandbox.Provider{}}
+// New returns the Service c describes, or every problem of c.
+func New(c Config) (*Service, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Service{db: c.DB, Env: c.Env, Merchant: c.Merchant, ChargeTTL: c.ChargeTTL, PayoutDelay: c.PayoutDelay,
+		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, Provider: c.Provider,
+		Wake: c.Wake, Courier: c.Courier, CheckWebhookURL: c.CheckWebhookURL}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	if s.Rand == nil {
+		s.Rand = rand.Reader
+	}
+	if s.QR == nil {
+		s.QR = &qr.Encoder{}
+	}
+	return s, nil
 }
+
+// Sandbox reports whether the Service runs in the sandbox environment.
+func (s *Service) Sandbox() bool { return s.Env == EnvSandbox }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
 

@@ -53,13 +53,13 @@ func (o *outbox) abandon() {
 	}
 }
 
-// write is s.DB.Write for a transaction that writes events through an
+// write is s.db.Write for a transaction that writes events through an
 // outbox. Once it has committed, the leased events go to the courier and,
 // if any event was written unleased, the dispatcher is woken to claim it.
 // An attempt that fails (and one Write retries) gives its workers back.
 func (s *Service) write(ctx context.Context, fn func(tx *store.Tx, o *outbox) error) error {
 	var o *outbox
-	err := s.DB.Write(ctx, func(tx *store.Tx) error {
+	err := s.db.Write(ctx, func(tx *store.Tx) error {
 		o.abandon()
 		o = &outbox{courier: s.Courier}
 		return fn(tx, o)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
 	"github.com/pixgate/pixgate/internal/webhook"
@@ -31,7 +32,9 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		ctx := context.Background()
 		db := open(t)
 		log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-		s := New(db, "sandbox", Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"}, time.Hour, time.Second, log)
+		s, err := New(Config{DB: db, Env: "sandbox", Merchant: Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"},
+			ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: log, Provider: sandbox.Provider{}})
+		require.NoError(t, err)
 		cred, err := s.CreateClient(ctx, ClientParams{Name: "m"})
 		require.NoError(t, err)
 

@@ -59,12 +59,26 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 
 // Charge returns client c's charge with the given id. Errors: ENotFound.
 func (s *Service) Charge(ctx context.Context, c store.Client, id string) (store.Transaction, error) {
-	t, err := s.DB.Transaction(ctx, c.ID, id)
+	t, err := s.db.Transaction(ctx, c.ID, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != store.TypeCashin) {
 		return store.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
 	if err != nil {
 		return store.Transaction{}, fmt.Errorf("charge: %w", err)
+	}
+	return t, nil
+}
+
+// PayerCharge returns the charge with the given id whoever its client is:
+// the payer's page shows it without credentials. Errors: ENotFound (no
+// charge has that id).
+func (s *Service) PayerCharge(ctx context.Context, id string) (Transaction, error) {
+	t, err := s.db.TransactionByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != store.TypeCashin) {
+		return Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+	}
+	if err != nil {
+		return Transaction{}, fmt.Errorf("payer charge: %w", err)
 	}
 	return t, nil
 }

@@ -133,10 +133,10 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 	// (store.DB.CreatePayout). A duplicate fails the insert with
 	// ErrConflict (after waiting for the other request's transaction, whose
 	// row is then readable); only then is the earlier payout read.
-	err = s.DB.CreatePayout(ctx, store.NewPayout{Transaction: t,
+	err = s.db.CreatePayout(ctx, store.NewPayout{Transaction: t,
 		Posting: store.PostingWrite{ID: s.newOrderedID(), ClientID: c.ID, TransactionID: t.ID, Posting: ledger.PayoutReserved(amount, tax)}})
 	if errors.Is(err, store.ErrConflict) {
-		prev, ok, err := find(s.DB)
+		prev, ok, err := find(s.db)
 		if err != nil {
 			return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
 		}

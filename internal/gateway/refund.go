@@ -69,7 +69,7 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 		return RefundResponse{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
 	}
 	if idemKey != "" {
-		prev, err := s.DB.RefundByIdempotencyKey(ctx, c.ID, idemKey)
+		prev, err := s.db.RefundByIdempotencyKey(ctx, c.ID, idemKey)
 		if err == nil {
 			return replayRefund(prev, hash)
 		}
@@ -93,7 +93,7 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 		Status: store.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: now.Add(s.PayoutDelay)}
 	var prev store.Refund
 	inserted := false
-	err = s.DB.Write(ctx, func(tx *store.Tx) error {
+	err = s.db.Write(ctx, func(tx *store.Tx) error {
 		t, err := tx.TransactionForUpdate(ctx, c.ID, charge.ID)
 		if err != nil {
 			return err
@@ -173,7 +173,7 @@ func (s *Service) Refund(ctx context.Context, c store.Client, id string) (Refund
 	if u, err := uuid.Parse(id); err != nil || u.String() != id {
 		return RefundView{}, pix.Errorf(pix.ENotFound, "Refund not found")
 	}
-	r, err := s.DB.Refund(ctx, c.ID, id)
+	r, err := s.db.Refund(ctx, c.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return RefundView{}, pix.Errorf(pix.ENotFound, "Refund not found")
 	}

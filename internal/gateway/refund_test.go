@@ -11,6 +11,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
@@ -21,8 +22,9 @@ func TestRefundLookupOfMalformedIDs(t *testing.T) {
 	t.Parallel()
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		ctx := context.Background()
-		s := gateway.New(open(t), "sandbox", gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"},
-			time.Hour, time.Second, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+		s, err := gateway.New(gateway.Config{DB: open(t), Env: "sandbox", Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"},
+			ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: sandbox.Provider{}})
+		require.NoError(t, err)
 		cred, err := s.CreateClient(ctx, gateway.ClientParams{Name: "m"})
 		require.NoError(t, err)
 		c, err := s.Authenticate(ctx, cred.ClientID, cred.ClientSecret)

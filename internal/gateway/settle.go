@@ -29,15 +29,14 @@ import (
 // changed. A batch holds payouts of one client only, so it locks the same
 // account rows one payout's settlement would (store.Tx.PostAll moves each
 // once, by the batch's sum): payouts being created for other clients never
-// wait for it. (Batches spanning clients were measured: they held a quarter
-// of all clients' accounts at any time and payout creation queued behind
-// them, 2,800 → 1,700 payouts/s.) A batch that fails — a row another node
+// wait for it (batches spanning clients made payout creation queue behind
+// them: docs/decisions.md). A batch that fails — a row another node
 // settled meanwhile, or a payout that cannot settle — is settled again
 // payout by payout, each claimed afresh (settleClaimed), so one payout does
 // not hold up the rest.
 func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
 	now := s.now()
-	due, err := s.DB.DueSettlements(ctx, now, limit)
+	due, err := s.db.DueSettlements(ctx, now, limit)
 	if err != nil {
 		return 0, fmt.Errorf("settle payouts: %w", err)
 	}
@@ -279,7 +278,7 @@ func each[T any](ctx context.Context, items []T, fn func(T) (int, error)) (int, 
 // order they were requested (byCharge).
 func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) {
 	now := s.now()
-	due, err := s.DB.DueRefunds(ctx, now, limit)
+	due, err := s.db.DueRefunds(ctx, now, limit)
 	if err != nil {
 		return 0, fmt.Errorf("settle refunds: %w", err)
 	}

@@ -35,7 +35,7 @@ type Balance struct {
 
 // Balance returns client c's available and pending balances.
 func (s *Service) Balance(ctx context.Context, c store.Client) (Balance, error) {
-	b, err := s.DB.Balances(ctx, c.ID)
+	b, err := s.db.Balances(ctx, c.ID)
 	if err != nil {
 		return Balance{}, fmt.Errorf("balance: %w", err)
 	}
@@ -49,7 +49,7 @@ func (s *Service) Balance(ctx context.Context, c store.Client) (Balance, error) 
 // make it enough; the detail then says so rather than claim a shortfall.
 func (s *Service) insufficientBalance(ctx context.Context, c store.Client, need pix.Amount) error {
 	e := &pix.Error{Code: pix.EInsufficientBalance, Message: "Insufficient balance"}
-	b, err := s.DB.Balances(ctx, c.ID)
+	b, err := s.db.Balances(ctx, c.ID)
 	if err != nil {
 		// The refusal stands; only its explanation is lost.
 		s.Log.ErrorContext(ctx, "insufficient balance: read balance", "error", err.Error())
@@ -119,12 +119,12 @@ func (s *Service) Lookup(ctx context.Context, c store.Client, paymentID, externa
 	var byID, byExt *store.Transaction
 	var err error
 	if paymentID != "" {
-		if byID, err = find(func() (store.Transaction, error) { return s.DB.Transaction(ctx, c.ID, paymentID) }); err != nil {
+		if byID, err = find(func() (store.Transaction, error) { return s.db.Transaction(ctx, c.ID, paymentID) }); err != nil {
 			return store.Transaction{}, err
 		}
 	}
 	if externalID != "" {
-		if byExt, err = find(func() (store.Transaction, error) { return s.DB.TransactionByExternalID(ctx, c.ID, externalID) }); err != nil {
+		if byExt, err = find(func() (store.Transaction, error) { return s.db.TransactionByExternalID(ctx, c.ID, externalID) }); err != nil {
 			return store.Transaction{}, err
 		}
 	}
@@ -199,7 +199,7 @@ func (s *Service) History(ctx context.Context, c store.Client, q HistoryQuery) (
 	if len(is) > 0 {
 		return nil, "", historyError(is)
 	}
-	rows, next, err := s.DB.History(ctx, c.ID, f)
+	rows, next, err := s.db.History(ctx, c.ID, f)
 	if errors.Is(err, store.ErrBadCursor) {
 		return nil, "", historyError(issues{{Field: "cursor", Issue: issueHistoryCursor}})
 	}

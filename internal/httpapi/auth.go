@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/ratelimit"
-	"github.com/pixgate/pixgate/internal/store"
 )
 
 // authenticate guards everything under /api/v1/: it checks the stpi/stps
@@ -79,7 +79,7 @@ func remoteIP(r *http.Request) string {
 }
 
 // client returns the authenticated client of the request.
-func client(r *http.Request) store.Client {
-	c, _ := r.Context().Value(clientKey).(store.Client)
+func client(r *http.Request) gateway.Client {
+	c, _ := r.Context().Value(clientKey).(gateway.Client)
 	return c
 }

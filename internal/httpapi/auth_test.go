@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -56,7 +57,8 @@ func TestAuthentication(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, b.do("GET", "/api/v1/wallet/balance", nil, rotated).status)
 
 		// Credentials of the other environment never work here.
-		prodGW := gateway.New(b.db, "production", b.gw.Merchant, b.gw.ChargeTTL, 0, b.gw.Log)
+		prodGW, err := gateway.New(gateway.Config{DB: b.db, Env: "production", Merchant: b.gw.Merchant, ChargeTTL: b.gw.ChargeTTL, Log: b.gw.Log, Provider: sandbox.Provider{}})
+		require.NoError(t, err)
 		prod, err := prodGW.CreateClient(ctx, gateway.ClientParams{Name: "live"})
 		require.NoError(t, err)
 		require.True(t, strings.HasPrefix(prod.ClientSecret, "sk_live_"))

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"embed"
-	"errors"
 	"html/template"
 	"net/http"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/store"
 )
 
 //go:embed web
@@ -36,16 +34,12 @@ func validPaymentID(id string) bool { return utf8.ValidString(id) && !strings.Co
 
 // payCharge returns the charge (cash-in) of the path's payment_id: EInvalid
 // for an id that is not text, ENotFound for anything that is not a charge.
-func (s *Server) payCharge(r *http.Request) (store.Transaction, error) {
+func (s *Server) payCharge(r *http.Request) (gateway.Transaction, error) {
 	id := r.PathValue("payment_id")
 	if !validPaymentID(id) {
-		return store.Transaction{}, errBadPaymentID
+		return gateway.Transaction{}, errBadPaymentID
 	}
-	t, err := s.gw.DB.TransactionByID(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != store.TypeCashin) {
-		return store.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
-	}
-	return t, err
+	return s.gw.PayerCharge(r.Context(), id)
 }
 
 type payView struct {
@@ -126,7 +120,7 @@ func (s *Server) payPageSandboxPay(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return s.payPage(w, r)
 	}
-	if _, err := s.gw.ReceivePayment(r.Context(), s.psp.PaymentFor(t.TxID, t.Amount, s.gw.Now())); err != nil && pix.ErrorCode(err) == pix.EInternal {
+	if _, err := s.gw.SandboxPay(r.Context(), t); err != nil && pix.ErrorCode(err) == pix.EInternal {
 		return err
 	}
 	http.Redirect(w, r, "/pay/"+t.ID, http.StatusSeeOther)

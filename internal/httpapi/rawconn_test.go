@@ -22,6 +22,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
+	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
@@ -31,8 +32,9 @@ import (
 func rawServer(t *testing.T, config *tls.Config) string {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	gw := gateway.New(testkit.OpenSQLite(t), "sandbox", gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "São Paulo"},
-		24*time.Hour, time.Hour, log)
+	gw, err := gateway.New(gateway.Config{DB: testkit.OpenSQLite(t), Env: "sandbox", Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "São Paulo"},
+		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: log, Provider: sandbox.Provider{}})
+	require.NoError(t, err)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Limiter: ratelimit.NewMemory(100)})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/gateway"
-	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 )
 
@@ -21,7 +20,6 @@ type Server struct {
 	gw      *gateway.Service
 	log     *slog.Logger
 	sandbox bool
-	psp     sandbox.Provider
 	loc     *time.Location
 	// Ready reports whether dependencies answer (for /readyz).
 	ready func(ctx context.Context) error
@@ -65,7 +63,7 @@ func New(o Options) (*Server, error) {
 	if ready == nil {
 		ready = func(context.Context) error { return nil }
 	}
-	return &Server{gw: o.Gateway, log: o.Log, sandbox: o.Gateway.Env == "sandbox", loc: loc, ready: ready, metrics: o.Observe,
+	return &Server{gw: o.Gateway, log: o.Log, sandbox: o.Gateway.Sandbox(), loc: loc, ready: ready, metrics: o.Observe,
 		limiter: o.Limiter, limited: o.Limited, limiterFailed: o.LimiterFailed, rateLimit: o.RateLimit, metricsHandler: o.Metrics, admin: o.Admin}, nil
 }
 

@@ -8,12 +8,11 @@ import (
 
 // sandboxPay pays the caller's charge as if a payer had paid its BR Code.
 func (s *Server) sandboxPay(w http.ResponseWriter, r *http.Request) error {
-	c := client(r)
-	t, err := s.gw.Charge(r.Context(), c, r.PathValue("payment_id"))
+	t, err := s.gw.Charge(r.Context(), client(r), r.PathValue("payment_id"))
 	if err != nil {
 		return err
 	}
-	t, err = s.gw.ReceivePayment(r.Context(), s.psp.PaymentFor(t.TxID, t.Amount, s.gw.Now()))
+	t, err = s.gw.SandboxPay(r.Context(), t)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
@@ -48,3 +49,16 @@ type Provider interface {
 	// idempotent per Transfer.ID: the gateway may call it again after a crash.
 	Settle(ctx context.Context, t Transfer) (Outcome, error)
 }
+
+// None is the Provider of a process that settles no transfer: the
+// administration commands, which create clients and users but never pay.
+// Naming it keeps the simulator from standing in for a PSP unnoticed.
+type None struct{}
+
+// ErrNone is what None.Settle returns.
+var ErrNone = errors.New("provider: this process settles no transfers")
+
+// Settle refuses every transfer with ErrNone.
+func (None) Settle(context.Context, Transfer) (Outcome, error) { return "", ErrNone }
+
+var _ Provider = None{}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
 	"github.com/pixgate/pixgate/internal/webhook"
@@ -90,8 +91,9 @@ func setup(t *testing.T, db *store.DB, schedule ...time.Duration) *fixture {
 	ctx := context.Background()
 	clk := &clock{}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	gw := gateway.New(db, "sandbox", gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"}, time.Hour, time.Second, log)
-	gw.Now = clk.Now
+	gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"},
+		ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: log, Provider: sandbox.Provider{}, Now: clk.Now})
+	require.NoError(t, err)
 	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
 	require.NoError(t, err)
 	c, err := db.Client(ctx, cred.ClientID)
