@@ -16,7 +16,7 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
-	"github.com/pixgate/pixgate/internal/testkit"
+	"github.com/pixgate/pixgate/internal/testkit/chromium"
 )
 
 // browser drives one Chromium tab against the bundle's server.
@@ -98,7 +98,7 @@ func TestBrowser(t *testing.T) {
 	databases(t, func(t *testing.T, open opener) {
 		b := setup(t, open, "sandbox")
 		pw := b.user("ops@example.com", store.RoleOperator, "")
-		root := testkit.Chromium(t, 90*time.Second)
+		root := chromium.Launch(t, 90*time.Second)
 		br := &browser{t: t, ctx: root, base: b.srv.URL}
 		ctx := context.Background()
 
@@ -184,7 +184,7 @@ func TestBrowser(t *testing.T) {
 		// A merchant user of another client, in its own browser context,
 		// sees its client and gets 404 for this one's pages.
 		mpw := b.user("loja@example.com", store.RoleMerchant, b.merchant.ClientID)
-		mb := &browser{t: t, ctx: testkit.BrowserContext(t, root), base: b.srv.URL}
+		mb := &browser{t: t, ctx: chromium.Isolated(t, root), base: b.srv.URL}
 		mb.login("loja@example.com", mpw)
 		require.Equal(t, "Loja Exemplo", mb.text("[data-testid=client-name]"))
 		require.Zero(t, mb.count("[data-testid=nav-clients]"))
@@ -243,7 +243,7 @@ func TestScreenshots(t *testing.T) {
 	b.failDelivery(ids[0], false)
 	b.failDelivery(ids[0], false)
 
-	root := testkit.Chromium(t, 60*time.Second)
+	root := chromium.Launch(t, 60*time.Second)
 	br := &browser{t: t, ctx: root, base: b.srv.URL}
 	dir := filepath.Join("..", "..", "docs", "screenshots")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -291,7 +291,7 @@ func TestTransactionsOnAPhone(t *testing.T) {
 		ext := fmt.Sprintf("pedido-%d-", i) + strings.Repeat("x", 55) // 64 characters, the longest
 		ids = append(ids, b.charge(b.merchant, ext, "1234.56"))
 	}
-	root := testkit.Chromium(t, 90*time.Second)
+	root := chromium.Launch(t, 90*time.Second)
 	br := &browser{t: t, ctx: root, base: b.srv.URL}
 	br.login("ops@example.com", pw)
 	ctx, cancel := br.step()

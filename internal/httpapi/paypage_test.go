@@ -15,6 +15,7 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
+	"github.com/pixgate/pixgate/internal/testkit/chromium"
 )
 
 // TestPayStatus reads GET /pay/{payment_id}/status, which the payer's page
@@ -96,8 +97,8 @@ func TestPayPageUpdatesItself(t *testing.T) {
 	b := setup(t, testkit.OpenSQLite, options{})
 	paid := b.createCharge("live-1", "25.00").json["payment_id"].(string)
 	expired := b.createCharge("live-2", "5.00").json["payment_id"].(string)
-	root := testkit.Chromium(t, 90*time.Second)
-	other := testkit.BrowserContext(t, root)
+	root := chromium.Launch(t, 90*time.Second)
+	other := chromium.Isolated(t, root)
 
 	open := func(ctx context.Context, id string) {
 		t.Helper()

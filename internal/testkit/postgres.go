@@ -1,5 +1,7 @@
 // Package testkit holds test-only helpers shared by the test suites of
 // pixgate: it is imported from _test.go files only, never by production code.
+// The Chromium launcher is its own package, testkit/chromium, so that only
+// browser tests link chromedp.
 package testkit
 
 import (

@@ -1,4 +1,7 @@
-package testkit
+// Package chromium starts a headless Chromium for browser tests (chromedp).
+// It is apart from testkit so that only the tests that drive a browser link
+// chromedp.
+package chromium
 
 import (
 	"context"
@@ -10,13 +13,13 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// ChromiumPathEnv names the environment variable that overrides where the
+// PathEnv names the environment variable that overrides where the
 // Chromium binary is (default /usr/bin/chromium, Debian's package).
-const ChromiumPathEnv = "CHROMIUM_PATH"
+const PathEnv = "CHROMIUM_PATH"
 
-// ChromiumPath returns the Chromium binary to run, or "" when there is none.
-func ChromiumPath() string {
-	p := os.Getenv(ChromiumPathEnv)
+// Path returns the Chromium binary to run, or "" when there is none.
+func Path() string {
+	p := os.Getenv(PathEnv)
 	if p == "" {
 		p = "/usr/bin/chromium"
 	}
@@ -29,20 +32,20 @@ func ChromiumPath() string {
 	return p
 }
 
-// Chromium starts a headless Chromium with a fresh profile for the test and
+// Launch starts a headless Chromium with a fresh profile for the test and
 // returns a context whose chromedp actions run in its first tab; further
 // tabs, or isolated browser contexts (separate cookie jars), are children of
 // it made with chromedp.NewContext. The browser is stopped when the test
 // ends, or after timeout. Without a Chromium binary the test fails when CI
 // is "true" and is skipped otherwise.
-func Chromium(t testing.TB, timeout time.Duration) context.Context {
+func Launch(t testing.TB, timeout time.Duration) context.Context {
 	t.Helper()
-	path := ChromiumPath()
+	path := Path()
 	if path == "" {
 		if os.Getenv("CI") == "true" {
-			t.Fatal("no Chromium at /usr/bin/chromium or $" + ChromiumPathEnv + "; CI requires it")
+			t.Fatal("no Chromium at /usr/bin/chromium or $" + PathEnv + "; CI requires it")
 		}
-		t.Skip("no Chromium at /usr/bin/chromium or $" + ChromiumPathEnv + "; skipping browser test (apt-get install chromium)")
+		t.Skip("no Chromium at /usr/bin/chromium or $" + PathEnv + "; skipping browser test (apt-get install chromium)")
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
@@ -79,20 +82,20 @@ func Chromium(t testing.TB, timeout time.Duration) context.Context {
 	})
 	// Start the browser now, so a launch failure is reported as such.
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("testkit: start Chromium %s: %v", path, err)
+		t.Fatalf("chromium: start %s: %v", path, err)
 	}
 	return ctx
 }
 
-// BrowserContext returns a new tab of the browser of parent in its own
+// Isolated returns a new tab of the browser of parent in its own
 // browser context: it shares no cookies or storage with other tabs. It is
 // closed when the test ends.
-func BrowserContext(t testing.TB, parent context.Context) context.Context {
+func Isolated(t testing.TB, parent context.Context) context.Context {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(parent, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("testkit: new browser context: %v", err)
+		t.Fatalf("chromium: new browser context: %v", err)
 	}
 	return ctx
 }
