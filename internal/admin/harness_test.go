@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,24 +28,15 @@ import (
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
-type opener func(t *testing.T) *store.DB
+type opener = testkit.Opener
 
-var (
-	openSQLite   opener = testkit.OpenSQLite
-	openPostgres opener = testkit.OpenPostgres
-)
+var openSQLite opener = testkit.OpenSQLite
 
+// databases runs fn once per database driver, as parallel subtests.
 func databases(t *testing.T, fn func(t *testing.T, open opener)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); fn(t, openSQLite) })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); fn(t, openPostgres) })
+	testkit.Databases(t, fn)
 }
-
-// clock is a settable offset on the real clock.
-type clock struct{ offset atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 // bundle is the real API server with the panel mounted, on loopback.
 type bundle struct {
@@ -54,7 +44,7 @@ type bundle struct {
 	db    *store.DB
 	gw    *gateway.Service
 	srv   *httptest.Server
-	clock *clock
+	clock *testkit.Clock
 	// panel is the panel's own handler, also reachable through srv.
 	panel http.Handler
 	// merchant is a client created at setup, with its credentials.
@@ -65,7 +55,7 @@ func setup(t *testing.T, open opener, env string) *bundle {
 	t.Helper()
 	db := open(t)
 	log := slog.New(slog.DiscardHandler)
-	clk := &clock{}
+	clk := &testkit.Clock{}
 	gw, err := gateway.New(gateway.Config{DB: db, Env: env, Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja Exemplo", City: "Sao Paulo"},
 		ChargeTTL: 24 * time.Hour, PayoutDelay: 50 * time.Millisecond, Log: log, Provider: sandbox.Provider{}, Now: clk.Now})
 	require.NoError(t, err)

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,12 +29,6 @@ func databases(t *testing.T, fn func(t *testing.T, open func(t *testing.T) *stor
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) { fn(t, open) })
 }
 
-// clock is a settable offset on the real clock.
-type clock struct{ offset atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
-
 // bundle is one running API over one database.
 type bundle struct {
 	t     *testing.T
@@ -45,7 +38,7 @@ type bundle struct {
 	http  *http.Client // every response is checked against openapi.yaml
 	raw   *http.Client // unchecked, for undocumented routes (404/405)
 	cred  gateway.Credentials
-	clock *clock
+	clock *testkit.Clock
 	logs  *testkit.Buffer
 }
 
@@ -66,7 +59,7 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 	db := open(t)
 	logs := &testkit.Buffer{}
 	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, nil)))
-	clk := &clock{}
+	clk := &testkit.Clock{}
 	gw, err := gateway.New(gateway.Config{DB: db, Env: o.env, Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja Exemplo Ltda", City: "São Paulo"},
 		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: log, Provider: sandbox.Provider{}, Now: clk.Now,
 		CheckWebhookURL: webhook.Guard{AllowPrivate: o.env == "sandbox", RequireHTTPS: o.env == "production"}.CheckURL})
