@@ -109,11 +109,13 @@ func (l lang) Percent(bp int64) string {
 	return s + "%"
 }
 
-// Status translates a transaction status.
-func (l lang) Status(s string) string { return l.T("status." + s) }
+// Status translates a status: templates pass it the typed statuses of
+// transactions, refunds and clients and the events' delivery status, so it
+// takes any value whose text is the status.
+func (l lang) Status(s any) string { return l.T("status." + fmt.Sprint(s)) }
 
-// Type translates a transaction type.
-func (l lang) Type(s string) string { return l.T("type." + s) }
+// Type translates a transaction type (a pix.TxType or its text).
+func (l lang) Type(s any) string { return l.T("type." + fmt.Sprint(s)) }
 
 // messages holds every text of the panel: key → {pt-BR, en}.
 var messages = map[string][2]string{

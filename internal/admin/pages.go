@@ -59,8 +59,9 @@ func clientBase(id string) string { return "/admin/c/" + url.PathEscape(id) }
 
 // statusRow is one line of the counts-by-status table.
 type statusRow struct {
-	Type, Status string
-	N            int64
+	Type   pix.TxType
+	Status pix.TxStatus
+	N      int64
 }
 
 // failing is a failing webhook with what the page links it to.
@@ -94,9 +95,9 @@ func (h *Handler) overview(r *http.Request, clientID string) (overviewData, erro
 	}
 	d.Available, d.Pending = o.Balances[ledger.Available], o.Balances[ledger.Pending]
 	d.Activity, d.Flows = o.Activity, o.Flows
-	for _, typ := range []string{gateway.TypeCashin, gateway.TypeCashout} {
-		for _, st := range gateway.LookupStatuses {
-			if n := d.Activity.Counts[typ][st]; n > 0 {
+	for _, typ := range pix.TxTypes() {
+		for _, st := range pix.TxStatuses() {
+			if n := d.Activity.Counts[string(typ)][string(st)]; n > 0 {
 				d.Rows = append(d.Rows, statusRow{Type: typ, Status: st, N: n})
 			}
 		}

@@ -298,10 +298,10 @@ func TestMerchantSeesOnlyItsClient(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "the other client's secret is untouched")
 	tx, err := b.db.Transaction(context.Background(), other.ClientID, otherTx)
 	require.NoError(t, err)
-	require.Equal(t, "PENDING", tx.Status)
+	require.Equal(t, pix.StatusPending, tx.Status)
 	cl, err := b.db.Client(context.Background(), b.merchant.ClientID)
 	require.NoError(t, err)
-	require.Equal(t, store.ClientActive, cl.Status)
+	require.Equal(t, pix.ClientActive, cl.Status)
 }
 
 func TestLanguage(t *testing.T) {
@@ -446,7 +446,7 @@ func TestSandboxActionsOnlyInSandbox(t *testing.T) {
 	tok := c.login("ops@example.com", pw)
 	// A production client cannot create charges over plain HTTP webhooks,
 	// so insert one directly.
-	tx := store.Transaction{ID: "8f7d3c1e-6a4b-4c2d-9e8f-7a6b5c4d3e2f", ClientID: b.merchant.ClientID, Type: store.TypeCashin, RequestHash: "h",
+	tx := store.Transaction{ID: "8f7d3c1e-6a4b-4c2d-9e8f-7a6b5c4d3e2f", ClientID: b.merchant.ClientID, Type: pix.TypeCashin, RequestHash: "h",
 		Status: "PENDING", Amount: 100, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour), TxID: "abc123"}
 	require.NoError(t, b.db.Write(context.Background(), func(t2 *store.Tx) error { _, err := t2.InsertTransaction(context.Background(), tx); return err }))
 	p := c.get("/admin/c/" + b.merchant.ClientID + "/transactions/" + tx.ID)

@@ -268,7 +268,7 @@ func (h *Handler) clientActive(ctx context.Context, clientID string) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	return c.Status == gateway.ClientActive, nil
+	return c.Status == pix.ClientActive, nil
 }
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {

@@ -14,12 +14,14 @@ import (
 const PageSize = 25
 
 type txListData struct {
-	Q, Status, Type string
-	Statuses        []string
-	Types           []string
-	Rows            []gateway.Transaction
-	Searched        bool
-	Next, First     string // URLs of the next and the first page, or ""
+	Q           string
+	Status      pix.TxStatus
+	Type        pix.TxType
+	Statuses    []pix.TxStatus
+	Types       []pix.TxType
+	Rows        []gateway.Transaction
+	Searched    bool
+	Next, First string // URLs of the next and the first page, or ""
 }
 
 // transactions lists the client's transactions, newest first, a page at a
@@ -32,11 +34,11 @@ func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	q := r.URL.Query()
-	d := txListData{Q: strings.TrimSpace(q.Get("q")), Statuses: gateway.LookupStatuses, Types: []string{gateway.TypeCashin, gateway.TypeCashout}}
-	if st := q.Get("status"); slices.Contains(d.Statuses, st) {
+	d := txListData{Q: strings.TrimSpace(q.Get("q")), Statuses: pix.TxStatuses(), Types: pix.TxTypes()}
+	if st := pix.TxStatus(q.Get("status")); slices.Contains(d.Statuses, st) {
 		d.Status = st
 	}
-	if typ := q.Get("type"); slices.Contains(d.Types, typ) {
+	if typ := pix.TxType(q.Get("type")); slices.Contains(d.Types, typ) {
 		d.Type = typ
 	}
 	v := &view{Page: "transactions", Client: &c}
@@ -68,10 +70,10 @@ func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
 	d.Rows = rows
 	base := url.Values{}
 	if d.Status != "" {
-		base.Set("status", d.Status)
+		base.Set("status", string(d.Status))
 	}
 	if d.Type != "" {
-		base.Set("type", d.Type)
+		base.Set("type", string(d.Type))
 	}
 	path := clientBase(c.ID) + "/transactions"
 	if next != "" {
@@ -113,7 +115,7 @@ func (h *Handler) transaction(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t := detail.Tx
-	d := txDetailData{TransactionDetail: detail, CanChange: h.sandbox && t.Type == gateway.TypeCashin && t.Status == gateway.StatusPending}
+	d := txDetailData{TransactionDetail: detail, CanChange: h.sandbox && t.Type == pix.TypeCashin && t.Status == pix.StatusPending}
 	v := &view{Page: "transaction", Client: &c, D: d}
 	v.session(s)
 	v.notice(r)

@@ -246,15 +246,15 @@ func (a *app) run(ctx context.Context, fn func(gw *gateway.Service) (any, error)
 }
 
 type clientJSON struct {
-	ClientID         string `json:"client_id"`
-	Name             string `json:"name"`
-	Environment      string `json:"environment"`
-	Status           string `json:"status"`
-	CashinFeePercent string `json:"cashin_fee_percent"`
-	CashinFeeFixed   string `json:"cashin_fee_fixed"`
-	PayoutFeePercent string `json:"payout_fee_percent"`
-	PayoutFeeFixed   string `json:"payout_fee_fixed"`
-	CreatedAt        string `json:"created_at"`
+	ClientID         string           `json:"client_id"`
+	Name             string           `json:"name"`
+	Environment      string           `json:"environment"`
+	Status           pix.ClientStatus `json:"status"`
+	CashinFeePercent string           `json:"cashin_fee_percent"`
+	CashinFeeFixed   string           `json:"cashin_fee_fixed"`
+	PayoutFeePercent string           `json:"payout_fee_percent"`
+	PayoutFeeFixed   string           `json:"payout_fee_fixed"`
+	CreatedAt        string           `json:"created_at"`
 }
 
 func (a *app) clientsList(ctx context.Context) error {
@@ -277,7 +277,7 @@ func (a *app) clientsRotate(ctx context.Context, id string) error {
 
 func (a *app) clientsDisable(ctx context.Context, id string) error {
 	return a.run(ctx, func(gw *gateway.Service) (any, error) {
-		return map[string]string{"client_id": id, "status": store.ClientDisabled}, gw.DisableClient(ctx, id)
+		return map[string]string{"client_id": id, "status": string(pix.ClientDisabled)}, gw.DisableClient(ctx, id)
 	})
 }
 

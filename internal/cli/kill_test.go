@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/store/postgres"
 	"github.com/pixgate/pixgate/internal/store/sqlite"
@@ -223,7 +224,7 @@ func TestKillUnderLoad(t *testing.T) {
 		require.Eventually(t, func() bool {
 			counts, err := db.StatusCounts(ctx)
 			require.NoError(t, err)
-			pendingPayouts := counts[store.TypeCashout]["PENDING"]
+			pendingPayouts := counts[string(pix.TypeCashout)]["PENDING"]
 			b, err := db.Balances(ctx, c.ClientID)
 			require.NoError(t, err)
 			// Returned payouts are PAID with their return still scheduled.
@@ -254,20 +255,20 @@ func TestKillUnderLoad(t *testing.T) {
 			case "charge":
 				tr, err := db.Transaction(ctx, c.ClientID, a.id)
 				require.NoError(t, err, "acknowledged charge %s is stored", a.id)
-				require.Equal(t, store.TypeCashin, tr.Type)
+				require.Equal(t, pix.TypeCashin, tr.Type)
 			case "paid":
 				tr, err := db.Transaction(ctx, c.ClientID, a.id)
 				require.NoError(t, err)
-				require.Contains(t, []string{"PAID", "REFUNDED"}, tr.Status)
+				require.Contains(t, []pix.TxStatus{"PAID", "REFUNDED"}, tr.Status)
 				require.NotZero(t, tr.ConfirmedAt)
 			case "payout":
 				tr, err := db.Transaction(ctx, c.ClientID, a.id)
 				require.NoError(t, err)
-				require.Contains(t, []string{"PAID", "CANCELLED", "REVERSED"}, tr.Status)
+				require.Contains(t, []pix.TxStatus{"PAID", "CANCELLED", "REVERSED"}, tr.Status)
 			case "refund":
 				rf, err := db.Refund(ctx, c.ClientID, a.id)
 				require.NoError(t, err)
-				require.Contains(t, []string{store.RefundCompleted, store.RefundFailed}, rf.Status)
+				require.Contains(t, []pix.RefundStatus{pix.RefundCompleted, pix.RefundFailed}, rf.Status)
 			}
 		}
 		t.Logf("acknowledged: %v", kinds)

@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
@@ -84,7 +84,7 @@ func TestTwoNodesActAsOne(t *testing.T) {
 		// its event undelivered.)
 		counts, err := db.StatusCounts(ctx)
 		require.NoError(t, err)
-		if counts[store.TypeCashout]["PENDING"] != 0 {
+		if counts[string(pix.TypeCashout)]["PENDING"] != 0 {
 			return false
 		}
 		lag, _, err := db.OutboxLag(ctx, time.Now())

@@ -62,13 +62,13 @@ type ChargeRequest struct {
 
 // ChargeResponse is the 201 body of a created charge (and of its replays).
 type ChargeResponse struct {
-	PaymentID   string     `json:"payment_id"`
-	ExternalID  string     `json:"external_id"`
-	Amount      pix.Amount `json:"amount"`
-	QRCode      string     `json:"qrcode"`
-	QRCodeImage string     `json:"qrcode_image"`
-	Status      string     `json:"status"`
-	ExpiresAt   string     `json:"expires_at"`
+	PaymentID   string       `json:"payment_id"`
+	ExternalID  string       `json:"external_id"`
+	Amount      pix.Amount   `json:"amount"`
+	QRCode      string       `json:"qrcode"`
+	QRCodeImage string       `json:"qrcode_image"`
+	Status      pix.TxStatus `json:"status"`
+	ExpiresAt   string       `json:"expires_at"`
 }
 
 // issues collects field problems for one 400 response.
@@ -135,7 +135,7 @@ const (
 // means the URL is not acceptable as written.
 func (s *Service) WebhookURLIssue(u string) string {
 	syntax := issueWebhookURLSandbox
-	if s.Env == "production" {
+	if s.Env == EnvProduction {
 		syntax = issueWebhookURLProduction
 	}
 	if len(u) > 2048 || !utf8.ValidString(u) {
@@ -146,7 +146,7 @@ func (s *Service) WebhookURLIssue(u string) string {
 		return syntax
 	}
 	if s.CheckWebhookURL == nil {
-		if p.Scheme != "https" && s.Env == "production" {
+		if p.Scheme != "https" && s.Env == EnvProduction {
 			return syntax
 		}
 		return ""
@@ -267,8 +267,8 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 	}
 	fee := min(c.CashinFee.Fee(amount), amount)
 	t := store.Transaction{
-		ID: s.newUUID(), ClientID: c.ID, Type: store.TypeCashin, ExternalID: r.ExternalID, IdempotencyKey: r.IdempotencyKey, RequestHash: hash,
-		Status: StatusPending, Amount: amount, Tax: fee, CreatedAt: now, ExpiresAt: now.Add(s.ChargeTTL),
+		ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashin, ExternalID: r.ExternalID, IdempotencyKey: r.IdempotencyKey, RequestHash: hash,
+		Status: pix.StatusPending, Amount: amount, Tax: fee, CreatedAt: now, ExpiresAt: now.Add(s.ChargeTTL),
 		TxID: txid, QRCode: code, CallbackURL: r.PostbackURL, Details: string(details),
 	}
 	// The row is the whole change (no money moves until it is paid), so it
@@ -299,7 +299,7 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 // replayCharge answers a charge request whose key matched prev: prev's
 // response when the bodies match, else the 422 naming the key that clashed.
 func (s *Service) replayCharge(prev store.Transaction, hash, externalID string) (ChargeResponse, bool, error) {
-	if prev.RequestHash != hash || prev.Type != store.TypeCashin {
+	if prev.RequestHash != hash || prev.Type != pix.TypeCashin {
 		return ChargeResponse{}, false, mismatch(foundBy(prev, externalID))
 	}
 	image, err := s.QR.Base64PNG(prev.QRCode)
@@ -313,7 +313,7 @@ func (s *Service) replayCharge(prev store.Transaction, hash, externalID string) 
 // shows PENDING even if the charge has been paid since.
 func chargeResponse(t store.Transaction, image string) ChargeResponse {
 	return ChargeResponse{PaymentID: t.ID, ExternalID: t.ExternalID, Amount: t.Amount, QRCode: t.QRCode,
-		QRCodeImage: image, Status: StatusPending, ExpiresAt: FormatTime(t.ExpiresAt)}
+		QRCodeImage: image, Status: pix.StatusPending, ExpiresAt: FormatTime(t.ExpiresAt)}
 }
 
 // finder reads previous transactions; *store.DB and *store.Tx are finders.

@@ -42,7 +42,7 @@ func (s *Service) randomBytes(n int) []byte {
 
 func (s *Service) newClientID() string {
 	prefix := "cli_test_"
-	if s.Env == "production" {
+	if s.Env == EnvProduction {
 		prefix = "cli_live_"
 	}
 	return prefix + hex.EncodeToString(s.randomBytes(12))
@@ -50,7 +50,7 @@ func (s *Service) newClientID() string {
 
 func (s *Service) newClientSecret() string {
 	prefix := "sk_test_"
-	if s.Env == "production" {
+	if s.Env == EnvProduction {
 		prefix = "sk_live_"
 	}
 	return prefix + base64.RawURLEncoding.EncodeToString(s.randomBytes(32))
@@ -100,7 +100,7 @@ func (s *Service) insertClient(ctx context.Context, tx *store.Tx, p ClientParams
 	c := store.Client{
 		ID: s.newClientID(), Name: strings.TrimSpace(p.Name), Environment: s.Env,
 		WebhookSecret: s.NewWebhookSecret(), CashinFee: p.CashinFee, PayoutFee: p.PayoutFee,
-		Status: store.ClientActive, CreatedAt: s.now(),
+		Status: pix.ClientActive, CreatedAt: s.now(),
 	}
 	secret := s.newClientSecret()
 	c.SecretHash = HashSecret(secret)
@@ -114,7 +114,7 @@ func (s *Service) insertClient(ctx context.Context, tx *store.Tx, p ClientParams
 // no client yet, in sandbox only. It returns the credentials and true when it
 // created one; across nodes starting together at most one is created.
 func (s *Service) BootstrapSandbox(ctx context.Context) (Credentials, bool, error) {
-	if s.Env != "sandbox" {
+	if !s.Sandbox() {
 		return Credentials{}, false, nil
 	}
 	n, err := s.db.CountClients(ctx)
@@ -155,7 +155,7 @@ func (s *Service) RotateSecret(ctx context.Context, clientID string) (Credential
 
 // DisableClient stops a client's credentials from working. Returns ENotFound.
 func (s *Service) DisableClient(ctx context.Context, clientID string) error {
-	err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientStatus(ctx, clientID, store.ClientDisabled) })
+	err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientStatus(ctx, clientID, pix.ClientDisabled) })
 	if errors.Is(err, store.ErrNotFound) {
 		return pix.Errorf(pix.ENotFound, "client %q not found", clientID)
 	}
@@ -189,7 +189,7 @@ func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (st
 		return store.Client{}, fmt.Errorf("authenticate: %w", err)
 	}
 	match := subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(c.SecretHash)) == 1
-	if !match || c.Status != store.ClientActive || c.Environment != s.Env {
+	if !match || c.Status != pix.ClientActive || c.Environment != s.Env {
 		return store.Client{}, unauthorized
 	}
 	return c, nil

@@ -28,17 +28,17 @@ const RefundEventType = "refund"
 
 // EventBody is the JSON body of a webhook.
 type EventBody struct {
-	ID                string     `json:"id"`
-	Event             string     `json:"event"`
-	StatusTransaction string     `json:"statusTransaction"`
-	Value             pix.Amount `json:"value"`
-	PaymentID         string     `json:"payment_id"`
-	TransactionID     string     `json:"transaction_id,omitempty"`
-	RefundID          string     `json:"refund_id,omitempty"`
-	ExternalID        *string    `json:"external_id"`
-	Type              string     `json:"type"`
-	Tax               pix.Amount `json:"tax"`
-	OccurredAt        string     `json:"occurred_at"`
+	ID                string       `json:"id"`
+	Event             string       `json:"event"`
+	StatusTransaction pix.TxStatus `json:"statusTransaction"`
+	Value             pix.Amount   `json:"value"`
+	PaymentID         string       `json:"payment_id"`
+	TransactionID     string       `json:"transaction_id,omitempty"`
+	RefundID          string       `json:"refund_id,omitempty"`
+	ExternalID        *string      `json:"external_id"`
+	Type              string       `json:"type"`
+	Tax               pix.Amount   `json:"tax"`
+	OccurredAt        string       `json:"occurred_at"`
 }
 
 func (s *Service) newEventID() string {
@@ -47,7 +47,7 @@ func (s *Service) newEventID() string {
 }
 
 // emit writes an event for transaction t into the outbox, inside tx.
-func (s *Service) emit(ctx context.Context, tx *store.Tx, o *outbox, t store.Transaction, event, status string, value, tax pix.Amount, refundID string, now time.Time) error {
+func (s *Service) emit(ctx context.Context, tx *store.Tx, o *outbox, t store.Transaction, event string, status pix.TxStatus, value, tax pix.Amount, refundID string, now time.Time) error {
 	e, err := s.event(t, event, status, value, tax, refundID, now)
 	if err != nil {
 		return err
@@ -56,14 +56,14 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, o *outbox, t store.Tra
 }
 
 // event builds the outbox event that reports a change of transaction t.
-func (s *Service) event(t store.Transaction, event, status string, value, tax pix.Amount, refundID string, now time.Time) (store.Event, error) {
+func (s *Service) event(t store.Transaction, event string, status pix.TxStatus, value, tax pix.Amount, refundID string, now time.Time) (store.Event, error) {
 	b := EventBody{ID: s.newEventID(), Event: event, StatusTransaction: status, Value: value, PaymentID: t.ID,
-		Type: t.Type, Tax: tax, RefundID: refundID, OccurredAt: FormatTime(now)}
+		Type: string(t.Type), Tax: tax, RefundID: refundID, OccurredAt: FormatTime(now)}
 	if t.ExternalID != "" {
 		ext := t.ExternalID
 		b.ExternalID = &ext
 	}
-	if t.Type == store.TypeCashout {
+	if t.Type == pix.TypeCashout {
 		b.TransactionID = t.ID
 	}
 	if refundID != "" {

@@ -105,7 +105,7 @@ func (s *Service) FindTransactions(ctx context.Context, clientID, q string) ([]T
 // newest first, of the given status and type ("" for any), from cursor on,
 // and the next page's cursor ("" on the last page). Errors: EInvalid (a
 // cursor this operation did not return).
-func (s *Service) TransactionPage(ctx context.Context, clientID, status, typ, cursor string, limit int) ([]Transaction, string, error) {
+func (s *Service) TransactionPage(ctx context.Context, clientID string, status pix.TxStatus, typ pix.TxType, cursor string, limit int) ([]Transaction, string, error) {
 	rows, next, err := s.db.History(ctx, clientID, store.HistoryFilter{Status: status, Type: typ, Cursor: cursor, Limit: limit})
 	if errors.Is(err, store.ErrBadCursor) {
 		return nil, "", pix.Errorf(pix.EInvalid, "bad cursor")

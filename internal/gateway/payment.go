@@ -31,19 +31,19 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 		}
 		out = t
 		switch {
-		case t.Status == StatusPaid || t.Status == StatusRefunded:
+		case t.Status == pix.StatusPaid || t.Status == pix.StatusRefunded:
 			return nil // already credited: paying twice credits once
-		case t.Status != StatusPending:
+		case t.Status != pix.StatusPending:
 			return pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be paid", t.Status)
 		case p.Amount != t.Amount:
 			return pix.Errorf(pix.EUnprocessable, "Payment amount %s does not match the charge amount %s", p.Amount, t.Amount)
 		}
-		ok, err := tx.TransitionTransaction(ctx, t.ID, StatusPending, StatusPaid, now)
+		ok, err := tx.TransitionTransaction(ctx, t.ID, pix.StatusPending, pix.StatusPaid, now)
 		if err != nil || !ok {
 			return errors.Join(err, fmt.Errorf("charge %s changed concurrently", t.ID))
 		}
-		out.Status, out.ConfirmedAt = StatusPaid, now
-		if err := s.emit(ctx, tx, o, out, EventCashinPaid, StatusPaid, t.Amount, t.Tax, "", now); err != nil {
+		out.Status, out.ConfirmedAt = pix.StatusPaid, now
+		if err := s.emit(ctx, tx, o, out, EventCashinPaid, pix.StatusPaid, t.Amount, t.Tax, "", now); err != nil {
 			return err
 		}
 		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(t.Amount, t.Tax), now)
@@ -60,7 +60,7 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 // Charge returns client c's charge with the given id. Errors: ENotFound.
 func (s *Service) Charge(ctx context.Context, c store.Client, id string) (store.Transaction, error) {
 	t, err := s.db.Transaction(ctx, c.ID, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != store.TypeCashin) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != pix.TypeCashin) {
 		return store.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
 	if err != nil {
@@ -74,7 +74,7 @@ func (s *Service) Charge(ctx context.Context, c store.Client, id string) (store.
 // charge has that id).
 func (s *Service) PayerCharge(ctx context.Context, id string) (Transaction, error) {
 	t, err := s.db.TransactionByID(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != store.TypeCashin) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != pix.TypeCashin) {
 		return Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Service) ExpireCharge(ctx context.Context, c store.Client, id string) (
 	var out store.Transaction
 	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
 		t, err := tx.TransactionForUpdate(ctx, c.ID, id)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != store.TypeCashin) {
+		if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != pix.TypeCashin) {
 			return pix.Errorf(pix.ENotFound, "Charge not found")
 		}
 		if err != nil {
@@ -100,9 +100,9 @@ func (s *Service) ExpireCharge(ctx context.Context, c store.Client, id string) (
 		}
 		out = t
 		switch t.Status {
-		case StatusCancelled:
+		case pix.StatusCancelled:
 			return nil
-		case StatusPending:
+		case pix.StatusPending:
 			return s.cancel(ctx, tx, o, &out, now)
 		}
 		return pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be cancelled", t.Status)
@@ -114,12 +114,12 @@ func (s *Service) ExpireCharge(ctx context.Context, c store.Client, id string) (
 }
 
 func (s *Service) cancel(ctx context.Context, tx *store.Tx, o *outbox, t *store.Transaction, now time.Time) error {
-	ok, err := tx.TransitionTransaction(ctx, t.ID, StatusPending, StatusCancelled, time.Time{})
+	ok, err := tx.TransitionTransaction(ctx, t.ID, pix.StatusPending, pix.StatusCancelled, time.Time{})
 	if err != nil || !ok {
 		return err
 	}
-	t.Status = StatusCancelled
-	return s.emit(ctx, tx, o, *t, EventCashinCancelled, StatusCancelled, t.Amount, t.Tax, "", now)
+	t.Status = pix.StatusCancelled
+	return s.emit(ctx, tx, o, *t, EventCashinCancelled, pix.StatusCancelled, t.Amount, t.Tax, "", now)
 }
 
 // ExpireDue cancels up to limit charges whose expires_at has passed and

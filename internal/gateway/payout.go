@@ -31,12 +31,12 @@ type PayoutRequest struct {
 
 // PayoutResponse is the 200 body of a created payout (and of its replays).
 type PayoutResponse struct {
-	StatusCode    int        `json:"statusCode"`
-	TransactionID string     `json:"transaction_id"`
-	ExternalID    *string    `json:"external_id"`
-	Amount        pix.Amount `json:"amount"`
-	Tax           pix.Amount `json:"tax"`
-	Status        string     `json:"status"`
+	StatusCode    int          `json:"statusCode"`
+	TransactionID string       `json:"transaction_id"`
+	ExternalID    *string      `json:"external_id"`
+	Amount        pix.Amount   `json:"amount"`
+	Tax           pix.Amount   `json:"tax"`
+	Status        pix.TxStatus `json:"status"`
 }
 
 // payoutDetails is what a payout keeps of its request besides money.
@@ -125,8 +125,8 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
 	}
 	t := store.Transaction{
-		ID: s.newUUID(), ClientID: c.ID, Type: store.TypeCashout, ExternalID: ext, IdempotencyKey: idemKey,
-		RequestHash: hash, Status: StatusPending, Amount: amount, Tax: tax, CreatedAt: now,
+		ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashout, ExternalID: ext, IdempotencyKey: idemKey,
+		RequestHash: hash, Status: pix.StatusPending, Amount: amount, Tax: tax, CreatedAt: now,
 		SettleAt: now.Add(s.PayoutDelay), CallbackURL: r.CallbackURL, Details: string(details),
 	}
 	// One transaction, shared with the payouts created at the same moment
@@ -164,7 +164,7 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 // a payout that sent externalID: its response if the bodies agree, else the
 // 422 naming the key that matched prev.
 func replayPayout(prev store.Transaction, externalID, hash string) (PayoutResponse, bool, error) {
-	if prev.RequestHash != hash || prev.Type != store.TypeCashout {
+	if prev.RequestHash != hash || prev.Type != pix.TypeCashout {
 		return PayoutResponse{}, false, mismatch(foundBy(prev, externalID))
 	}
 	return payoutResponse(prev), true, nil
@@ -172,7 +172,7 @@ func replayPayout(prev store.Transaction, externalID, hash string) (PayoutRespon
 
 // payoutResponse is the creation response, which never changes.
 func payoutResponse(t store.Transaction) PayoutResponse {
-	resp := PayoutResponse{StatusCode: 200, TransactionID: t.ID, Amount: t.Amount, Tax: t.Tax, Status: StatusPending}
+	resp := PayoutResponse{StatusCode: 200, TransactionID: t.ID, Amount: t.Amount, Tax: t.Tax, Status: pix.StatusPending}
 	if t.ExternalID != "" {
 		ext := t.ExternalID
 		resp.ExternalID = &ext

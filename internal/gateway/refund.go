@@ -28,15 +28,15 @@ type RefundRequest struct {
 
 // RefundResponse is the 200 body of a created refund (and of its replays).
 type RefundResponse struct {
-	StatusCode int        `json:"statusCode"`
-	RefundID   string     `json:"refund_id"`
-	PaymentID  string     `json:"payment_id"`
-	Amount     pix.Amount `json:"amount"`
-	Status     string     `json:"status"`
+	StatusCode int              `json:"statusCode"`
+	RefundID   string           `json:"refund_id"`
+	PaymentID  string           `json:"payment_id"`
+	Amount     pix.Amount       `json:"amount"`
+	Status     pix.RefundStatus `json:"status"`
 }
 
 func refundResponse(r store.Refund) RefundResponse {
-	return RefundResponse{StatusCode: 200, RefundID: r.ID, PaymentID: r.TransactionID, Amount: r.Amount, Status: StatusPending}
+	return RefundResponse{StatusCode: 200, RefundID: r.ID, PaymentID: r.TransactionID, Amount: r.Amount, Status: pix.RefundPending}
 }
 
 // CreateRefund returns part or all of client c's PAID charge to the payer:
@@ -84,13 +84,13 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 		}
 		return RefundResponse{}, false, err
 	}
-	if charge.Type != store.TypeCashin {
+	if charge.Type != pix.TypeCashin {
 		return RefundResponse{}, false, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
 
 	now := s.now()
 	ref := store.Refund{ID: s.newUUID(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: idemKey, RequestHash: hash,
-		Status: store.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: now.Add(s.PayoutDelay)}
+		Status: pix.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: now.Add(s.PayoutDelay)}
 	var prev store.Refund
 	inserted := false
 	err = s.db.Write(ctx, func(tx *store.Tx) error {
@@ -99,9 +99,9 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 			return err
 		}
 		switch {
-		case t.Status == StatusRefunded:
+		case t.Status == pix.StatusRefunded:
 			return pix.Errorf(pix.EUnprocessable, "Charge has already been fully refunded")
-		case t.Status != StatusPaid:
+		case t.Status != pix.StatusPaid:
 			return pix.Errorf(pix.EUnprocessable, "Only PAID charges can be refunded; this charge is %s", t.Status)
 		case now.Sub(t.ConfirmedAt) > RefundWindow:
 			return pix.Errorf(pix.EUnprocessable, "Charges can only be refunded within 90 days of payment")
@@ -156,13 +156,13 @@ func replayRefund(prev store.Refund, hash string) (RefundResponse, bool, error) 
 // it (CONTRACT §4a): reason is null when none was given, settled_at null
 // while the refund is PENDING.
 type RefundView struct {
-	RefundID  string     `json:"refund_id"`
-	PaymentID string     `json:"payment_id"`
-	Amount    pix.Amount `json:"amount"`
-	Reason    *string    `json:"reason"`
-	Status    string     `json:"status"`
-	CreatedAt string     `json:"created_at"`
-	SettledAt *string    `json:"settled_at"`
+	RefundID  string           `json:"refund_id"`
+	PaymentID string           `json:"payment_id"`
+	Amount    pix.Amount       `json:"amount"`
+	Reason    *string          `json:"reason"`
+	Status    pix.RefundStatus `json:"status"`
+	CreatedAt string           `json:"created_at"`
+	SettledAt *string          `json:"settled_at"`
 }
 
 // Refund returns client c's refund with the given id. Errors: ENotFound

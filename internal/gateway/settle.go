@@ -139,7 +139,7 @@ func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now tim
 	// a claimed row cannot change (store.Tx.SetSettledAll ignores them), one
 	// read without a lock is changed only if it did not
 	// (store.Tx.SetSettledIfUnchanged).
-	step := func(status string, confirmed, next time.Time, p ledger.Posting, event string) error {
+	step := func(status pix.TxStatus, confirmed, next time.Time, p ledger.Posting, event string) error {
 		w.steps = append(w.steps, store.Settled{ID: t.ID, Status: status, Confirmed: confirmed, Next: next,
 			WasStatus: t.Status, WasSettleAt: t.SettleAt})
 		t.Status = status
@@ -156,12 +156,12 @@ func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now tim
 	}
 	// Anything else than a pending or paid payout has nothing left to settle.
 	done := store.Settled{ID: t.ID, Status: t.Status, WasStatus: t.Status, WasSettleAt: t.SettleAt}
-	if t.Type != store.TypeCashout {
+	if t.Type != pix.TypeCashout {
 		w.steps = append(w.steps, done)
 		return nil
 	}
 	switch t.Status {
-	case StatusPending:
+	case pix.StatusPending:
 		d, err := parsePayoutDetails(t)
 		if err != nil {
 			return err
@@ -173,17 +173,17 @@ func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now tim
 		}
 		switch outcome {
 		case provider.Failed:
-			return step(StatusCancelled, time.Time{}, time.Time{}, ledger.PayoutFailed(t.Amount, t.Tax), EventCashoutFailed)
+			return step(pix.StatusCancelled, time.Time{}, time.Time{}, ledger.PayoutFailed(t.Amount, t.Tax), EventCashoutFailed)
 		case provider.Completed:
-			return step(StatusPaid, now, time.Time{}, ledger.PayoutCompleted(t.Amount, t.Tax), EventCashoutPaid)
+			return step(pix.StatusPaid, now, time.Time{}, ledger.PayoutCompleted(t.Amount, t.Tax), EventCashoutPaid)
 		case provider.Returned:
 			next := now.Add(max(s.PayoutDelay, time.Millisecond))
-			return step(StatusPaid, now, next, ledger.PayoutCompleted(t.Amount, t.Tax), EventCashoutPaid)
+			return step(pix.StatusPaid, now, next, ledger.PayoutCompleted(t.Amount, t.Tax), EventCashoutPaid)
 		}
 		return fmt.Errorf("unknown provider outcome %q", outcome)
-	case StatusPaid:
+	case pix.StatusPaid:
 		// A completed payout scheduled again is being returned by the beneficiary's bank.
-		return step(StatusReversed, time.Time{}, time.Time{}, ledger.PayoutReversed(t.Amount), EventCashoutReversed)
+		return step(pix.StatusReversed, time.Time{}, time.Time{}, ledger.PayoutReversed(t.Amount), EventCashoutReversed)
 	}
 	w.steps = append(w.steps, done)
 	return nil
@@ -318,11 +318,11 @@ func (s *Service) settleRefund(ctx context.Context, tx *store.Tx, o *outbox, r s
 	if err != nil {
 		return err
 	}
-	status, event := store.RefundCompleted, EventRefundCompleted
+	status, event := pix.RefundCompleted, EventRefundCompleted
 	posting := ledger.RefundCompleted(r.Amount)
 	settled := r.Amount
 	if outcome == provider.Failed {
-		status, event, posting, settled = store.RefundFailed, EventRefundFailed, ledger.RefundFailed(r.Amount), 0
+		status, event, posting, settled = pix.RefundFailed, EventRefundFailed, ledger.RefundFailed(r.Amount), 0
 	}
 	ok, err := tx.FinishRefund(ctx, r.ID, status, now)
 	if err != nil || !ok {
@@ -335,11 +335,11 @@ func (s *Service) settleRefund(ctx context.Context, tx *store.Tx, o *outbox, r s
 		return err
 	}
 	charge.RefundedAmount += settled
-	if charge.RefundedAmount == charge.Amount && charge.Status == StatusPaid {
-		if err := tx.SetStatus(ctx, charge.ID, StatusRefunded); err != nil {
+	if charge.RefundedAmount == charge.Amount && charge.Status == pix.StatusPaid {
+		if err := tx.SetStatus(ctx, charge.ID, pix.StatusRefunded); err != nil {
 			return err
 		}
-		charge.Status = StatusRefunded
+		charge.Status = pix.StatusRefunded
 	}
 	return s.emit(ctx, tx, o, charge, event, charge.Status, r.Amount, 0, r.ID, now)
 }

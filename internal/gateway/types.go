@@ -33,15 +33,3 @@ const (
 	RoleOperator = store.RoleOperator // sees and manages every client
 	RoleMerchant = store.RoleMerchant // sees only its own client
 )
-
-// Client statuses.
-const (
-	ClientActive   = store.ClientActive
-	ClientDisabled = store.ClientDisabled
-)
-
-// Transaction types.
-const (
-	TypeCashin  = store.TypeCashin
-	TypeCashout = store.TypeCashout
-)

@@ -72,15 +72,15 @@ func BalanceTimestamp(now time.Time, loc *time.Location) string {
 
 // TransactionView is a transaction as lookup and history show it.
 type TransactionView struct {
-	PaymentID      string     `json:"payment_id"`
-	ExternalID     *string    `json:"external_id"`
-	Status         string     `json:"status"`
-	Amount         pix.Amount `json:"amount"`
-	CreatedAt      string     `json:"created_at"`
-	ConfirmedDate  *string    `json:"confirmed_date"`
-	Type           string     `json:"type"`
-	Tax            pix.Amount `json:"tax"`
-	RefundedAmount pix.Amount `json:"refunded_amount"`
+	PaymentID      string       `json:"payment_id"`
+	ExternalID     *string      `json:"external_id"`
+	Status         pix.TxStatus `json:"status"`
+	Amount         pix.Amount   `json:"amount"`
+	CreatedAt      string       `json:"created_at"`
+	ConfirmedDate  *string      `json:"confirmed_date"`
+	Type           pix.TxType   `json:"type"`
+	Tax            pix.Amount   `json:"tax"`
+	RefundedAmount pix.Amount   `json:"refunded_amount"`
 }
 
 // View returns the API view of t.
@@ -164,7 +164,7 @@ const (
 // next cursor ("" on the last page). Errors: EInvalid for a bad parameter,
 // its message naming each bad parameter and what it accepts.
 func (s *Service) History(ctx context.Context, c store.Client, q HistoryQuery) ([]store.Transaction, string, error) {
-	f := store.HistoryFilter{Limit: defaultHistoryLimit, Cursor: q.Cursor, Status: q.Status, Type: q.Type}
+	f := store.HistoryFilter{Limit: defaultHistoryLimit, Cursor: q.Cursor, Status: pix.TxStatus(q.Status), Type: pix.TxType(q.Type)}
 	var is issues
 	if q.Limit != "" {
 		n, err := strconv.Atoi(q.Limit)
@@ -176,10 +176,10 @@ func (s *Service) History(ctx context.Context, c store.Client, q HistoryQuery) (
 	if len(q.Cursor) > 200 || !utf8.ValidString(q.Cursor) || strings.ContainsRune(q.Cursor, 0) {
 		is.add("cursor", issueHistoryCursor)
 	}
-	if q.Status != "" && !slices.Contains(LookupStatuses, q.Status) {
+	if q.Status != "" && !slices.Contains(pix.TxStatuses(), pix.TxStatus(q.Status)) {
 		is.add("status", issueHistoryStatus)
 	}
-	if q.Type != "" && q.Type != store.TypeCashin && q.Type != store.TypeCashout {
+	if q.Type != "" && !slices.Contains(pix.TxTypes(), pix.TxType(q.Type)) {
 		is.add("type", issueHistoryType)
 	}
 	for _, p := range []struct {

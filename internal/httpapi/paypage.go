@@ -50,9 +50,21 @@ type payView struct {
 	Sandbox                                bool
 }
 
-var statusLabels = map[string]string{
-	gateway.StatusPending: "Aguardando pagamento", gateway.StatusPaid: "Pago",
-	gateway.StatusCancelled: "Cancelada", gateway.StatusRefunded: "Devolvida", gateway.StatusReversed: "Estornada",
+// statusLabel is how the page names a charge's status to the payer.
+func statusLabel(st pix.TxStatus) string {
+	switch st {
+	case pix.StatusPending:
+		return "Aguardando pagamento"
+	case pix.StatusPaid:
+		return "Pago"
+	case pix.StatusCancelled:
+		return "Cancelada"
+	case pix.StatusRefunded:
+		return "Devolvida"
+	case pix.StatusReversed:
+		return "Estornada"
+	}
+	return ""
 }
 
 // payPage is the payer's page: QR image, copy-and-paste code, amount and
@@ -69,17 +81,17 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return err
 	default:
-		v.Found, v.PaymentID, v.Amount, v.Status, v.QRCode = true, t.ID, t.Amount.Grouped(".", ","), t.Status, t.QRCode
-		v.StatusLabel, v.StatusClass = statusLabels[t.Status], "other"
+		v.Found, v.PaymentID, v.Amount, v.Status, v.QRCode = true, t.ID, t.Amount.Grouped(".", ","), string(t.Status), t.QRCode
+		v.StatusLabel, v.StatusClass = statusLabel(t.Status), "other"
 		switch t.Status {
-		case gateway.StatusPending, gateway.StatusPaid, gateway.StatusCancelled:
-			v.StatusClass = strings.ToLower(t.Status) // the CSS classes pending, paid, cancelled
+		case pix.StatusPending, pix.StatusPaid, pix.StatusCancelled:
+			v.StatusClass = strings.ToLower(string(t.Status)) // the CSS classes pending, paid, cancelled
 		}
 		v.ExpiresAt = t.ExpiresAt.In(s.loc).Format(payTimeLayout)
 		if !t.ConfirmedAt.IsZero() {
 			v.ConfirmedAt = t.ConfirmedAt.In(s.loc).Format(payTimeLayout)
 		}
-		if t.Status == gateway.StatusPending {
+		if t.Status == pix.StatusPending {
 			if v.Image, err = s.gw.QR.Base64PNG(t.QRCode); err != nil {
 				return err
 			}
@@ -109,7 +121,7 @@ func (s *Server) payStatus(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
+		Status pix.TxStatus `json:"status"`
 	}{t.Status})
 	return nil
 }

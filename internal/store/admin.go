@@ -116,7 +116,7 @@ func (q *Q) SessionUser(ctx context.Context, id string, now time.Time) (Session,
 	err := q.q.QueryRowContext(ctx, `SELECT s.id, s.user_id, s.csrf_token, s.created_at, s.expires_at,
 		u.id, u.email, u.password_hash, u.role, u.client_id, u.created_at
 		FROM sessions s JOIN users u ON u.id = s.user_id LEFT JOIN clients c ON c.id = u.client_id
-		WHERE s.id = $1 AND s.expires_at > $2 AND (u.client_id IS NULL OR c.status = $3)`, id, ms(now), ClientActive).
+		WHERE s.id = $1 AND s.expires_at > $2 AND (u.client_id IS NULL OR c.status = $3)`, id, ms(now), pix.ClientActive).
 		Scan(&s.ID, &s.UserID, &s.CSRFToken, &sCreated, &sExpires, &u.ID, &u.Email, &u.PasswordHash, &u.Role, &client, &uCreated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, User{}, ErrNotFound

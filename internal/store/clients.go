@@ -11,12 +11,6 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
-// Client statuses.
-const (
-	ClientActive   = "active"
-	ClientDisabled = "disabled"
-)
-
 // Client is an API client (a merchant application) and its settings.
 type Client struct {
 	ID                string
@@ -28,7 +22,7 @@ type Client struct {
 	PrevWebhookUntil  time.Time
 	CashinFee         pix.FeeRule
 	PayoutFee         pix.FeeRule
-	Status            string
+	Status            pix.ClientStatus
 	CreatedAt         time.Time
 }
 
@@ -181,7 +175,7 @@ func (tx *Tx) SetClientSecret(ctx context.Context, id, secretHash string) error 
 }
 
 // SetClientStatus changes a client's status. Returns ErrNotFound.
-func (tx *Tx) SetClientStatus(ctx context.Context, id, status string) error {
+func (tx *Tx) SetClientStatus(ctx context.Context, id string, status pix.ClientStatus) error {
 	return tx.updateClient(ctx, `UPDATE clients SET status = $2 WHERE id = $1`, id, status)
 }
 

@@ -10,13 +10,6 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
-// Refund statuses.
-const (
-	RefundPending   = "PENDING"
-	RefundCompleted = "COMPLETED"
-	RefundFailed    = "FAILED"
-)
-
 // Refund is a return (devolução) of part or all of a paid charge.
 type Refund struct {
 	ID             string
@@ -24,7 +17,7 @@ type Refund struct {
 	TransactionID  string // the charge
 	IdempotencyKey string
 	RequestHash    string
-	Status         string
+	Status         pix.RefundStatus
 	Amount         pix.Amount
 	Reason         string
 	CreatedAt      time.Time
@@ -84,7 +77,7 @@ func (q *Q) Refunds(ctx context.Context, transactionID string) ([]Refund, error)
 
 // FinishRefund moves a PENDING refund to status (COMPLETED or FAILED),
 // unschedules it and reports whether it did (false: already finished).
-func (tx *Tx) FinishRefund(ctx context.Context, id, status string, at time.Time) (bool, error) {
+func (tx *Tx) FinishRefund(ctx context.Context, id string, status pix.RefundStatus, at time.Time) (bool, error) {
 	n, err := tx.affected(ctx, `UPDATE refunds SET status = $2, settled_at = $3, settle_at = NULL WHERE id = $1 AND status = 'PENDING'`, id, status, ms(at))
 	if err != nil {
 		return false, fmt.Errorf("finish refund: %w", err)
@@ -104,7 +97,7 @@ func (tx *Tx) AddRefundPending(ctx context.Context, chargeID string, delta, sett
 
 // SetStatus sets a transaction's status unconditionally (used where the
 // caller holds the row lock and has checked the transition).
-func (tx *Tx) SetStatus(ctx context.Context, id, status string) error {
+func (tx *Tx) SetStatus(ctx context.Context, id string, status pix.TxStatus) error {
 	return tx.updateOne(ctx, `UPDATE transactions SET status = $2 WHERE id = $1`, id, status)
 }
 

@@ -13,22 +13,16 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
-// Transaction types.
-const (
-	TypeCashin  = "cashin"
-	TypeCashout = "cashout"
-)
-
 // Transaction is a charge (cashin) or a payout (cashout). Status is the
 // status the lookup endpoint shows.
 type Transaction struct {
 	ID             string
 	ClientID       string
-	Type           string
+	Type           pix.TxType
 	ExternalID     string // "" when the client gave none
 	IdempotencyKey string // "" when none
 	RequestHash    string // canonical hash of the creating request, for idempotency
-	Status         string
+	Status         pix.TxStatus
 	Amount         pix.Amount
 	Tax            pix.Amount
 	RefundedAmount pix.Amount
@@ -157,7 +151,7 @@ func (q *Q) TransactionByID(ctx context.Context, id string) (Transaction, error)
 // (setting confirmed_at when confirmed is non-zero) and reports whether it
 // did: false means it was no longer in status from, so the caller must not
 // apply the change's effects a second time.
-func (tx *Tx) TransitionTransaction(ctx context.Context, id, from, to string, confirmed time.Time) (bool, error) {
+func (tx *Tx) TransitionTransaction(ctx context.Context, id string, from, to pix.TxStatus, confirmed time.Time) (bool, error) {
 	n, err := tx.affected(ctx, `UPDATE transactions SET status = $3, confirmed_at = COALESCE($4, confirmed_at)
 		WHERE id = $1 AND status = $2`, id, from, to, nullMS(confirmed))
 	if err != nil {
@@ -181,13 +175,13 @@ func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
 // SetSettledIfUnchanged).
 type Settled struct {
 	ID        string
-	Status    string
+	Status    pix.TxStatus
 	Confirmed time.Time // confirmed_at, or zero to leave it
 	Next      time.Time // the next settle_at, or zero: nothing left to settle
 	// WasStatus and WasSettleAt are the row's status and settle_at when
 	// the step was decided: SetSettledIfUnchanged applies the step only if
 	// the row still has them.
-	WasStatus   string
+	WasStatus   pix.TxStatus
 	WasSettleAt time.Time
 }
 
@@ -319,11 +313,11 @@ func (q *Q) list(ctx context.Context, query string, args ...any) ([]Transaction,
 
 // HistoryFilter selects a page of a client's history.
 type HistoryFilter struct {
-	Status string    // lookup status, or ""
-	Type   string    // cashin, cashout, or ""
-	From   time.Time // inclusive, or zero
-	To     time.Time // exclusive, or zero
-	Cursor string    // from a previous page's NextCursor, or ""
+	Status pix.TxStatus // lookup status, or ""
+	Type   pix.TxType   // cashin, cashout, or ""
+	From   time.Time    // inclusive, or zero
+	To     time.Time    // exclusive, or zero
+	Cursor string       // from a previous page's NextCursor, or ""
 	Limit  int
 }
 

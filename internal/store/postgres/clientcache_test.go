@@ -83,9 +83,9 @@ func TestClientsInMemory(t *testing.T) {
 		return tx.SetWebhookSecret(ctx, c.ID, "whsec_new", time.Now().Add(time.Hour))
 	}))
 	require.Equal(t, "whsec_new", read(nodes[0]).WebhookSecret, "a rotated webhook secret is seen at once")
-	require.NoError(t, writer.Write(ctx, func(tx *store.Tx) error { return tx.SetClientStatus(ctx, c.ID, store.ClientDisabled) }))
+	require.NoError(t, writer.Write(ctx, func(tx *store.Tx) error { return tx.SetClientStatus(ctx, c.ID, pix.ClientDisabled) }))
 	for k, n := range nodes {
-		require.Equal(t, store.ClientDisabled, read(n).Status, "node %d: a disabled client is seen at once", k)
+		require.Equal(t, pix.ClientDisabled, read(n).Status, "node %d: a disabled client is seen at once", k)
 	}
 
 	// Node A's listening connection is cut: until it listens again, it

@@ -119,7 +119,7 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		_, got, err := db.SessionUser(ctx, "sess1", t0)
 		require.NoError(t, err)
 		require.Equal(t, m, got)
-		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientStatus(ctx, c.ID, store.ClientDisabled) }))
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientStatus(ctx, c.ID, pix.ClientDisabled) }))
 		_, _, err = db.SessionUser(ctx, "sess1", t0)
 		require.ErrorIs(t, err, store.ErrNotFound, "the merchant user's session ends with its client")
 		_, got, err = db.SessionUser(ctx, "sess0", t0)
@@ -189,10 +189,10 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		db := open(t)
 		a, b := NewClient(t, db), NewClient(t, db)
 		day := t0.Truncate(24 * time.Hour)
-		paid := newTx(a, store.TypeCashin, "p1", 1000, day.Add(time.Hour))
-		pending := newTx(a, store.TypeCashin, "p2", 500, day.Add(2*time.Hour))
-		yesterday := newTx(a, store.TypeCashin, "p3", 700, day.Add(-time.Hour))
-		payout := newTx(b, store.TypeCashout, "o1", 300, day.Add(3*time.Hour))
+		paid := newTx(a, pix.TypeCashin, "p1", 1000, day.Add(time.Hour))
+		pending := newTx(a, pix.TypeCashin, "p2", 500, day.Add(2*time.Hour))
+		yesterday := newTx(a, pix.TypeCashin, "p3", 700, day.Add(-time.Hour))
+		payout := newTx(b, pix.TypeCashout, "o1", 300, day.Add(3*time.Hour))
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			for _, x := range []store.Transaction{paid, pending, yesterday, payout} {
 				if _, err := tx.InsertTransaction(ctx, x); err != nil {
@@ -214,7 +214,7 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		end := day.Add(24 * time.Hour)
 		act, err := db.Activity(ctx, a.ID, day, end)
 		require.NoError(t, err)
-		require.Equal(t, map[string]map[string]int64{store.TypeCashin: {"PAID": 1, "PENDING": 1}}, act.Counts)
+		require.Equal(t, map[string]map[string]int64{string(pix.TypeCashin): {"PAID": 1, "PENDING": 1}}, act.Counts)
 		// Money is counted from the ledger: only the posted charge is in.
 		flows, err := db.Flows(ctx, a.ID, day, end)
 		require.NoError(t, err)
@@ -222,7 +222,7 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 
 		all, err := db.Activity(ctx, "", day, end)
 		require.NoError(t, err)
-		require.Equal(t, map[string]map[string]int64{store.TypeCashin: {"PAID": 1, "PENDING": 1}, store.TypeCashout: {"PAID": 1}}, all.Counts)
+		require.Equal(t, map[string]map[string]int64{string(pix.TypeCashin): {"PAID": 1, "PENDING": 1}, string(pix.TypeCashout): {"PAID": 1}}, all.Counts)
 
 		tot, err := db.TotalBalances(ctx)
 		require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -45,12 +46,12 @@ func exerciseClients(t *testing.T, open Opener) {
 			if err := tx.SetClientSecret(ctx, c.ID, "ff"); err != nil {
 				return err
 			}
-			return tx.SetClientStatus(ctx, c.ID, store.ClientDisabled)
+			return tx.SetClientStatus(ctx, c.ID, pix.ClientDisabled)
 		}))
 		got, err = db.Client(ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, "ff", got.SecretHash)
-		require.Equal(t, store.ClientDisabled, got.Status)
+		require.Equal(t, pix.ClientDisabled, got.Status)
 		require.ErrorIs(t, db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientSecret(ctx, "nope", "aa") }), store.ErrNotFound)
 
 		until := t0.Add(24 * time.Hour)

@@ -25,9 +25,9 @@ func exerciseHistory(t *testing.T, open Opener) {
 		var ids []string
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			for i := 0; i < 25; i++ {
-				typ := store.TypeCashin
+				typ := pix.TypeCashin
 				if i%2 == 1 {
-					typ = store.TypeCashout
+					typ = pix.TypeCashout
 				}
 				tr := newTx(c, typ, fmt.Sprintf("e%d", i), pix.Amount(100+i), t0.Add(time.Duration(i/3)*time.Second))
 				if _, err := tx.InsertTransaction(ctx, tr); err != nil {
@@ -49,7 +49,7 @@ func exerciseHistory(t *testing.T, open Opener) {
 			if page == 0 {
 				// New rows arriving between pages must not shift later pages.
 				require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-					_, err := tx.InsertTransaction(ctx, newTx(c, store.TypeCashin, "late", 1, t0.Add(time.Hour)))
+					_, err := tx.InsertTransaction(ctx, newTx(c, pix.TypeCashin, "late", 1, t0.Add(time.Hour)))
 					return err
 				}))
 			}
@@ -70,7 +70,7 @@ func exerciseHistory(t *testing.T, open Opener) {
 		}
 		require.Len(t, uniq, 25)
 
-		rows, _, err := db.History(ctx, c.ID, store.HistoryFilter{Limit: 100, Type: store.TypeCashout})
+		rows, _, err := db.History(ctx, c.ID, store.HistoryFilter{Limit: 100, Type: pix.TypeCashout})
 		require.NoError(t, err)
 		require.Len(t, rows, 12)
 		rows, _, err = db.History(ctx, c.ID, store.HistoryFilter{Limit: 100, From: t0.Add(time.Second), To: t0.Add(3 * time.Second)})

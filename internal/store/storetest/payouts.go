@@ -36,7 +36,7 @@ func exercisePayouts(t *testing.T, open Opener) {
 			err error
 		}
 		payout := func(c store.Client, ext string, amount, tax pix.Amount, i int) store.NewPayout {
-			tr := newTx(c, store.TypeCashout, ext, amount, t0.Add(time.Duration(i)*time.Millisecond))
+			tr := newTx(c, pix.TypeCashout, ext, amount, t0.Add(time.Duration(i)*time.Millisecond))
 			tr.Tax, tr.ExpiresAt, tr.SettleAt = tax, time.Time{}, tr.CreatedAt.Add(time.Minute)
 			return store.NewPayout{Transaction: tr, Posting: store.PostingWrite{ID: uuid.NewString(), ClientID: c.ID,
 				TransactionID: tr.ID, Posting: ledger.PayoutReserved(amount, tax)}}

@@ -20,12 +20,12 @@ func exerciseRefunds(t *testing.T, open Opener) {
 		t.Parallel()
 		db := open(t)
 		c, other := NewClient(t, db), NewClient(t, db)
-		charge := newTx(c, store.TypeCashin, "rf-charge", 1000, t0)
+		charge := newTx(c, pix.TypeCashin, "rf-charge", 1000, t0)
 		withReason := store.Refund{ID: uuid.NewString(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: "k-1",
-			RequestHash: "h1", Status: store.RefundPending, Amount: 250, Reason: "produto devolvido",
+			RequestHash: "h1", Status: pix.RefundPending, Amount: 250, Reason: "produto devolvido",
 			CreatedAt: t0.Add(time.Second), SettleAt: t0.Add(3 * time.Second)}
 		noReason := store.Refund{ID: uuid.NewString(), ClientID: c.ID, TransactionID: charge.ID, RequestHash: "h2",
-			Status: store.RefundPending, Amount: 100, CreatedAt: t0.Add(2 * time.Second), SettleAt: t0.Add(4 * time.Second)}
+			Status: pix.RefundPending, Amount: 100, CreatedAt: t0.Add(2 * time.Second), SettleAt: t0.Add(4 * time.Second)}
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			if _, err := tx.InsertTransaction(ctx, charge); err != nil {
 				return err
@@ -60,12 +60,12 @@ func exerciseRefunds(t *testing.T, open Opener) {
 		// Finishing shows its status and time, and unschedules it.
 		settled := t0.Add(5 * time.Second)
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			_, err := tx.FinishRefund(ctx, withReason.ID, store.RefundCompleted, settled)
+			_, err := tx.FinishRefund(ctx, withReason.ID, pix.RefundCompleted, settled)
 			return err
 		}))
 		got, err = db.Refund(ctx, c.ID, withReason.ID)
 		require.NoError(t, err)
-		require.Equal(t, store.RefundCompleted, got.Status)
+		require.Equal(t, pix.RefundCompleted, got.Status)
 		require.Equal(t, settled, got.SettledAt)
 		require.True(t, got.SettleAt.IsZero())
 		require.Equal(t, pix.Amount(250), got.Amount)

@@ -97,7 +97,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.Equal(t, []string{ps[0].ID, ps[1].ID, ps[2].ID}, ids(due), "earliest first, whole rows")
 		require.Equal(t, ps[1].Details, due[1].Details)
 		require.Equal(t, ps[1].SettleAt, due[1].SettleAt.UTC())
-		step := func(t store.Transaction, status string, next time.Time) store.Settled {
+		step := func(t store.Transaction, status pix.TxStatus, next time.Time) store.Settled {
 			return store.Settled{ID: t.ID, Status: status, Confirmed: at, Next: next, WasStatus: t.Status, WasSettleAt: t.SettleAt}
 		}
 		// Another node settles the second payout (PAID, returned later)
@@ -116,7 +116,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		})
 		require.ErrorIs(t, err, store.ErrChanged)
 		for i, want := range []struct {
-			status string
+			status pix.TxStatus
 			settle time.Time
 		}{{"PENDING", ps[0].SettleAt}, {"PAID", at.Add(time.Hour)}, {"PENDING", ps[2].SettleAt}} {
 			got, err := db.Transaction(ctx, c.ID, ps[i].ID)
@@ -136,7 +136,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			return tx.SetSettledIfUnchanged(ctx, []store.Settled{step(due[0], "PAID", time.Time{}), step(due[1], "CANCELLED", time.Time{}), step(due[2], "REVERSED", time.Time{})})
 		}))
-		for i, want := range []string{"PAID", "REVERSED", "CANCELLED"} {
+		for i, want := range []pix.TxStatus{"PAID", "REVERSED", "CANCELLED"} {
 			got, err := db.Transaction(ctx, c.ID, ps[i].ID)
 			require.NoError(t, err)
 			require.Equal(t, want, got.Status, "payout %d", i)
@@ -151,8 +151,8 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		t.Parallel()
 		db := open(t)
 		c := NewClient(t, db)
-		due := newTx(c, store.TypeCashin, "", 100, t0)
-		notDue := newTx(c, store.TypeCashin, "", 100, t0.Add(2*time.Hour))
+		due := newTx(c, pix.TypeCashin, "", 100, t0)
+		notDue := newTx(c, pix.TypeCashin, "", 100, t0.Add(2*time.Hour))
 		payout := newPayout(c, "", t0.Add(time.Second))
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			for _, tr := range []store.Transaction{due, notDue, payout} {
@@ -189,7 +189,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		// Refunds are due, claimed and finished the same way, once.
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			_, err := tx.InsertRefund(ctx, store.Refund{ID: "rf-1", ClientID: c.ID, TransactionID: due.ID, RequestHash: "h",
-				Status: store.RefundPending, Amount: 10, CreatedAt: t0, SettleAt: t0.Add(time.Second)})
+				Status: pix.RefundPending, Amount: 10, CreatedAt: t0, SettleAt: t0.Add(time.Second)})
 			return err
 		}))
 		dueRefunds, err := db.DueRefunds(ctx, t0.Add(time.Hour), 10)
@@ -200,12 +200,12 @@ func exerciseSettlement(t *testing.T, open Opener) {
 			require.NoError(t, err)
 			require.True(t, ok)
 			require.Equal(t, pix.Amount(10), r.Amount)
-			done, err := tx.FinishRefund(ctx, "rf-1", store.RefundCompleted, t0.Add(time.Hour))
+			done, err := tx.FinishRefund(ctx, "rf-1", pix.RefundCompleted, t0.Add(time.Hour))
 			require.True(t, done)
 			return err
 		}))
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			done, err := tx.FinishRefund(ctx, "rf-1", store.RefundFailed, t0.Add(time.Hour))
+			done, err := tx.FinishRefund(ctx, "rf-1", pix.RefundFailed, t0.Add(time.Hour))
 			require.False(t, done, "finished once")
 			return err
 		}))

@@ -26,14 +26,14 @@ func NewClient(t *testing.T, db *store.DB) store.Client {
 	t.Helper()
 	c := store.Client{
 		ID: "cli_" + uuid.NewString()[:8], Name: "test", Environment: "sandbox", SecretHash: "00",
-		WebhookSecret: "whsec_x", Status: store.ClientActive, CreatedAt: t0,
+		WebhookSecret: "whsec_x", Status: pix.ClientActive, CreatedAt: t0,
 		CashinFee: pix.FeeRule{PercentBP: 150, Fixed: 10},
 	}
 	require.NoError(t, db.Write(context.Background(), func(tx *store.Tx) error { return tx.InsertClient(context.Background(), c) }))
 	return c
 }
 
-func newTx(c store.Client, typ, ext string, amount pix.Amount, at time.Time) store.Transaction {
+func newTx(c store.Client, typ pix.TxType, ext string, amount pix.Amount, at time.Time) store.Transaction {
 	return store.Transaction{
 		ID: uuid.NewString(), ClientID: c.ID, Type: typ, ExternalID: ext, RequestHash: "h", Status: "PENDING",
 		Amount: amount, CreatedAt: at, ExpiresAt: at.Add(time.Hour),
@@ -43,7 +43,7 @@ func newTx(c store.Client, typ, ext string, amount pix.Amount, at time.Time) sto
 // newPayout is a PENDING payout of 100 created at t0 and due to settle at
 // settleAt.
 func newPayout(c store.Client, ext string, settleAt time.Time) store.Transaction {
-	p := newTx(c, store.TypeCashout, ext, 100, t0)
+	p := newTx(c, pix.TypeCashout, ext, 100, t0)
 	p.ExpiresAt, p.SettleAt = time.Time{}, settleAt
 	return p
 }

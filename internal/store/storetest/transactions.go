@@ -26,7 +26,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		db := open(t)
 		c := NewClient(t, db)
 		other := NewClient(t, db)
-		tr := newTx(c, store.TypeCashin, "order-1", 1050, t0)
+		tr := newTx(c, pix.TypeCashin, "order-1", 1050, t0)
 		tr.TxID, tr.QRCode, tr.Details, tr.CallbackURL = "TX1", "000201", `{"a":1}`, "https://example.com/h"
 		insert := func(tr store.Transaction) bool {
 			var ok bool
@@ -38,19 +38,19 @@ func exerciseTransactions(t *testing.T, open Opener) {
 			return ok
 		}
 		require.True(t, insert(tr))
-		dup := newTx(c, store.TypeCashout, "order-1", 5, t0)
+		dup := newTx(c, pix.TypeCashout, "order-1", 5, t0)
 		require.False(t, insert(dup), "same client and external_id")
-		require.True(t, insert(newTx(other, store.TypeCashin, "order-1", 5, t0)), "external_id is per client")
-		sameTxID := newTx(other, store.TypeCashin, "order-2", 5, t0)
+		require.True(t, insert(newTx(other, pix.TypeCashin, "order-1", 5, t0)), "external_id is per client")
+		sameTxID := newTx(other, pix.TypeCashin, "order-2", 5, t0)
 		sameTxID.TxID = "TX1"
 		require.False(t, insert(sameTxID))
-		k1 := newTx(c, store.TypeCashout, "", 5, t0)
+		k1 := newTx(c, pix.TypeCashout, "", 5, t0)
 		k1.IdempotencyKey = "key-1"
 		require.True(t, insert(k1))
-		k2 := newTx(c, store.TypeCashout, "", 5, t0)
+		k2 := newTx(c, pix.TypeCashout, "", 5, t0)
 		k2.IdempotencyKey = "key-1"
 		require.False(t, insert(k2))
-		require.True(t, insert(newTx(c, store.TypeCashout, "", 5, t0)), "no external_id and no key never conflict")
+		require.True(t, insert(newTx(c, pix.TypeCashout, "", 5, t0)), "no external_id and no key never conflict")
 
 		got, err := db.Transaction(ctx, c.ID, tr.ID)
 		require.NoError(t, err)
@@ -84,7 +84,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 			go func() {
 				defer wg.Done()
 				require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-					ok, err := tx.InsertTransaction(ctx, newTx(c, store.TypeCashin, "same", 100, t0))
+					ok, err := tx.InsertTransaction(ctx, newTx(c, pix.TypeCashin, "same", 100, t0))
 					if ok {
 						inserted.Add(1)
 					} else if err == nil {
@@ -99,7 +99,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ok, err := db.InsertTransaction(ctx, newTx(c, store.TypeCashin, "same-autocommit", 100, t0))
+				ok, err := db.InsertTransaction(ctx, newTx(c, pix.TypeCashin, "same-autocommit", 100, t0))
 				require.NoError(t, err)
 				if ok {
 					inserted.Add(1)
@@ -130,7 +130,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					tr := newTx(c, store.TypeCashin, fmt.Sprintf("g%d", i), pix.Amount(100+i), t0)
+					tr := newTx(c, pix.TypeCashin, fmt.Sprintf("g%d", i), pix.Amount(100+i), t0)
 					ok, err := db.InsertTransaction(ctx, tr)
 					answers <- answer{tr, ok, err}
 				}()
@@ -141,7 +141,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					tr := newTx(c, store.TypeCashin, fmt.Sprintf("bad%d", i), 0, t0)
+					tr := newTx(c, pix.TypeCashin, fmt.Sprintf("bad%d", i), 0, t0)
 					ok, err := db.InsertTransaction(ctx, tr)
 					answers <- answer{tr, ok, err}
 				}()
@@ -176,7 +176,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		t.Parallel()
 		db := open(t)
 		c := NewClient(t, db)
-		tr := newTx(c, store.TypeCashin, "", 100, t0)
+		tr := newTx(c, pix.TypeCashin, "", 100, t0)
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { _, err := tx.InsertTransaction(ctx, tr); return err }))
 		var moved []bool
 		for i := 0; i < 2; i++ {
@@ -189,7 +189,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		require.Equal(t, []bool{true, false}, moved)
 		got, err := db.Transaction(ctx, c.ID, tr.ID)
 		require.NoError(t, err)
-		require.Equal(t, "PAID", got.Status)
+		require.Equal(t, pix.StatusPaid, got.Status)
 		require.Equal(t, t0.Add(time.Minute), got.ConfirmedAt)
 	})
 
@@ -216,12 +216,12 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		}
 
 		// Refused by the balance: the insert before it is undone too.
-		big := newTx(c, store.TypeCashout, "big", 1001, t0)
+		big := newTx(c, pix.TypeCashout, "big", 1001, t0)
 		require.ErrorIs(t, db.Write(ctx, func(tx *store.Tx) error { return reserve(tx, big) }), store.ErrInsufficientFunds)
 		absent(big)
 
 		// Reads inside the transaction see its queued writes.
-		first := newTx(c, store.TypeCashout, "first", 400, t0)
+		first := newTx(c, pix.TypeCashout, "first", 400, t0)
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			if err := reserve(tx, first); err != nil {
 				return err
@@ -238,12 +238,12 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		require.Equal(t, t0.Add(time.Minute), got.SettleAt)
 
 		// A duplicate external_id fails with ErrConflict and moves nothing.
-		dup := newTx(c, store.TypeCashout, "first", 100, t0)
+		dup := newTx(c, pix.TypeCashout, "first", 100, t0)
 		require.ErrorIs(t, db.Write(ctx, func(tx *store.Tx) error { return reserve(tx, dup) }), store.ErrConflict)
 		absent(dup)
 
 		// A failure after a read undoes what went out with the read.
-		late := newTx(c, store.TypeCashout, "late", 100, t0)
+		late := newTx(c, pix.TypeCashout, "late", 100, t0)
 		require.ErrorIs(t, db.Write(ctx, func(tx *store.Tx) error {
 			if err := reserve(tx, late); err != nil {
 				return err
@@ -258,7 +258,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		if db.Dialect() == "postgres" {
 			// Queued writes fail when they go out. A caller that ignores
 			// the error still cannot commit the rest.
-			sloppy := newTx(c, store.TypeCashout, "sloppy", 5000, t0)
+			sloppy := newTx(c, pix.TypeCashout, "sloppy", 5000, t0)
 			err := db.Write(ctx, func(tx *store.Tx) error {
 				_ = reserve(tx, sloppy)
 				_, _ = tx.TransactionForUpdate(ctx, c.ID, sloppy.ID)

@@ -17,6 +17,7 @@ import (
 	"github.com/pixgate/pixgate/cmd/pixgate-bench/internal/bench"
 	"github.com/pixgate/pixgate/internal/cli"
 	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/store/sqlite"
 	"github.com/pixgate/pixgate/internal/testkit"
@@ -235,7 +236,7 @@ func TestCheckFailsOnTamperedDatabase(t *testing.T) {
 		ids := h.ClientIDs()
 		tamperedClient = ids[1]
 		return db.Write(ctx, func(tx *store.Tx) error {
-			rows, _, err := db.History(ctx, ids[0], store.HistoryFilter{Status: "PAID", Type: store.TypeCashin, Limit: 1})
+			rows, _, err := db.History(ctx, ids[0], store.HistoryFilter{Status: "PAID", Type: pix.TypeCashin, Limit: 1})
 			if err != nil || len(rows) != 1 {
 				return errors.Join(err, errors.New("no paid charge to tamper with"))
 			}

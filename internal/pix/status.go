@@ -1,0 +1,57 @@
+package pix
+
+// The vocabulary of states. It lives in the domain core because every layer
+// speaks it: the store writes it, the gateway moves between its values, the
+// API and the panel show it, and webhooks carry it. Each is its own type so
+// that a refund status cannot be passed where a transaction status is meant.
+
+// TxStatus is a transaction's status as the lookup endpoint shows it
+// (spec §2.1); it is stored as transactions.status.
+type TxStatus string
+
+// Transaction statuses.
+const (
+	StatusPending   TxStatus = "PENDING"
+	StatusPaid      TxStatus = "PAID"
+	StatusCancelled TxStatus = "CANCELLED"
+	StatusRefunded  TxStatus = "REFUNDED"
+	StatusReversed  TxStatus = "REVERSED"
+)
+
+// TxStatuses returns every transaction status, in the order the history
+// filter and the panel list them (a new slice: callers may keep it).
+func TxStatuses() []TxStatus {
+	return []TxStatus{StatusPending, StatusPaid, StatusCancelled, StatusRefunded, StatusReversed}
+}
+
+// TxType is what a transaction is: a charge (cash-in) or a payout
+// (cash-out).
+type TxType string
+
+// Transaction types.
+const (
+	TypeCashin  TxType = "cashin"
+	TypeCashout TxType = "cashout"
+)
+
+// TxTypes returns every transaction type.
+func TxTypes() []TxType { return []TxType{TypeCashin, TypeCashout} }
+
+// RefundStatus is a refund's status.
+type RefundStatus string
+
+// Refund statuses.
+const (
+	RefundPending   RefundStatus = "PENDING"
+	RefundCompleted RefundStatus = "COMPLETED"
+	RefundFailed    RefundStatus = "FAILED"
+)
+
+// ClientStatus is whether an API client's credentials work.
+type ClientStatus string
+
+// Client statuses.
+const (
+	ClientActive   ClientStatus = "active"
+	ClientDisabled ClientStatus = "disabled"
+)
