@@ -1,0 +1,95 @@
+// Package internal_test checks the import rules of docs/architecture.md:
+// it fails when a package imports what its layer may not.
+package internal_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/pixgate/pixgate"
+
+// pkg is what go list tells of one package: its direct imports, and every
+// package it needs to build (non-test files only).
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// listPackages runs go list over the whole module.
+func listPackages(t *testing.T) map[string]pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+	}
+	require.NoError(t, err)
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		pkgs[p.ImportPath] = p
+	}
+	require.Contains(t, pkgs, module+"/internal/gateway", "go list found the module's packages")
+	return pkgs
+}
+
+// within reports whether path is the package base or one below it.
+func within(path, base string) bool { return path == base || strings.HasPrefix(path, base+"/") }
+
+func TestImportBoundaries(t *testing.T) {
+	t.Parallel()
+	pkgs := listPackages(t)
+
+	// The HTTP API and the panel reach the database and the PSP only
+	// through gateway: not even a type of the store or of the simulator.
+	for _, name := range []string{"internal/httpapi", "internal/admin"} {
+		p, ok := pkgs[module+"/"+name]
+		require.True(t, ok, name)
+		for _, imp := range p.Imports {
+			for _, forbidden := range []string{"internal/store", "internal/provider/sandbox"} {
+				require.False(t, within(imp, module+"/"+forbidden), "%s imports %s: go through gateway", name, imp)
+			}
+		}
+	}
+
+	// The domain core needs nothing else of this module, even indirectly:
+	// pix nothing at all, ledger and brcode at most pix (ledger counts in
+	// pix.Amount).
+	for name, allowed := range map[string][]string{
+		"internal/pix":    nil,
+		"internal/ledger": {module + "/internal/pix"},
+		"internal/brcode": {module + "/internal/pix"},
+	} {
+		p, ok := pkgs[module+"/"+name]
+		require.True(t, ok, name)
+		for _, dep := range p.Deps {
+			if within(dep, module) {
+				require.Contains(t, allowed, dep, "%s depends on %s: the core imports no other package of this module", name, dep)
+			}
+		}
+	}
+
+	// Test helpers are for tests: no product package links them.
+	for path, p := range pkgs {
+		if within(path, module+"/internal/testkit") || within(path, module+"/internal/cli") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			require.False(t, within(imp, module+"/internal/testkit"), "%s imports %s outside its tests", path, imp)
+		}
+	}
+}
