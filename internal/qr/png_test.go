@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"errors"
 	"hash/adler32"
 	"hash/crc32"
 	"image"
@@ -17,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// These tests check the PNG writer and its deflate encoder (deflate.go)
-// against the standard library's decoders: image/png for the pixels, and
-// compress/zlib (which verifies the Adler-32) for the exact scanlines.
+// These tests check the PNG writer (png.go) against the standard library's
+// decoders: image/png for the pixels, and compress/zlib (which verifies the
+// Adler-32) for the exact scanlines.
 
 // wantScanlines returns the filtered scanlines render is meant to produce
 // for the n*n symbol mat at scale, built pixel by pixel: per module row,
@@ -176,7 +177,7 @@ func TestPNGRandomPayloads(t *testing.T) {
 	}
 }
 
-// TestZlibArbitraryMatrices feeds the deflate encoder matrices that are no
+// TestZlibArbitraryMatrices feeds the scanline writer matrices that are no
 // QR symbol: any size, random rows, repeated rows, all dark, all light. It
 // must still write exactly the scanlines, whatever the bytes.
 func TestZlibArbitraryMatrices(t *testing.T) {
@@ -233,9 +234,10 @@ func randomMatrix(r *rand.Rand, n, kind int) []byte {
 // that they inflate to the reference, and that the Adler-32 is right.
 func checkZlib(t testing.TB, mat []byte, n, scale int) {
 	t.Helper()
-	var rows [2][]byte
+	var pw pngWriter
 	prefix := []byte("prefix")
-	z := appendZlib(bytes.Clone(prefix), mat, n, scale, &rows)
+	z, err := pw.appendZlib(bytes.Clone(prefix), mat, n, scale)
+	require.NoError(t, err)
 	require.Equal(t, prefix, z[:len(prefix)])
 	z = z[len(prefix):]
 	want := wantScanlines(mat, n, scale)
@@ -246,76 +248,6 @@ func checkZlib(t testing.TB, mat []byte, n, scale int) {
 	require.Equal(t, adler32.Checksum(want), binary.BigEndian.Uint32(z[len(z)-4:]))
 }
 
-// TestHuffLengths checks the code builder: complete (Kraft sum exactly 1,
-// which decoders require) and no code longer than the limit, even for very
-// skewed frequencies.
-func TestHuffLengths(t *testing.T) {
-	t.Parallel()
-	r := rand.New(rand.NewPCG(15, 16))
-	for i := 0; i < 300; i++ {
-		n := 2 + r.IntN(numLit-1)
-		freq := make([]uint32, n)
-		used := 0
-		for j := range freq {
-			switch r.IntN(4) {
-			case 0:
-			case 1:
-				freq[j] = 1
-			case 2:
-				freq[j] = uint32(r.IntN(100))
-			default:
-				freq[j] = 1 << r.IntN(30)
-			}
-			if freq[j] > 0 {
-				used++
-			}
-		}
-		if used < 2 {
-			freq[0], freq[1] = 1, 1
-		}
-		maxBits := []int{maxCLBits, maxCodeBits}[i%2]
-		if maxBits == maxCLBits && n > 19 {
-			freq = freq[:19]
-			freq[0], freq[1] = freq[0]+1, freq[1]+1
-		}
-		lens := huffLengths(freq, maxBits)
-		var kraft uint64
-		for j, l := range lens {
-			require.Equal(t, freq[j] == 0, l == 0, "symbol %d", j)
-			require.LessOrEqual(t, int(l), maxBits)
-			if l > 0 {
-				kraft += 1 << (maxBits - int(l))
-			}
-		}
-		require.Equal(t, uint64(1)<<maxBits, kraft, "code not complete: %v", lens)
-	}
-}
-
-// TestTables checks every scale's code: every symbol has one, the codes are
-// prefix-free and complete, and the common pixel bytes of the default
-// scale are short.
-func TestTables(t *testing.T) {
-	t.Parallel()
-	for scale := 1; scale <= MaxScale; scale++ {
-		tb := tableFor(scale)
-		require.Same(t, tb, tableFor(scale))
-		for _, codes := range [][]hcode{tb.lit[:], tb.dist[:]} {
-			var kraft uint64
-			for _, c := range codes {
-				require.NotZero(t, c.n)
-				require.LessOrEqual(t, int(c.n), maxCodeBits)
-				kraft += 1 << (maxCodeBits - int(c.n))
-			}
-			require.Equal(t, uint64(1)<<maxCodeBits, kraft, "scale %d", scale)
-		}
-		require.Equal(t, (tb.headerBits+7)/8, len(tb.header))
-	}
-	tb := tableFor(DefaultScale)
-	for _, c := range []byte{0x00, 0x0F, 0xF0, 0xFF} {
-		require.LessOrEqual(t, int(tb.lit[c].n), 3, "%#x", c)
-	}
-}
-
 // TestRenderAllocs: once its buffers are warm, writing a PNG allocates
 // nothing, at any scale. (The pools around it are not measured: the race
 // detector makes sync.Pool drop items on purpose.) Not parallel:
@@ -323,11 +255,13 @@ func TestTables(t *testing.T) {
 func TestRenderAllocs(t *testing.T) {
 	mat, n := matrix(t, brCodes(t)[1], -1)
 	for _, scale := range []int{1, 3, DefaultScale, 8, MaxScale} {
-		var rows [2][]byte
-		out := appendPNG(nil, mat, n, scale, &rows)
+		var pw pngWriter
+		out, err := pw.appendPNG(nil, mat, n, scale)
+		require.NoError(t, err)
 		allocs := testing.AllocsPerRun(20, func() {
-			out = appendPNG(out[:0], mat, n, scale, &rows)
+			out, err = pw.appendPNG(out[:0], mat, n, scale)
 		})
+		require.NoError(t, err)
 		require.Zero(t, allocs, "scale %d", scale)
 	}
 }
@@ -346,7 +280,7 @@ func FuzzPNG(f *testing.F) {
 		if payload == "" || err != nil {
 			_, err = (&Encoder{Scale: scale}).PNG(payload)
 			require.Error(t, err)
-			require.True(t, payload == "" || err == errTooLong, "%v", err)
+			require.True(t, payload == "" || errors.Is(err, errTooLong), "%v", err)
 			return
 		}
 		if limit := 1500 / (n + 2*quietZone); scale > limit {
@@ -356,7 +290,7 @@ func FuzzPNG(f *testing.F) {
 	})
 }
 
-// FuzzZlib runs the deflate encoder on arbitrary matrices: data gives the
+// FuzzZlib runs the scanline writer on arbitrary matrices: data gives the
 // modules (bit by bit), n the size, s the scale.
 func FuzzZlib(f *testing.F) {
 	f.Add([]byte{0xA5, 0x5A, 0xFF, 0x00}, uint8(5), uint8(3))
@@ -378,17 +312,21 @@ func FuzzZlib(f *testing.F) {
 	})
 }
 
-// BenchmarkPNGStep is the PNG writing alone (scanlines, deflate, Adler-32,
-// CRCs) for the symbol of the benchmark payload at each of a few scales.
+// BenchmarkPNGStep is the PNG writing alone (scanlines, zlib, CRCs) for the symbol of the benchmark payload at each of a few scales.
 func BenchmarkPNGStep(b *testing.B) {
 	mat, n := matrix(b, benchCode(b), -1)
 	for _, scale := range []int{1, 3, DefaultScale, 8, MaxScale} {
 		b.Run("scale="+strconv.Itoa(scale), func(b *testing.B) {
-			var rows [2][]byte
-			out := appendPNG(nil, mat, n, scale, &rows)
+			var pw pngWriter
+			out, err := pw.appendPNG(nil, mat, n, scale)
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
-				out = appendPNG(out[:0], mat, n, scale, &rows)
+				if out, err = pw.appendPNG(out[:0], mat, n, scale); err != nil {
+					b.Fatal(err)
+				}
 			}
 			b.ReportMetric(float64(len(out)), "bytes")
 		})

@@ -8,18 +8,15 @@
 // matrix of a BR Code and sometimes picks a mask that ZXing-based readers
 // cannot find (about 1 code in 125 in our tests); the library is now the
 // test-only reference our symbols are compared with bit for bit. The PNG is
-// written directly (1-bit grayscale) instead of through image/png, and its
-// zlib stream by an encoder specialised for these images (deflate.go)
-// instead of compress/zlib. This package is the only importer of that
-// library.
+// written directly (1-bit grayscale, png.go) instead of through image/png,
+// its zlib stream by compress/zlib on a pooled writer. This package is the
+// only importer of that library.
 package qr
 
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"sync"
 )
 
@@ -84,35 +81,25 @@ func (e *Encoder) Base64PNG(payload string) (string, error) {
 // pngScratch is the reusable memory of one image: once it is warm,
 // rendering allocates nothing but the copy handed to the caller.
 type pngScratch struct {
-	out  []byte    // the PNG
-	b64  []byte    // its Base64
-	rows [2][]byte // the current and the previous None scanline (deflate.go)
+	out []byte    // the PNG
+	b64 []byte    // its Base64
+	pw  pngWriter // the zlib writer and scanline buffer
 }
 
 var pngPool = sync.Pool{New: func() any { return new(pngScratch) }}
-
-var pngSignature = []byte("\x89PNG\r\n\x1a\n")
 
 // maxPooled is the largest buffer kept for reuse, so that one huge image
 // does not pin its memory in the pool.
 const maxPooled = 1 << 20
 
+// put returns ps to the pool unless one of its buffers is over maxPooled.
 func (ps *pngScratch) put() {
-	if cap(ps.out) <= maxPooled && cap(ps.b64) <= maxPooled {
+	if cap(ps.out) <= maxPooled && cap(ps.b64) <= maxPooled && cap(ps.pw.block) <= maxPooled {
 		pngPool.Put(ps)
 	}
 }
 
 // render writes the PNG of payload into ps.out and returns it.
-//
-// The image is 1-bit grayscale, bit 1 white. Each module row becomes scale
-// pixel rows: the first with filter 0 (None) and the packed pixels, the
-// other scale-1 with filter 2 (Up), so all zeros. The IDAT's zlib stream is
-// written by appendZlib (deflate.go), an encoder specialised for exactly
-// this layout: literals for the bytes of a None row that differ from the
-// None row above, back-references for everything else (the Up rows, the
-// unchanged bytes, repeated module rows), one Huffman code computed once per
-// scale, Adler-32 by module row. The raw scanlines are never materialised.
 func (e *Encoder) render(payload string, ps *pngScratch) ([]byte, error) {
 	scale := e.Scale
 	if scale == 0 {
@@ -130,39 +117,6 @@ func (e *Encoder) render(payload string, ps *pngScratch) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps.out = appendPNG(ps.out[:0], mat, n, scale, &ps.rows)
-	return ps.out, nil
-}
-
-// appendPNG appends the PNG of the n*n symbol mat (1 = dark) at scale to b.
-// rows is scratch space for appendZlib.
-func appendPNG(b []byte, mat []byte, n, scale int, rows *[2][]byte) []byte {
-	side := (n + 2*quietZone) * scale
-	b = append(b, pngSignature...)
-	var ihdr [13]byte
-	binary.BigEndian.PutUint32(ihdr[0:], uint32(side))
-	binary.BigEndian.PutUint32(ihdr[4:], uint32(side))
-	ihdr[8] = 1 // bit depth
-	ihdr[9] = 0 // colour type: grayscale
-	// compression, filter and interlace methods: 0
-	b = appendChunk(b, "IHDR", ihdr[:])
-
-	// IDAT: length placeholder, type, zlib stream, then patch the length.
-	start := len(b)
-	b = append(b, 0, 0, 0, 0, 'I', 'D', 'A', 'T')
-	b = appendZlib(b, mat, n, scale, rows)
-	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-8))
-	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start+4:]))
-
-	return appendChunk(b, "IEND", nil)
-}
-
-// appendChunk appends one PNG chunk: length, type, data, CRC-32 of
-// type+data.
-func appendChunk(b []byte, typ string, data []byte) []byte {
-	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
-	start := len(b)
-	b = append(b, typ...)
-	b = append(b, data...)
-	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start:]))
+	ps.out, err = ps.pw.appendPNG(ps.out[:0], mat, n, scale)
+	return ps.out, err
 }
