@@ -95,7 +95,7 @@ func Encode(p Payload) (string, error) {
 // writeHeader writes a TLV id and its two-digit length (0 ≤ n ≤ 99).
 func writeHeader(b *strings.Builder, id string, n int) {
 	b.WriteString(id)
-	b.WriteByte(byte('0' + n/10))
+	b.WriteByte(byte('0' + n/10)) //nolint:gosec // G115: n ≤ 99, so this is a digit
 	b.WriteByte(byte('0' + n%10))
 }
 

@@ -87,7 +87,7 @@ func ParseAmount(raw []byte) (Amount, error) {
 	if d.neg || v == 0 {
 		return 0, errParseNotPositive
 	}
-	return Amount(v), nil
+	return Amount(v), nil //nolint:gosec // G115: v ≤ MaxAmount, checked by centavos
 }
 
 // ParseAmountString parses a plain decimal text in reais such as "2", "0.50"
@@ -113,7 +113,7 @@ func ParseAmountString(s string) (Amount, error) {
 	if !ok {
 		return 0, fmt.Errorf("invalid amount %s: %w", quoteShort(s), ErrAmountTooLarge)
 	}
-	return Amount(v), nil
+	return Amount(v), nil //nolint:gosec // G115: v ≤ MaxAmount, checked by centavos
 }
 
 // MarshalJSON encodes a as a JSON number in reais with the fewest digits:
@@ -166,9 +166,9 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("pix: decode amount: %w", ErrAmountTooLarge)
 	}
 	if d.neg {
-		*a = Amount(-int64(v-1)) - 1 // no overflow for v = 2^63
+		*a = Amount(-int64(v-1)) - 1 //nolint:gosec // G115: v-1 ≤ MaxInt64 (v ≤ limit); no overflow for v = 2^63
 	} else {
-		*a = Amount(v)
+		*a = Amount(v) //nolint:gosec // G115: v ≤ MaxInt64, checked by centavos
 	}
 	return nil
 }
@@ -190,7 +190,7 @@ func (a Amount) String() string {
 // magnitude returns the sign and absolute value of a, valid for math.MinInt64.
 func (a Amount) magnitude() (neg bool, mag uint64) {
 	if a < 0 {
-		return true, uint64(-(a + 1)) + 1
+		return true, uint64(-(a + 1)) + 1 //nolint:gosec // G115: -(a+1) ≥ 0 for every negative a, MinInt64 included
 	}
 	return false, uint64(a)
 }

@@ -31,7 +31,7 @@ func ParsePercent(s string) (int64, error) {
 	if !ok {
 		return 0, fmt.Errorf("invalid percent %s: %w", quoteShort(s), ErrPercent)
 	}
-	return int64(v), nil
+	return int64(v), nil //nolint:gosec // G115: v ≤ 10,000, checked by centavos
 }
 
 // Fee returns the fee on amount: amount × PercentBP / 10000 rounded half up to
@@ -47,9 +47,9 @@ func (r FeeRule) Fee(amount Amount) Amount {
 	}
 	// mag×bp/10000 = q×bp + r×bp/10000 with mag = q×10000 + r; r×bp < 10000×bp.
 	q, rem := mag/10_000, mag%10_000
-	ubp := uint64(bp)
+	ubp := uint64(bp) //nolint:gosec // G115: bp ≥ 0 here (its sign moved to neg)
 	part := q*ubp + (rem*ubp+5_000)/10_000
-	p := Amount(part)
+	p := Amount(part) //nolint:gosec // G115: part ≤ mag for bp ≤ 10,000; mag = 2^63 wraps to MinInt64, right once negated
 	if neg {
 		p = -p
 	}

@@ -382,7 +382,7 @@ func jitter(d time.Duration) time.Duration {
 	if spread == 0 {
 		return d
 	}
-	return d + time.Duration(rand.Int64N(spread+1))
+	return d + time.Duration(rand.Int64N(spread+1)) //nolint:gosec // G404: retry jitter, not a secret
 }
 
 // parseRetryAfter reads a Retry-After of seconds or an HTTP date.

@@ -159,7 +159,7 @@ func (g Guard) CheckURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidURL, errors.Unwrap(err))
+		return fmt.Errorf("%w: %w", ErrInvalidURL, errors.Unwrap(err))
 	}
 	name, err := g.checkURL(u)
 	if err != nil || name == "" {

@@ -168,7 +168,7 @@ func (l *Limiter) Allow(ctx context.Context, key string, now time.Time) (ratelim
 	defer cancel()
 	nowMs := now.UnixMilli()
 	windowMs := ratelimit.Window.Milliseconds()
-	member := strconv.FormatInt(nowMs, 10) + "-" + strconv.FormatUint(rand.Uint64(), 36)
+	member := strconv.FormatInt(nowMs, 10) + "-" + strconv.FormatUint(rand.Uint64(), 36) //nolint:gosec // G404: only keeps members unique, guards nothing
 	res, err := allowScript.Run(ctx, l.client, []string{l.prefix + key},
 		nowMs, windowMs, l.limit, member).Int64Slice()
 	if err != nil {
