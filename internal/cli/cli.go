@@ -82,7 +82,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		fmt.Fprintf(stderr, "pixgate: %v\n", err)
 		return 2
 	}
-	settings, err := g.Config.Validate()
+	settings, err := g.Validate()
 	if err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(stderr, "pixgate: %s\n", line)

@@ -153,6 +153,7 @@ func slowRequest(t *testing.T, addr string, c creds) (finish func() (status int,
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, nil)
 	require.NoError(t, err)
+	resp.Body.Close() // an interim 100 has no body
 	require.Equal(t, http.StatusContinue, resp.StatusCode)
 	return func() (int, string) {
 		t.Helper()
@@ -279,7 +280,7 @@ func buildPixgate(t *testing.T) string {
 		b.path = filepath.Join(b.dir, "pixgate")
 		out, err := exec.Command("go", "build", "-o", b.path, "github.com/pixgate/pixgate/cmd/pixgate").CombinedOutput()
 		if err != nil {
-			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+			b.err = fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	})
 	require.NoError(t, b.err)

@@ -261,7 +261,7 @@ func checkBody(body []byte, fs *fieldSet) error {
 		}
 		return syntaxError(err)
 	}
-	if _, err := w.dec.ReadToken(); err != io.EOF {
+	if _, err := w.dec.ReadToken(); !errors.Is(err, io.EOF) {
 		if err == nil {
 			return invalid("", "must be a single JSON value")
 		}

@@ -167,7 +167,7 @@ func jsonErrorResponse(code int, text string, log *slog.Logger) []byte {
 // connections get the error rewriting of Listener. Plain HTTP sent to the
 // port is answered with the JSON 400 instead of crypto/tls's text.
 func (s *Server) TLSListener(ln net.Listener, config *tls.Config) net.Listener {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background()) //nolint:gosec // G118: Close calls cancel.
 	l := &tlsErrListener{ln: ln, config: config, log: s.log, conns: make(chan net.Conn), errs: make(chan error),
 		ctx: ctx, cancel: cancel}
 	go l.acceptLoop()

@@ -274,10 +274,10 @@ func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (Flo
 		}
 		amount := pix.Amount(sum)
 		own := account == string(ledger.Available) || account == string(ledger.Pending)
-		switch {
-		case part == 2:
+		switch part {
+		case 2:
 			now += amount
-		case part == 1:
+		case 1:
 			if own {
 				after += amount
 			}

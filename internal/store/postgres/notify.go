@@ -135,7 +135,7 @@ func (a *announcement) Wait(ctx context.Context) {
 	}
 	waiting := make(map[uint32]bool, len(pids))
 	for _, p := range pids {
-		waiting[uint32(p)] = true
+		waiting[uint32(p)] = true //nolint:gosec // G115: backend process ids are positive.
 	}
 	for len(waiting) > 0 {
 		n, err := a.conn.WaitForNotification(ctx)

@@ -57,7 +57,7 @@ func CreateClients(ctx context.Context, pixgate, databaseURL, env string, n int,
 	for i := 0; i < n; i++ {
 		args := append([]string{"clients", "create", "--name", fmt.Sprintf("bench-%s-%d", tag, i+1),
 			"--cashin-fee-percent", CreatedCashinFeePercent, "--payout-fee-fixed", CreatedPayoutFeeFixed}, global...)
-		cmd := exec.CommandContext(ctx, pixgate, args...)
+		cmd := exec.CommandContext(ctx, pixgate, args...) //nolint:gosec // G204: the pixgate binary the operator chose to measure.
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
@@ -67,8 +67,11 @@ func CreateClients(ctx context.Context, pixgate, databaseURL, env string, n int,
 			ClientID     string `json:"client_id"`
 			ClientSecret string `json:"client_secret"`
 		}
-		if err := json.Unmarshal(stdout.Bytes(), &cred); err != nil || cred.ClientID == "" || cred.ClientSecret == "" {
-			return nil, fmt.Errorf("create clients: %s clients create printed no credentials (%v): %q", pixgate, err, stdout.String())
+		if err := json.Unmarshal(stdout.Bytes(), &cred); err != nil {
+			return nil, fmt.Errorf("create clients: %s clients create printed no JSON: %w: %q", pixgate, err, stdout.String())
+		}
+		if cred.ClientID == "" || cred.ClientSecret == "" {
+			return nil, fmt.Errorf("create clients: %s clients create printed no credentials: %q", pixgate, stdout.String())
 		}
 		out = append(out, Credential{ID: cred.ClientID, Secret: cred.ClientSecret})
 	}

@@ -65,6 +65,7 @@ func TestDirectTransportKeepsOneConnectionAlive(t *testing.T) {
 				resp, err := client.Do(req)
 				require.NoError(t, err)
 				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
 				require.NoError(t, err)
 				require.Equal(t, http.StatusOK, resp.StatusCode)
 				require.Equal(t, method+" "+body, string(b))
@@ -82,6 +83,7 @@ func TestDirectTransportDropsConnectionsIdleTooLong(t *testing.T) {
 	get := func() {
 		resp, err := client.Get(srv.URL)
 		require.NoError(t, err)
+		resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 	}
 	get()
