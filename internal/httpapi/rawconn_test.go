@@ -2,16 +2,10 @@ package httpapi_test
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"strings"
@@ -130,7 +124,8 @@ func TestServerOwnErrorsAreJSON(t *testing.T) {
 // JSON 400 too, and HTTP/2 and Request.TLS (HSTS) still work.
 func TestServerOwnErrorsAreJSONOverTLS(t *testing.T) {
 	t.Parallel()
-	cert, pool := selfSigned(t)
+	tc := testkit.SelfSignedTLS(t)
+	cert, pool := tc.Cert, tc.Pool
 	addr := rawServer(t, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
 
 	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}})
@@ -153,21 +148,4 @@ func TestServerOwnErrorsAreJSONOverTLS(t *testing.T) {
 		require.Contains(t, resp.Header.Get("Strict-Transport-Security"), "max-age=", "Request.TLS is set")
 		client.CloseIdleConnections()
 	}
-}
-
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	leaf, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
