@@ -18,15 +18,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 	_ "time/tzdata" // the panel shows São Paulo time on any host
-	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 //go:embed web
@@ -146,7 +145,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// PostgreSQL refuses a NUL byte or invalid UTF-8 in text, so such a
 	// path or query (a search, an id) is the client's mistake, answered
 	// here before any handler sends it to the database.
-	if !validText(r.URL.Path) || !validValues(r.URL.Query()) {
+	if !pix.ValidText(r.URL.Path) || !validValues(r.URL.Query()) {
 		h.fail(w, r, errBadInput)
 		return
 	}
@@ -172,19 +171,15 @@ var (
 	errForbidden = &httpError{status: http.StatusForbidden, key: "error.403"}
 )
 
-// validText reports whether s is valid UTF-8 without a NUL byte: text the
-// databases can store and compare.
-func validText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
-
 // validValues reports whether every key and value of a query or form is
 // valid text.
 func validValues(vs url.Values) bool {
 	for k, list := range vs {
-		if !validText(k) {
+		if !pix.ValidText(k) {
 			return false
 		}
 		for _, v := range list {
-			if !validText(v) {
+			if !pix.ValidText(v) {
 				return false
 			}
 		}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
@@ -176,7 +175,7 @@ func (s *Service) Clients(ctx context.Context) ([]store.Client, error) {
 func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (store.Client, error) {
 	unauthorized := pix.Errorf(pix.EUnauthorized, "Invalid credentials")
 	if clientID == "" || secret == "" || len(clientID) > 128 || len(secret) > 256 ||
-		!utf8.ValidString(clientID) || strings.ContainsRune(clientID, 0) {
+		!pix.ValidText(clientID) {
 		return store.Client{}, unauthorized
 	}
 	c, err := s.db.Client(ctx, clientID)

@@ -164,3 +164,11 @@ func (s *Service) wake() {
 		s.Wake()
 	}
 }
+
+// canonicalID reports whether id is a lower-case UUID, the form of every
+// transaction and refund id: anything else names nothing, and is answered
+// without reaching the database (which refuses some bytes).
+func canonicalID(id string) bool {
+	u, err := uuid.Parse(id)
+	return err == nil && u.String() == id
+}

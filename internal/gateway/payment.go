@@ -73,6 +73,9 @@ func (s *Service) Charge(ctx context.Context, c store.Client, id string) (store.
 // the payer's page shows it without credentials. Errors: ENotFound (no
 // charge has that id).
 func (s *Service) PayerCharge(ctx context.Context, id string) (Transaction, error) {
+	if !canonicalID(id) {
+		return Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+	}
 	t, err := s.db.TransactionByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != pix.TypeCashin) {
 		return Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")

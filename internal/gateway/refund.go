@@ -8,8 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
-
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
@@ -168,9 +166,7 @@ type RefundView struct {
 // Refund returns client c's refund with the given id. Errors: ENotFound
 // when c has no such refund (another client's refund is not found either).
 func (s *Service) Refund(ctx context.Context, c store.Client, id string) (RefundView, error) {
-	// Refund ids are lower-case UUIDs; anything else cannot name one, and
-	// is answered without reaching the database (which refuses some bytes).
-	if u, err := uuid.Parse(id); err != nil || u.String() != id {
+	if !canonicalID(id) {
 		return RefundView{}, pix.Errorf(pix.ENotFound, "Refund not found")
 	}
 	r, err := s.db.Refund(ctx, c.ID, id)

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -173,7 +172,7 @@ func (s *Service) History(ctx context.Context, c store.Client, q HistoryQuery) (
 		}
 		f.Limit = n
 	}
-	if len(q.Cursor) > 200 || !utf8.ValidString(q.Cursor) || strings.ContainsRune(q.Cursor, 0) {
+	if len(q.Cursor) > 200 || !pix.ValidText(q.Cursor) {
 		is.add("cursor", issueHistoryCursor)
 	}
 	if q.Status != "" && !slices.Contains(pix.TxStatuses(), pix.TxStatus(q.Status)) {

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -477,12 +476,6 @@ func jsonKind(k reflect.Kind) string {
 		return "a number"
 	}
 	return "a value of another type"
-}
-
-// validText reports whether s is valid UTF-8 without NUL characters: what
-// every text field and identifier must be (PostgreSQL refuses both).
-func validText(s string) bool {
-	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
 
 // writeJSON writes v as the response body with the given status.

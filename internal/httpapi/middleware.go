@@ -12,6 +12,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 type ctxKey int
@@ -238,24 +240,24 @@ func cleanPath(p string) string {
 // since identifiers read from them reach the database, and PostgreSQL
 // refuses both. pattern names the path's wildcards.
 func requestTextError(r *http.Request, pattern string) error {
-	if !validText(r.URL.Path) {
+	if !pix.ValidText(r.URL.Path) {
 		return badTextError(pathField(r, pattern))
 	}
 	// A query without escapes is checked as it is, without parsing it.
-	if q := r.URL.RawQuery; strings.IndexByte(q, '%') >= 0 || !validText(q) {
+	if q := r.URL.RawQuery; strings.IndexByte(q, '%') >= 0 || !pix.ValidText(q) {
 		for k, vs := range r.URL.Query() {
-			if !validText(k) {
+			if !pix.ValidText(k) {
 				return badTextError("query")
 			}
 			for _, v := range vs {
-				if !validText(v) {
+				if !pix.ValidText(v) {
 					return badTextError(k)
 				}
 			}
 		}
 	}
 	for _, v := range r.Header.Values("Idempotency-Key") {
-		if !validText(v) {
+		if !pix.ValidText(v) {
 			return badTextError("Idempotency-Key")
 		}
 	}
@@ -269,7 +271,7 @@ func pathField(r *http.Request, pattern string) string {
 	pats := strings.Split(strings.TrimPrefix(patternPath(pattern), "/"), "/")
 	for i, seg := range segs {
 		v, err := url.PathUnescape(seg)
-		if err == nil && validText(v) {
+		if err == nil && pix.ValidText(v) {
 			continue
 		}
 		if i < len(pats) && strings.HasPrefix(pats[i], "{") {

@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -25,21 +24,11 @@ const payCSP = "default-src 'none'; img-src data:; style-src 'self'; script-src 
 // panel does: the payer is in Brazil, whatever the server's zone.
 const payTimeLayout = "02/01/2006 15:04"
 
-// errBadPaymentID answers an id holding a NUL byte or invalid UTF-8, which
-// no charge has and PostgreSQL cannot even compare (CONTRACT §4a).
-var errBadPaymentID = pix.Errorf(pix.EInvalid, "payment_id must be valid UTF-8 text without NUL characters")
-
-// validPaymentID reports whether id is text the databases can look up.
-func validPaymentID(id string) bool { return utf8.ValidString(id) && !strings.ContainsRune(id, 0) }
-
-// payCharge returns the charge (cash-in) of the path's payment_id: EInvalid
-// for an id that is not text, ENotFound for anything that is not a charge.
+// payCharge returns the charge (cash-in) of the path's payment_id;
+// ENotFound for anything that is not a charge. (An id that is not text was
+// answered 400 by the router's checks before this handler.)
 func (s *Server) payCharge(r *http.Request) (gateway.Transaction, error) {
-	id := r.PathValue("payment_id")
-	if !validPaymentID(id) {
-		return gateway.Transaction{}, errBadPaymentID
-	}
-	return s.gw.PayerCharge(r.Context(), id)
+	return s.gw.PayerCharge(r.Context(), r.PathValue("payment_id"))
 }
 
 type payView struct {
@@ -74,8 +63,6 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 	t, err := s.payCharge(r)
 	status := http.StatusOK
 	switch {
-	case pix.ErrorCode(err) == pix.EInvalid:
-		status = http.StatusBadRequest
 	case pix.ErrorCode(err) == pix.ENotFound:
 		status = http.StatusNotFound
 	case err != nil:

@@ -2,6 +2,7 @@ package pix
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
 // allDigits reports whether s is non-empty and made only of ASCII digits.
@@ -351,4 +352,11 @@ func maskGeneric(s string) string {
 		return "***" + s[len(s)-2:]
 	}
 	return "***"
+}
+
+// ValidText reports whether s is valid UTF-8 without NUL characters: what
+// every text field and identifier must be (CONTRACT §4a), since PostgreSQL
+// can neither store nor compare anything else.
+func ValidText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }

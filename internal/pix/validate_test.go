@@ -469,3 +469,13 @@ func FuzzValidPixKey(f *testing.F) {
 		}
 	})
 }
+
+func TestValidText(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]bool{
+		"": true, "order-1001": true, "São Paulo": true, "✓ pago": true,
+		"a\x00b": false, "\x00": false, "bad\xffutf8": false, "\xc3": false,
+	} {
+		require.Equal(t, want, pix.ValidText(s), "%q", s)
+	}
+}
