@@ -476,6 +476,6 @@ func TestValidText(t *testing.T) {
 		"": true, "order-1001": true, "São Paulo": true, "✓ pago": true,
 		"a\x00b": false, "\x00": false, "bad\xffutf8": false, "\xc3": false,
 	} {
-		require.Equal(t, want, pix.ValidText(s), "%q", s)
+		require.Equal(t, want, ValidText(s), "%q", s)
 	}
 }
