@@ -5,9 +5,16 @@ package config
 
 import (
 	"cmp"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"net/url"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +63,18 @@ type Config struct {
 	TLSCert              string `name:"tls-cert" env:"PIXGATE_TLS_CERT" help:"TLS certificate file (PEM)."`
 	TLSKey               string `name:"tls-key" env:"PIXGATE_TLS_KEY" help:"TLS private key file (PEM)."`
 	LogLevel             string `name:"log-level" env:"PIXGATE_LOG_LEVEL" default:"info" help:"debug, info, warn or error."`
+	// A real PSP (PIXGATE_PROVIDER=apipix or efi, CONTRACT §8): required
+	// with those providers except the token URL (defaulted from the API
+	// URL) and the CA file (default: the system roots).
+	PSPAPIURL       string `name:"psp-api-url" env:"PIXGATE_PSP_API_URL" help:"PSP: API Pix base URL including its version (https://…/v2)."`
+	PSPTokenURL     string `name:"psp-token-url" env:"PIXGATE_PSP_TOKEN_URL" help:"PSP: OAuth 2.0 token endpoint (default: <origin of the API URL>/oauth/token)."`
+	PSPClientID     string `name:"psp-client-id" env:"PIXGATE_PSP_CLIENT_ID" help:"PSP: OAuth 2.0 client id."`
+	PSPClientSecret string `name:"psp-client-secret" env:"PIXGATE_PSP_CLIENT_SECRET" help:"PSP: OAuth 2.0 client secret."`
+	PSPCertFile     string `name:"psp-cert-file" env:"PIXGATE_PSP_CERT_FILE" help:"PSP: mutual-TLS client certificate file (PEM)."`
+	PSPKeyFile      string `name:"psp-key-file" env:"PIXGATE_PSP_KEY_FILE" help:"PSP: mutual-TLS client private key file (PEM)."`
+	PSPCAFile       string `name:"psp-ca-file" env:"PIXGATE_PSP_CA_FILE" help:"PSP: PEM bundle that signs the PSP's server certificate (default: the system roots)."`
+	PSPPixKey       string `name:"psp-pix-key" env:"PIXGATE_PSP_PIX_KEY" help:"PSP: the merchant's receiving PIX key at the PSP."`
+	PSPWebhookURL   string `name:"psp-webhook-url" env:"PIXGATE_PSP_WEBHOOK_URL" help:"PSP: public URL at which the PSP reaches pixgate, ending in /psp/webhook/<secret: 32 or more of [A-Za-z0-9_-]>."`
 }
 
 // Settings is a validated Config with its values parsed.
@@ -67,6 +86,12 @@ type Settings struct {
 	PayoutDelay         time.Duration
 	RetrySchedule       []time.Duration
 	AllowPrivateWebhook bool
+	// Filled by ValidateServe for apipix and efi (PSPTokenURL gets its
+	// default there too), so that serve need not read the files again: the
+	// PEM contents of PIXGATE_PSP_CERT_FILE, _KEY_FILE and _CA_FILE (CAPEM
+	// nil when unset) and the <secret> path element of the webhook URL.
+	CertPEM, KeyPEM, CAPEM []byte
+	PSPWebhookSecret       string
 }
 
 // Sandbox reports whether this is the sandbox environment.
@@ -115,8 +140,7 @@ func (c Config) Validate() (Settings, error) {
 	default:
 		bad("PIXGATE_PROVIDER", "provider", "%q must be sandbox, apipix or efi", c.Provider)
 	}
-	if k := s.PixKey; k != "" && !(pix.ValidPixKey(pix.KeyEmail, k) || pix.ValidPixKey(pix.KeyEVP, k) ||
-		pix.ValidPixKey(pix.KeyPhone, k) || pix.ValidPixKey(pix.KeyCPF, k) || pix.ValidPixKey(pix.KeyCNPJ, k)) {
+	if k := s.PixKey; k != "" && !validPixKey(k) {
 		bad("PIXGATE_PIX_KEY", "pix-key", "must be a valid PIX key (e-mail, +55 phone, CPF, CNPJ or EVP)")
 	}
 	if s.MerchantName != "" && strings.TrimSpace(s.MerchantName) == "" {
@@ -166,13 +190,15 @@ func (c Config) Validate() (Settings, error) {
 
 // ValidateServe returns what stops serve (and only serve: other commands
 // write no BR Code and move no money) from starting, one line per setting:
-// in production PIXGATE_PROVIDER must be set, to a provider this build has,
-// and with provider sandbox (pixgate writes the BR Codes itself) the
-// receiving key and merchant name and city must be set explicitly, so that
-// no sandbox default ever reaches a payer (CONTRACT §1, §4a). Only the
-// sandbox provider exists in this build; apipix and efi stop serve in every
-// environment rather than run on the simulator under a real PSP's name.
-func (s Settings) ValidateServe() error {
+// in production PIXGATE_PROVIDER must be set; with provider sandbox there
+// (pixgate writes the BR Codes itself) the receiving key and merchant name
+// and city must be set explicitly, so that no sandbox default ever reaches
+// a payer (CONTRACT §1, §4a); with apipix or efi every PIXGATE_PSP_*
+// setting must be present and well formed and its files readable
+// (CONTRACT §8). For those it fills s.CertPEM, s.KeyPEM, s.CAPEM,
+// s.PSPWebhookSecret and the default s.PSPTokenURL. No line quotes a
+// secret or a file's contents.
+func (s *Settings) ValidateServe() error {
 	var errs []error
 	bad := func(env, flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("invalid %s (--%s): %s", env, flag, fmt.Sprintf(format, args...)))
@@ -181,7 +207,7 @@ func (s Settings) ValidateServe() error {
 	case "":
 		bad("PIXGATE_PROVIDER", "provider", "must be set in production (sandbox, apipix or efi)")
 	case ProviderAPIPix, ProviderEfi:
-		bad("PIXGATE_PROVIDER", "provider", "%q is not available in this build (only sandbox is)", s.Provider)
+		s.validatePSP(bad)
 	}
 	if s.Env == Production && s.Provider == ProviderSandbox {
 		for _, v := range []struct{ value, env, flag string }{
@@ -195,6 +221,159 @@ func (s Settings) ValidateServe() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// webhookPath matches the path of PIXGATE_PSP_WEBHOOK_URL: anything, then
+// /psp/webhook/ and the secret that authenticates the PSP's calls.
+var webhookPath = regexp.MustCompile(`/psp/webhook/([A-Za-z0-9_-]{32,})$`)
+
+// validatePSP checks the PIXGATE_PSP_* settings of a real PSP, reporting
+// each problem through bad and filling what serve needs on success.
+func (s *Settings) validatePSP(bad func(env, flag, format string, args ...any)) {
+	const want = "required with PIXGATE_PROVIDER=apipix or efi"
+	missing := func(env, flag, v string) bool {
+		if strings.TrimSpace(v) == "" {
+			bad(env, flag, "must be set (%s)", want)
+			return true
+		}
+		return false
+	}
+	if !missing("PIXGATE_PSP_API_URL", "psp-api-url", s.PSPAPIURL) {
+		if u, ok := httpsURL(s.PSPAPIURL); !ok {
+			bad("PIXGATE_PSP_API_URL", "psp-api-url", "must be an absolute https URL without query, such as https://pix.example.com/v2")
+		} else if s.PSPTokenURL == "" {
+			s.PSPTokenURL = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/oauth/token"}).String()
+		}
+	}
+	if s.PSPTokenURL != "" {
+		if _, ok := httpsURL(s.PSPTokenURL); !ok {
+			bad("PIXGATE_PSP_TOKEN_URL", "psp-token-url", "must be an absolute https URL without query, such as https://pix.example.com/oauth/token")
+		}
+	}
+	missing("PIXGATE_PSP_CLIENT_ID", "psp-client-id", s.PSPClientID)
+	missing("PIXGATE_PSP_CLIENT_SECRET", "psp-client-secret", s.PSPClientSecret)
+
+	var certOK, keyOK bool
+	if !missing("PIXGATE_PSP_CERT_FILE", "psp-cert-file", s.PSPCertFile) {
+		if b, err := os.ReadFile(s.PSPCertFile); err != nil {
+			bad("PIXGATE_PSP_CERT_FILE", "psp-cert-file", "cannot read %s: %v", s.PSPCertFile, readError(err))
+		} else if !hasCertificate(b) {
+			bad("PIXGATE_PSP_CERT_FILE", "psp-cert-file", "%s holds no PEM certificate", s.PSPCertFile)
+		} else {
+			s.CertPEM, certOK = b, true
+		}
+	}
+	if !missing("PIXGATE_PSP_KEY_FILE", "psp-key-file", s.PSPKeyFile) {
+		if b, err := os.ReadFile(s.PSPKeyFile); err != nil {
+			bad("PIXGATE_PSP_KEY_FILE", "psp-key-file", "cannot read %s: %v", s.PSPKeyFile, readError(err))
+		} else if !hasPrivateKey(b) {
+			bad("PIXGATE_PSP_KEY_FILE", "psp-key-file", "%s holds no PEM private key (PKCS #1, PKCS #8 or EC)", s.PSPKeyFile)
+		} else {
+			s.KeyPEM, keyOK = b, true
+		}
+	}
+	if certOK && keyOK {
+		// tls.X509KeyPair's own error is not quoted: it is generic, and
+		// the two files are named instead.
+		if _, err := tls.X509KeyPair(s.CertPEM, s.KeyPEM); err != nil {
+			bad("PIXGATE_PSP_KEY_FILE", "psp-key-file", "%s is not the private key of the certificate in PIXGATE_PSP_CERT_FILE", s.PSPKeyFile)
+			s.CertPEM, s.KeyPEM = nil, nil
+		}
+	}
+	if s.PSPCAFile != "" {
+		if b, err := os.ReadFile(s.PSPCAFile); err != nil {
+			bad("PIXGATE_PSP_CA_FILE", "psp-ca-file", "cannot read %s: %v", s.PSPCAFile, readError(err))
+		} else if !x509.NewCertPool().AppendCertsFromPEM(b) {
+			bad("PIXGATE_PSP_CA_FILE", "psp-ca-file", "%s holds no PEM certificate", s.PSPCAFile)
+		} else {
+			s.CAPEM = b
+		}
+	}
+	if !missing("PIXGATE_PSP_PIX_KEY", "psp-pix-key", s.PSPPixKey) && !validPixKey(s.PSPPixKey) {
+		bad("PIXGATE_PSP_PIX_KEY", "psp-pix-key", "must be a valid PIX key (e-mail, +55 phone, CPF, CNPJ or EVP)")
+	}
+	if !missing("PIXGATE_PSP_WEBHOOK_URL", "psp-webhook-url", s.PSPWebhookURL) {
+		// The secret is never quoted, nor the URL that holds it.
+		u, err := url.Parse(s.PSPWebhookURL)
+		m := []string(nil)
+		if err == nil {
+			m = webhookPath.FindStringSubmatch(u.EscapedPath())
+		}
+		switch {
+		case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil:
+			bad("PIXGATE_PSP_WEBHOOK_URL", "psp-webhook-url", "must be an absolute http(s) URL such as https://pixgate.example.com/psp/webhook/<secret>")
+		case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+			bad("PIXGATE_PSP_WEBHOOK_URL", "psp-webhook-url", "must have no query or fragment (the PSP appends /pix to it)")
+		case m == nil:
+			bad("PIXGATE_PSP_WEBHOOK_URL", "psp-webhook-url", "must end in /psp/webhook/<secret>, the secret being 32 or more characters of [A-Za-z0-9_-]")
+		default:
+			s.PSPWebhookSecret = m[1]
+		}
+	}
+}
+
+// readError is why a file could not be read, without the path that the
+// line names already.
+func readError(err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// httpsURL parses v as an absolute https URL that paths can be appended to.
+func httpsURL(v string) (*url.URL, bool) {
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, false
+	}
+	return u, true
+}
+
+// hasCertificate reports whether b holds a PEM certificate that parses.
+func hasCertificate(b []byte) bool {
+	for {
+		var block *pem.Block
+		block, b = pem.Decode(b)
+		if block == nil {
+			return false
+		}
+		if block.Type == "CERTIFICATE" {
+			if _, err := x509.ParseCertificate(block.Bytes); err == nil {
+				return true
+			}
+		}
+	}
+}
+
+// hasPrivateKey reports whether b holds a PEM private key in one of the
+// forms crypto/tls reads.
+func hasPrivateKey(b []byte) bool {
+	for {
+		var block *pem.Block
+		block, b = pem.Decode(b)
+		if block == nil {
+			return false
+		}
+		if !strings.HasSuffix(block.Type, "PRIVATE KEY") {
+			continue
+		}
+		if _, err := x509.ParsePKCS8PrivateKey(block.Bytes); err == nil {
+			return true
+		}
+		if _, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+			return true
+		}
+		if _, err := x509.ParseECPrivateKey(block.Bytes); err == nil {
+			return true
+		}
+	}
+}
+
+// validPixKey reports whether k is a PIX key of any type.
+func validPixKey(k string) bool {
+	return pix.ValidPixKey(pix.KeyEmail, k) || pix.ValidPixKey(pix.KeyEVP, k) ||
+		pix.ValidPixKey(pix.KeyPhone, k) || pix.ValidPixKey(pix.KeyCPF, k) || pix.ValidPixKey(pix.KeyCNPJ, k)
 }
 
 func positiveDuration(v string) (time.Duration, error) {
