@@ -1,0 +1,337 @@
+package apipix
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/pixgate/pixgate/internal/provider"
+)
+
+// tokenCache holds the one access token of a Client. It is its own small
+// type, rather than oauth2.ReuseTokenSource, because a 401 from the API
+// must be able to throw the cached token away.
+type tokenCache struct {
+	conf  *clientcredentials.Config
+	http  *http.Client
+	now   func() time.Time
+	early time.Duration
+
+	mu  sync.Mutex
+	tok *oauth2.Token
+}
+
+// get returns the cached token, or fetches one when there is none or it
+// expires within early. The lock is held while fetching so that concurrent
+// calls share one fetch instead of each asking the PSP.
+func (t *tokenCache) get(ctx context.Context) (*oauth2.Token, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tok != nil && (t.tok.Expiry.IsZero() || t.now().Add(t.early).Before(t.tok.Expiry)) {
+		return t.tok, nil
+	}
+	tok, err := t.conf.Token(context.WithValue(ctx, oauth2.HTTPClient, t.http))
+	if err != nil {
+		return nil, tokenError(err)
+	}
+	t.tok = tok
+	return tok, nil
+}
+
+// discard forgets old if it is still the cached token, so that the next get
+// fetches a new one (a concurrent call may already have replaced it).
+func (t *tokenCache) discard(old *oauth2.Token) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tok == old {
+		t.tok = nil
+	}
+}
+
+// errToken is a failed token fetch; retryable says whether another try
+// may succeed.
+type errToken struct {
+	msg       string
+	retryable bool
+	cause     error
+}
+
+func (e *errToken) Error() string { return e.msg }
+func (e *errToken) Unwrap() error { return e.cause }
+
+// tokenError rewrites an oauth2 error without the token endpoint's body,
+// which oauth2 quotes verbatim and which may echo what we sent.
+func tokenError(err error) error {
+	if re, ok := errors.AsType[*oauth2.RetrieveError](err); ok {
+		msg := "token endpoint refused"
+		status := 0
+		if re.Response != nil {
+			status = re.Response.StatusCode
+			msg = fmt.Sprintf("token endpoint answered %d", status)
+		}
+		if re.ErrorCode != "" {
+			msg += " (" + safeWord(re.ErrorCode) + ")"
+		}
+		return &errToken{msg: msg, retryable: status >= 500}
+	}
+	// A transport error (connection, TLS, timeout) carries the token URL
+	// and the cause, neither of which is secret.
+	return &errToken{msg: err.Error(), retryable: true, cause: err}
+}
+
+// safeWord keeps an OAuth error code (a registered word such as
+// invalid_client) and nothing else.
+func safeWord(s string) string {
+	s = truncate(s, 40)
+	for _, r := range s {
+		if !(r == '_' || r == '-' || r == '.' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			return "?"
+		}
+	}
+	return s
+}
+
+// Request is one call to the PSP, for the providers built on this client
+// (efi's payouts).
+type Request struct {
+	Method string
+	// URL is absolute; use Origin or APIURL to build it and url.PathEscape
+	// for its segments.
+	URL string
+	// Body is sent as JSON when not nil.
+	Body any
+	// Header is added to the request.
+	Header http.Header
+	// Idempotent calls are retried after a network error, a timeout or a
+	// 5xx; any other call is sent once, its unknown outcome reported.
+	Idempotent bool
+}
+
+// Do sends r within the call timeout, with the access token (renewed once
+// on a 401), and decodes a 2xx JSON answer into out (nil: ignore it). A 404
+// to a GET or PATCH wraps provider.ErrNotFound, any other 4xx wraps
+// provider.ErrRejected; anything else is an error of unknown outcome.
+func (c *Client) Do(ctx context.Context, r Request, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	_, err := c.exec(ctx, r, out)
+	return err
+}
+
+// attemptResult is the outcome of one attempt.
+type attemptResult struct {
+	err       error
+	retryable bool // a network error, a timeout or a 5xx
+	sent      bool // the PSP may have received the request
+}
+
+// exec sends r, retrying as r.Idempotent allows, until ctx ends.
+// unknownBefore reports that an earlier attempt's outcome was unknown, so
+// that a later 4xx may be the PSP refusing a repeat of what succeeded.
+func (c *Client) exec(ctx context.Context, r Request, out any) (unknownBefore bool, err error) {
+	var body []byte
+	if r.Body != nil {
+		if body, err = json.Marshal(r.Body); err != nil {
+			return false, fmt.Errorf("%s: %s %s: encode: %w", c.name, r.Method, c.pathOf(r.URL), err)
+		}
+	}
+	refreshed := false
+	for attempt := 0; ; attempt++ {
+		res := c.attempt(ctx, r, body, out, &refreshed)
+		if res.err == nil {
+			return unknownBefore, nil
+		}
+		again := res.retryable && (r.Idempotent || !res.sent) && attempt < len(c.backoff) && ctx.Err() == nil
+		c.log.Warn("psp call failed", "method", r.Method, "path", c.pathOf(r.URL),
+			"attempt", attempt+1, "retry", again, "error", res.err.Error())
+		if res.sent && res.retryable {
+			unknownBefore = true
+		}
+		if !again {
+			return unknownBefore, res.err
+		}
+		t := time.NewTimer(c.backoff[attempt])
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return unknownBefore, res.err
+		case <-t.C:
+		}
+	}
+}
+
+// attempt makes one try of r. An idempotent call gets half of what is left
+// of ctx, so that a stalled connection leaves time for a retry on a new one.
+func (c *Client) attempt(ctx context.Context, r Request, body []byte, out any, refreshed *bool) attemptResult {
+	if r.Idempotent {
+		if dl, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, time.Until(dl)/2)
+			defer cancel()
+		}
+	}
+	path := c.pathOf(r.URL)
+	fail := func(err error, retryable, sent bool) attemptResult {
+		return attemptResult{err: fmt.Errorf("%s: %s %s: %w", c.name, r.Method, path, err), retryable: retryable, sent: sent}
+	}
+	tok, err := c.tokens.get(ctx)
+	if err != nil {
+		var te *errToken
+		return fail(fmt.Errorf("access token: %w", err), errors.As(err, &te) && te.retryable, false)
+	}
+	status, data, err := c.roundTrip(ctx, r, body, tok)
+	if err != nil {
+		return fail(err, true, true)
+	}
+	if status == http.StatusUnauthorized && !*refreshed {
+		// The token may have been revoked or expired early at the PSP: a
+		// new one, and this request once more with it. Never a loop.
+		*refreshed = true
+		c.tokens.discard(tok)
+		c.log.Info("psp answered 401; renewing the access token", "method", r.Method, "path", path)
+		if tok, err = c.tokens.get(ctx); err != nil {
+			var te *errToken
+			return fail(fmt.Errorf("access token: %w", err), errors.As(err, &te) && te.retryable, false)
+		}
+		if status, data, err = c.roundTrip(ctx, r, body, tok); err != nil {
+			return fail(err, true, true)
+		}
+	}
+	switch {
+	case status >= 200 && status < 300:
+		if out == nil || len(bytes.TrimSpace(data)) == 0 {
+			if out != nil {
+				return fail(fmt.Errorf("%d with an empty body", status), false, true)
+			}
+			return attemptResult{}
+		}
+		if err := json.Unmarshal(data, out); err != nil {
+			return fail(fmt.Errorf("decode %d answer: %w", status, err), false, true)
+		}
+		return attemptResult{}
+	case status == http.StatusNotFound && (r.Method == http.MethodGet || r.Method == http.MethodPatch):
+		return fail(c.statusErr(status, data, tok, provider.ErrNotFound), false, true)
+	case status >= 400 && status < 500:
+		return fail(c.statusErr(status, data, tok, provider.ErrRejected), false, true)
+	case status >= 500:
+		return fail(c.statusErr(status, data, tok, nil), true, true)
+	default:
+		return fail(fmt.Errorf("unexpected status %d", status), false, true)
+	}
+}
+
+// roundTrip sends one HTTP request and reads at most maxBody of the answer.
+func (c *Client) roundTrip(ctx context.Context, r Request, body []byte, tok *oauth2.Token) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, rd)
+	if err != nil {
+		return 0, nil, fmt.Errorf("build request: %w", err)
+	}
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	tok.SetAuthHeader(req)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, err //nolint:wrapcheck // attempt wraps it with method and path
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return 0, nil, fmt.Errorf("read answer: %w", err)
+	}
+	if len(data) > maxBody {
+		return 0, nil, fmt.Errorf("answer larger than %d bytes", maxBody)
+	}
+	return resp.StatusCode, data, nil
+}
+
+// problem is an RFC 7807 body as the API Pix sends with every 4xx and 5xx.
+type problem struct {
+	Title     string `json:"title"`
+	Detail    string `json:"detail"`
+	Violacoes []struct {
+		Razao       string `json:"razao"`
+		Propriedade string `json:"propriedade"`
+	} `json:"violacoes"`
+}
+
+// StatusError is a PSP answer other than 2xx, with the PSP's own words
+// (problem title, detail and violations) for the log.
+type StatusError struct {
+	Status int
+	Text   string // the PSP's problem text, scrubbed and shortened
+	kind   error  // provider.ErrNotFound, provider.ErrRejected or nil
+}
+
+func (e *StatusError) Error() string {
+	s := fmt.Sprintf("answered %d %s", e.Status, http.StatusText(e.Status))
+	if e.Text != "" {
+		s += ": " + e.Text
+	}
+	return s
+}
+
+// Unwrap gives provider.ErrNotFound or provider.ErrRejected when the
+// status means one.
+func (e *StatusError) Unwrap() error { return e.kind }
+
+// statusErr builds the StatusError of an answer. The PSP's text is scrubbed
+// of the client secret and the token, in case a PSP echoes what it got.
+func (c *Client) statusErr(status int, data []byte, tok *oauth2.Token, kind error) error {
+	var p problem
+	var parts []string
+	if json.Unmarshal(data, &p) == nil {
+		for _, s := range []string{p.Title, p.Detail} {
+			if s != "" {
+				parts = append(parts, s)
+			}
+		}
+		for _, v := range p.Violacoes {
+			parts = append(parts, strings.TrimSpace(v.Propriedade+" "+v.Razao))
+		}
+	}
+	text := strings.Join(parts, ": ")
+	for _, secret := range []string{c.secret, tok.AccessToken} {
+		if secret != "" {
+			text = strings.ReplaceAll(text, secret, "[redacted]")
+		}
+	}
+	text = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, truncate(text, 300))
+	return &StatusError{Status: status, Text: text, kind: kind}
+}
+
+// pathOf is u without the origin, for log lines and errors.
+func (c *Client) pathOf(u string) string {
+	if p, ok := strings.CutPrefix(u, c.origin); ok {
+		if i := strings.IndexByte(p, '?'); i >= 0 {
+			return p[:i]
+		}
+		return p
+	}
+	return u
+}
