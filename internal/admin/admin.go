@@ -88,7 +88,7 @@ func New(o Options) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admin: %w", err)
 	}
-	h := &Handler{gw: o.Gateway, log: log, sandbox: o.Gateway.Sandbox(),
+	h := &Handler{gw: o.Gateway, log: log, sandbox: o.Gateway.SandboxPayments(),
 		secure: !o.Gateway.Sandbox(), ttl: ttl, loc: loc, pages: pages,
 		assets: http.StripPrefix("/admin/assets/", http.FileServerFS(assets))}
 	cost := o.PasswordCost

@@ -56,8 +56,8 @@ func setup(t *testing.T, open opener, env string) *bundle {
 	db := open(t)
 	log := slog.New(slog.DiscardHandler)
 	clk := &testkit.Clock{}
-	gw, err := gateway.New(gateway.Config{DB: db, Env: env, Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja Exemplo", City: "Sao Paulo"},
-		ChargeTTL: 24 * time.Hour, PayoutDelay: 50 * time.Millisecond, Log: log, Provider: sandbox.Provider{}, Now: clk.Now})
+	gw, err := gateway.New(gateway.Config{DB: db, Env: env,
+		ChargeTTL: 24 * time.Hour, PayoutDelay: 50 * time.Millisecond, Log: log, Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo", MerchantCity: "Sao Paulo"}, Now: clk.Now})
 	require.NoError(t, err)
 	panel, err := admin.New(admin.Options{Gateway: gw, Log: log, PasswordCost: bcrypt.MinCost})
 	require.NoError(t, err)

@@ -40,8 +40,8 @@ func openBench(b *testing.B, kind string) *store.DB {
 
 func newService(b *testing.B, db *store.DB) (*gateway.Service, store.Client) {
 	b.Helper()
-	gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"},
-		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: sandbox.Provider{}})
+	gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox",
+		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}})
 	if err != nil {
 		b.Fatal(err)
 	}

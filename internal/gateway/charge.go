@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pixgate/pixgate/internal/brcode"
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -247,15 +247,26 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 		return findPrevious(ctx, q, c.ID, r.ExternalID, r.IdempotencyKey)
 	}
 
+	// With a real PSP the charge is created there first, and a replay must
+	// not create a second cob: look for the earlier charge before that.
+	if !s.caps.Simulated {
+		prev, ok, err := find(s.db)
+		if err != nil {
+			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+		}
+		if ok {
+			return s.replayCharge(prev, hash, r.ExternalID)
+		}
+	}
 	now := s.now()
-	txid, err := brcode.NewTxID(s.Rand)
+	txid, err := s.newTxID()
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
-	code, err := brcode.Encode(brcode.Payload{Key: s.Merchant.PixKey, MerchantName: s.Merchant.Name,
-		MerchantCity: s.Merchant.City, Amount: int64(amount), TxID: txid})
+	code, err := s.createAtProvider(ctx, provider.Charge{TxID: txid, Amount: amount, TTL: s.ChargeTTL,
+		PayerName: r.Payer.Name, PayerDocument: r.Payer.Document, Question: r.PayerQuestion})
 	if err != nil {
-		return ChargeResponse{}, false, fmt.Errorf("create charge: encode BR Code: %w", err)
+		return ChargeResponse{}, false, err
 	}
 	details, err := json.Marshal(struct {
 		Payer         *Payer    `json:"payer"`
@@ -277,9 +288,15 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 	// the earlier charge is readable.
 	inserted, err := s.db.InsertTransaction(ctx, t)
 	if err != nil {
+		if !s.caps.Simulated {
+			s.withdrawCharge(ctx, txid) // no charge exists to pay it for
+		}
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
 	if !inserted {
+		if !s.caps.Simulated {
+			s.withdrawCharge(ctx, txid) // a concurrent duplicate won the insert
+		}
 		prev, ok, err := find(s.db)
 		if err == nil && !ok {
 			err = fmt.Errorf("charge %s conflicted with no visible row", t.ID)

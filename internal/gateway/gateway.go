@@ -21,13 +21,6 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// Merchant is the receiving side written into every BR Code.
-type Merchant struct {
-	PixKey string
-	Name   string
-	City   string
-}
-
 // Environments a Service runs in.
 const (
 	EnvSandbox    = "sandbox"
@@ -40,8 +33,6 @@ type Config struct {
 	DB *store.DB
 	// Env is EnvSandbox or EnvProduction.
 	Env string
-	// Merchant is the receiving side of every BR Code.
-	Merchant Merchant
 	// ChargeTTL is how long a charge stays payable; it must be positive.
 	ChargeTTL time.Duration
 	// PayoutDelay is, in the sandbox, the time until a payout or refund
@@ -49,9 +40,12 @@ type Config struct {
 	PayoutDelay time.Duration
 	// Log receives the use cases' logs; required.
 	Log *slog.Logger
-	// Provider settles outgoing transfers; required, so that no
+	// Provider is the PSP that moves the money; required, so that no
 	// configuration falls back to the simulator without saying so.
 	Provider provider.Provider
+	// ReconcileEvery spaces the readings of the PSP's list of received
+	// payments (ReconcileReceived); zero means DefaultReconcileEvery.
+	ReconcileEvery time.Duration
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// Rand is the source of secrets, ids and txids; nil means crypto/rand.
@@ -98,7 +92,6 @@ func (c *Config) Validate() error {
 type Service struct {
 	db          *store.DB
 	Env         string // EnvSandbox or EnvProduction
-	Merchant    Merchant
 	ChargeTTL   time.Duration
 	PayoutDelay time.Duration // sandbox: time until a payout or refund settles
 	Log         *slog.Logger
@@ -107,8 +100,13 @@ type Service struct {
 	// Rand is the source of secrets, ids and txids.
 	Rand io.Reader
 	QR   *qr.Encoder
-	// Provider settles outgoing transfers.
+	// Provider is the PSP; caps is what it can do.
 	Provider provider.Provider
+	caps     provider.Capabilities
+	// ReconcileEvery spaces the readings of the PSP's received payments.
+	ReconcileEvery time.Duration
+	// retry holds when a PSP check that failed may be tried again.
+	retry *backoffs
 	// Wake, when set, tells the webhook dispatcher that events are due now.
 	Wake func()
 	// Courier, when set, takes the events this node writes for delivery
@@ -124,9 +122,12 @@ func New(c Config) (*Service, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{db: c.DB, Env: c.Env, Merchant: c.Merchant, ChargeTTL: c.ChargeTTL, PayoutDelay: c.PayoutDelay,
-		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, Provider: c.Provider,
-		Wake: c.Wake, Courier: c.Courier, CheckWebhookURL: c.CheckWebhookURL}
+	s := &Service{db: c.DB, Env: c.Env, ChargeTTL: c.ChargeTTL, PayoutDelay: c.PayoutDelay,
+		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, Provider: c.Provider, caps: c.Provider.Capabilities(), retry: &backoffs{},
+		ReconcileEvery: c.ReconcileEvery, Wake: c.Wake, Courier: c.Courier, CheckWebhookURL: c.CheckWebhookURL}
+	if s.ReconcileEvery <= 0 {
+		s.ReconcileEvery = DefaultReconcileEvery
+	}
 	if s.Now == nil {
 		s.Now = time.Now
 	}
@@ -141,6 +142,14 @@ func New(c Config) (*Service, error) {
 
 // Sandbox reports whether the Service runs in the sandbox environment.
 func (s *Service) Sandbox() bool { return s.Env == EnvSandbox }
+
+// SandboxPayments reports whether the sandbox's simulated payers and
+// expiry are offered: in the sandbox environment with the simulated
+// provider only (CONTRACT §4, §8).
+func (s *Service) SandboxPayments() bool { return s.Sandbox() && s.caps.Simulated }
+
+// ProviderName is the name of the PSP behind the Service.
+func (s *Service) ProviderName() string { return s.Provider.Name() }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
 

@@ -32,8 +32,8 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		ctx := context.Background()
 		db := open(t)
 		log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-		s, err := New(Config{DB: db, Env: "sandbox", Merchant: Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"},
-			ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: log, Provider: sandbox.Provider{}})
+		s, err := New(Config{DB: db, Env: "sandbox",
+			ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: log, Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}})
 		require.NoError(t, err)
 		cred, err := s.CreateClient(ctx, ClientParams{Name: "m"})
 		require.NoError(t, err)

@@ -13,12 +13,23 @@ import (
 )
 
 // ReceivePayment settles the charge that a PIX payment reported by the
-// provider pays (matched by the BR Code txid): PENDING → PAID, confirmed_date
-// set, the amount less the cash-in fee credited to available, and event
-// pix.cashin.paid — all in one transaction. A payment reported twice credits
-// once. Errors: ENotFound (no such txid), EUnprocessable (charge not payable,
-// or the amount differs).
+// sandbox's simulated payer pays (matched by the BR Code txid): PENDING →
+// PAID, confirmed_date set, the amount less the cash-in fee credited to
+// available, and event pix.cashin.paid — all in one transaction. A payment
+// reported twice credits once. Errors: ENotFound (no such txid),
+// EUnprocessable (charge not payable, or the amount differs).
 func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store.Transaction, error) {
+	return s.credit(ctx, p, true)
+}
+
+// credit credits payment p to the charge with its txid, once per
+// end-to-end id. strict (the simulated payer) refuses what a real payer
+// cannot do: paying a charge that is not PENDING, or another amount. A
+// payment a real PSP confirmed is money received and is never refused:
+// a CANCELLED charge becomes PAID, and the PSP's amount is credited
+// (CONTRACT §8); only a second payment of a paid charge is left to the
+// operator, logged.
+func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool) (store.Transaction, error) {
 	now := s.now()
 	if !p.PaidAt.IsZero() {
 		now = p.PaidAt.UTC().Truncate(time.Millisecond)
@@ -31,22 +42,35 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 		}
 		out = t
 		switch {
+		case t.EndToEndID != "" && t.EndToEndID == p.EndToEndID:
+			return nil // already credited: a payment reported twice credits once
 		case t.Status == pix.StatusPaid || t.Status == pix.StatusRefunded:
-			return nil // already credited: paying twice credits once
+			if !strict {
+				s.Log.ErrorContext(ctx, "a second payment of a paid charge was not credited; return it to the payer or credit it by hand",
+					"charge", t.ID, "end_to_end_id", p.EndToEndID, "amount", p.Amount.String())
+			}
+			return nil
+		case t.Status == pix.StatusCancelled && !strict:
 		case t.Status != pix.StatusPending:
 			return pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be paid", t.Status)
-		case p.Amount != t.Amount:
+		case strict && p.Amount != t.Amount:
 			return pix.Errorf(pix.EUnprocessable, "Payment amount %s does not match the charge amount %s", p.Amount, t.Amount)
 		}
-		ok, err := tx.TransitionTransaction(ctx, t.ID, pix.StatusPending, pix.StatusPaid, now)
+		amount, tax := t.Amount, t.Tax
+		if p.Amount != t.Amount {
+			s.Log.ErrorContext(ctx, "a payment's amount differs from its charge's; the amount received is credited",
+				"charge", t.ID, "end_to_end_id", p.EndToEndID, "amount", p.Amount.String(), "charge_amount", t.Amount.String())
+			amount, tax = p.Amount, min(t.Tax, p.Amount)
+		}
+		ok, err := tx.CreditCharge(ctx, t.ID, t.Status, now, p.EndToEndID)
 		if err != nil || !ok {
 			return errors.Join(err, fmt.Errorf("charge %s changed concurrently", t.ID))
 		}
-		out.Status, out.ConfirmedAt = pix.StatusPaid, now
-		if err := s.emit(ctx, tx, o, out, EventCashinPaid, pix.StatusPaid, t.Amount, t.Tax, "", now); err != nil {
+		out.Status, out.ConfirmedAt, out.EndToEndID = pix.StatusPaid, now, p.EndToEndID
+		if err := s.emit(ctx, tx, o, out, EventCashinPaid, pix.StatusPaid, amount, tax, "", now); err != nil {
 			return err
 		}
-		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(t.Amount, t.Tax), now)
+		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(amount, tax), now)
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
@@ -129,6 +153,9 @@ func (s *Service) cancel(ctx context.Context, tx *store.Tx, o *outbox, t *store.
 // returns how many it cancelled. Several nodes may run it at once: each
 // claims different rows (SKIP LOCKED) and the transition happens once.
 func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
+	if !s.caps.Simulated {
+		return s.expireAtPSP(ctx, limit)
+	}
 	now := s.now()
 	n := 0
 	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {

@@ -101,6 +101,9 @@ func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, 
 // Idempotency-Key header). Errors: EInvalid, EInvalidKey,
 // EInsufficientBalance, EIdempotencyMismatch.
 func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutRequest, idemKey string, body []byte) (PayoutResponse, bool, error) {
+	if !s.caps.Payouts {
+		return PayoutResponse{}, false, pix.Errorf(pix.EUnprocessable, "Payouts are not available with this provider")
+	}
 	amount, err := s.validatePayout(r, idemKey)
 	if err != nil {
 		return PayoutResponse{}, false, err
@@ -127,7 +130,7 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 	t := store.Transaction{
 		ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashout, ExternalID: ext, IdempotencyKey: idemKey,
 		RequestHash: hash, Status: pix.StatusPending, Amount: amount, Tax: tax, CreatedAt: now,
-		SettleAt: now.Add(s.PayoutDelay), CallbackURL: r.CallbackURL, Details: string(details),
+		SettleAt: s.firstSettle(now), CallbackURL: r.CallbackURL, Details: string(details), SendState: s.sendState(),
 	}
 	// One transaction, shared with the payouts created at the same moment
 	// (store.DB.CreatePayout). A duplicate fails the insert with

@@ -88,7 +88,7 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 
 	now := s.now()
 	ref := store.Refund{ID: s.newUUID(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: idemKey, RequestHash: hash,
-		Status: pix.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: now.Add(s.PayoutDelay)}
+		Status: pix.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: s.firstSettle(now), SendState: s.sendState()}
 	var prev store.Refund
 	inserted := false
 	err = s.db.Write(ctx, func(tx *store.Tx) error {
@@ -103,6 +103,9 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 			return pix.Errorf(pix.EUnprocessable, "Only PAID charges can be refunded; this charge is %s", t.Status)
 		case now.Sub(t.ConfirmedAt) > RefundWindow:
 			return pix.Errorf(pix.EUnprocessable, "Charges can only be refunded within 90 days of payment")
+		case !s.caps.Simulated && t.EndToEndID == "":
+			// A devolução names the payment it returns.
+			return pix.Errorf(pix.EUnprocessable, "This charge's payment is not known to the payment provider and cannot be refunded through it")
 		}
 		left := t.Amount - t.RefundedAmount - t.RefundPending
 		ref.Amount = amount

@@ -22,8 +22,8 @@ func TestRefundLookupOfMalformedIDs(t *testing.T) {
 	t.Parallel()
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		ctx := context.Background()
-		s, err := gateway.New(gateway.Config{DB: open(t), Env: "sandbox", Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"},
-			ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: sandbox.Provider{}})
+		s, err := gateway.New(gateway.Config{DB: open(t), Env: "sandbox",
+			ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}})
 		require.NoError(t, err)
 		cred, err := s.CreateClient(ctx, gateway.ClientParams{Name: "m"})
 		require.NoError(t, err)

@@ -12,7 +12,7 @@ import (
 // panel all pay this way. Errors: ENotFound (no sandbox here, or no such
 // charge), EUnprocessable (the charge can no longer be paid).
 func (s *Service) SandboxPay(ctx context.Context, charge Transaction) (Transaction, error) {
-	if !s.Sandbox() {
+	if !s.SandboxPayments() {
 		// The routes exist only in the sandbox; this guards a future one.
 		return Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}

@@ -35,6 +35,9 @@ import (
 // payout by payout, each claimed afresh (settleClaimed), so one payout does
 // not hold up the rest.
 func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
+	if !s.caps.Simulated {
+		return s.sendDue(ctx, limit)
+	}
 	now := s.now()
 	due, err := s.db.DueSettlements(ctx, now, limit)
 	if err != nil {
@@ -139,9 +142,10 @@ func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now tim
 	// a claimed row cannot change (store.Tx.SetSettledAll ignores them), one
 	// read without a lock is changed only if it did not
 	// (store.Tx.SetSettledIfUnchanged).
+	var e2e string
 	step := func(status pix.TxStatus, confirmed, next time.Time, p ledger.Posting, event string) error {
 		w.steps = append(w.steps, store.Settled{ID: t.ID, Status: status, Confirmed: confirmed, Next: next,
-			WasStatus: t.Status, WasSettleAt: t.SettleAt})
+			EndToEndID: e2e, WasStatus: t.Status, WasSettleAt: t.SettleAt})
 		t.Status = status
 		if !confirmed.IsZero() {
 			t.ConfirmedAt = confirmed
@@ -156,7 +160,8 @@ func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now tim
 	}
 	// Anything else than a pending or paid payout has nothing left to settle.
 	done := store.Settled{ID: t.ID, Status: t.Status, WasStatus: t.Status, WasSettleAt: t.SettleAt}
-	if t.Type != pix.TypeCashout {
+	if t.Type != pix.TypeCashout || t.SendState != "" {
+		// A payout sent to a real PSP is not the simulator's to settle.
 		w.steps = append(w.steps, done)
 		return nil
 	}
@@ -166,12 +171,13 @@ func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now tim
 		if err != nil {
 			return err
 		}
-		outcome, err := s.Provider.Settle(ctx, provider.Transfer{ID: t.ID, Amount: t.Amount,
-			KeyType: pix.KeyType(d.CreditParty.KeyType), Key: d.CreditParty.Key})
+		st, err := s.Provider.Status(ctx, provider.Transfer{ID: t.ID, Amount: t.Amount,
+			KeyType: pix.KeyType(d.CreditParty.KeyType), Key: d.CreditParty.Key, Description: d.Description})
 		if err != nil {
 			return err
 		}
-		switch outcome {
+		e2e = st.EndToEndID
+		switch st.Status {
 		case provider.Failed:
 			return step(pix.StatusCancelled, time.Time{}, time.Time{}, ledger.PayoutFailed(t.Amount, t.Tax), EventCashoutFailed)
 		case provider.Completed:
@@ -180,7 +186,7 @@ func (s *Service) settlePayout(ctx context.Context, t store.Transaction, now tim
 			next := now.Add(max(s.PayoutDelay, time.Millisecond))
 			return step(pix.StatusPaid, now, next, ledger.PayoutCompleted(t.Amount, t.Tax), EventCashoutPaid)
 		}
-		return fmt.Errorf("unknown provider outcome %q", outcome)
+		return fmt.Errorf("the simulator left payout %s %s", t.ID, st.Status)
 	case pix.StatusPaid:
 		// A completed payout scheduled again is being returned by the beneficiary's bank.
 		return step(pix.StatusReversed, time.Time{}, time.Time{}, ledger.PayoutReversed(t.Amount), EventCashoutReversed)
@@ -277,6 +283,9 @@ func each[T any](ctx context.Context, items []T, fn func(T) (int, error)) (int, 
 // back to available; pix.refund.failed). A charge's refunds settle in the
 // order they were requested (byCharge).
 func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) {
+	if !s.caps.Simulated {
+		return s.sendRefundsDue(ctx, limit)
+	}
 	now := s.now()
 	due, err := s.db.DueRefunds(ctx, now, limit)
 	if err != nil {
@@ -314,17 +323,27 @@ func (s *Service) settleRefund(ctx context.Context, tx *store.Tx, o *outbox, r s
 	if err != nil {
 		return err
 	}
-	outcome, err := s.Provider.Settle(ctx, provider.Transfer{ID: r.ID, Amount: r.Amount, Reason: r.Reason, Refund: true})
+	st, err := s.Provider.Status(ctx, provider.Transfer{ID: r.ID, Amount: r.Amount, Description: r.Reason, Refund: true,
+		PaymentE2E: charge.EndToEndID})
 	if err != nil {
 		return err
 	}
+	return s.finishRefund(ctx, tx, o, r, charge, st, now)
+}
+
+// finishRefund applies the final state st of refund r of charge (locked by
+// tx): completed (the charge's refunded_amount grows, REFUNDED once whole,
+// pix.refund.completed) or failed (funds back, pix.refund.failed). It
+// returns errChanged if r was finished meanwhile.
+func (s *Service) finishRefund(ctx context.Context, tx *store.Tx, o *outbox, r store.Refund, charge store.Transaction,
+	st provider.TransferState, now time.Time) error {
 	status, event := pix.RefundCompleted, EventRefundCompleted
 	posting := ledger.RefundCompleted(r.Amount)
 	settled := r.Amount
-	if outcome == provider.Failed {
+	if st.Status == provider.Failed {
 		status, event, posting, settled = pix.RefundFailed, EventRefundFailed, ledger.RefundFailed(r.Amount), 0
 	}
-	ok, err := tx.FinishRefund(ctx, r.ID, status, now)
+	ok, err := tx.FinishRefundSend(ctx, r.ID, status, now, st.EndToEndID)
 	if err != nil || !ok {
 		return errors.Join(err, errChanged)
 	}

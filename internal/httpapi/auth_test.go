@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/gateway"
-	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -57,7 +56,7 @@ func TestAuthentication(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, b.do("GET", "/api/v1/wallet/balance", nil, rotated).status)
 
 		// Credentials of the other environment never work here.
-		prodGW, err := gateway.New(gateway.Config{DB: b.db, Env: "production", Merchant: b.gw.Merchant, ChargeTTL: b.gw.ChargeTTL, Log: b.gw.Log, Provider: sandbox.Provider{}})
+		prodGW, err := gateway.New(gateway.Config{DB: b.db, Env: "production", ChargeTTL: b.gw.ChargeTTL, Log: b.gw.Log, Provider: b.gw.Provider})
 		require.NoError(t, err)
 		prod, err := prodGW.CreateClient(ctx, gateway.ClientParams{Name: "live"})
 		require.NoError(t, err)

@@ -60,8 +60,8 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 	logs := &testkit.Buffer{}
 	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, nil)))
 	clk := &testkit.Clock{}
-	gw, err := gateway.New(gateway.Config{DB: db, Env: o.env, Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja Exemplo Ltda", City: "São Paulo"},
-		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: log, Provider: sandbox.Provider{}, Now: clk.Now,
+	gw, err := gateway.New(gateway.Config{DB: db, Env: o.env,
+		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: log, Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo Ltda", MerchantCity: "São Paulo"}, Now: clk.Now,
 		CheckWebhookURL: webhook.Guard{AllowPrivate: o.env == "sandbox", RequireHTTPS: o.env == "production"}.CheckURL})
 	require.NoError(t, err)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(o.rateLimit)})

@@ -238,11 +238,11 @@ type flakyProvider struct {
 	down   atomic.Bool
 }
 
-func (p *flakyProvider) Settle(ctx context.Context, t provider.Transfer) (provider.Outcome, error) {
+func (p *flakyProvider) Status(ctx context.Context, t provider.Transfer) (provider.TransferState, error) {
 	if t.Amount == p.amount && p.down.Load() {
-		return "", errors.New("PSP unreachable")
+		return provider.TransferState{}, errors.New("PSP unreachable")
 	}
-	return p.Provider.Settle(ctx, t)
+	return p.Provider.Status(ctx, t)
 }
 
 // Payouts settle in batches of one transaction each; a payout that cannot
@@ -297,7 +297,7 @@ func TestSettlementBatchSurvivesAFailingPayout(t *testing.T) {
 	})
 }
 
-// gateProvider holds the first Settle call until release is closed.
+// gateProvider holds the first Status call until release is closed.
 type gateProvider struct {
 	provider.Provider
 	once     sync.Once
@@ -305,12 +305,12 @@ type gateProvider struct {
 	released chan struct{}
 }
 
-func (p *gateProvider) Settle(ctx context.Context, t provider.Transfer) (provider.Outcome, error) {
+func (p *gateProvider) Status(ctx context.Context, t provider.Transfer) (provider.TransferState, error) {
 	p.once.Do(func() {
 		close(p.entered)
 		<-p.released
 	})
-	return p.Provider.Settle(ctx, t)
+	return p.Provider.Status(ctx, t)
 }
 
 // Two nodes settle the same due payouts. The first reads them and asks its

@@ -26,8 +26,8 @@ import (
 func rawServer(t *testing.T, config *tls.Config) string {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	gw, err := gateway.New(gateway.Config{DB: testkit.OpenSQLite(t), Env: "sandbox", Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "São Paulo"},
-		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: log, Provider: sandbox.Provider{}})
+	gw, err := gateway.New(gateway.Config{DB: testkit.OpenSQLite(t), Env: "sandbox",
+		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: log, Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "São Paulo"}})
 	require.NoError(t, err)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Limiter: ratelimit.NewMemory(100)})
 	require.NoError(t, err)

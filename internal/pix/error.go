@@ -23,6 +23,7 @@ const (
 	EInsufficientBalance Code = "insufficient_balance" // 422 Insufficient balance
 	EIdempotencyMismatch Code = "idempotency_mismatch" // 422 external_id reused with another body
 	ERateLimited         Code = "rate_limited"         // 429
+	EProviderUnavailable Code = "provider_unavailable" // 502 the PSP failed
 	EInternal            Code = "internal"             // 500
 )
 

@@ -1,6 +1,10 @@
 // Package provider is the seam between pixgate and the PSP that moves money
-// on the PIX network. The gateway talks to the network only through these
-// types; provider/sandbox simulates it, and a real PSP adapter goes beside it.
+// on the PIX network. A real PSP is asynchronous: a charge is registered at
+// the PSP before its BR Code exists, a payment is reported by webhook or
+// found by reading the PSP's list, and a transfer (payout or refund) is
+// accepted first and finishes later. The gateway talks to the network only
+// through Provider; provider/sandbox simulates it, provider/apipix and
+// provider/efi reach a real PSP.
 package provider
 
 import (
@@ -11,54 +15,182 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
-// Payment is an inbound PIX payment the PSP reports: a payer paid the BR
-// Code whose txid is TxID.
+// Names of the providers.
+const (
+	NameSandbox = "sandbox"
+	NameAPIPix  = "apipix"
+	NameEfi     = "efi"
+)
+
+// Errors a Provider returns. Any other error means the outcome is unknown
+// (timeout, connection lost, 5xx): the caller must read the state before it
+// sends again.
+var (
+	// ErrNotFound: the PSP does not know the object asked about (404).
+	ErrNotFound = errors.New("provider: not known to the PSP")
+	// ErrRejected: the PSP refused the request (4xx other than 401/404 after
+	// a token refresh): nothing was created.
+	ErrRejected = errors.New("provider: refused by the PSP")
+	// ErrUnsupported: this provider cannot do that (payouts with apipix).
+	ErrUnsupported = errors.New("provider: not available with this provider")
+)
+
+// Capabilities say what a provider can do and how its charges look.
+type Capabilities struct {
+	// Payouts is whether Send accepts payouts (refunds are always accepted).
+	Payouts bool
+	// TxIDLength is the length of the txid of each charge (25 for a static
+	// BR Code; 26–35 for a cob).
+	TxIDLength int
+	// Simulated is true for the sandbox simulator, whose payers pay on
+	// request and whose payouts settle after a delay.
+	Simulated bool
+}
+
+// Charge is a charge to register at the PSP.
+type Charge struct {
+	TxID          string
+	Amount        pix.Amount
+	TTL           time.Duration
+	PayerName     string
+	PayerDocument string // CPF (11 digits) or CNPJ (14 digits)
+	Question      string // solicitacaoPagador
+}
+
+// Payment is an inbound PIX payment the PSP reports: a payer paid the
+// charge whose txid is TxID.
 type Payment struct {
 	TxID       string
 	Amount     pix.Amount
 	EndToEndID string
 	PaidAt     time.Time
+	// Refunds are the devoluções of this payment the PSP reports with it.
+	Refunds []TransferState
 }
 
-// Outcome is the final result of an outgoing transfer (payout or refund).
-type Outcome string
+// Status is where an outgoing transfer stands at the PSP.
+type Status string
 
-// Outcomes of an outgoing transfer.
+// Statuses of an outgoing transfer.
 const (
-	// Completed: the money reached the beneficiary.
-	Completed Outcome = "completed"
-	// Failed: the transfer did not happen; the funds are released.
-	Failed Outcome = "failed"
-	// Returned: completed, then the beneficiary's bank returned the amount.
-	Returned Outcome = "returned"
+	// Processing: accepted, not final yet (EM_PROCESSAMENTO).
+	Processing Status = "processing"
+	// Completed: the money reached the beneficiary (REALIZADO, DEVOLVIDO).
+	Completed Status = "completed"
+	// Failed: the transfer did not happen (NAO_REALIZADO); funds go back.
+	Failed Status = "failed"
+	// Returned: completed, then the beneficiary's bank returned the amount
+	// (the sandbox simulates it).
+	Returned Status = "returned"
 )
 
-// Transfer is an outgoing PIX transfer to settle.
+// Transfer is an outgoing PIX transfer: a payout or a refund.
 type Transfer struct {
+	// ID is pixgate's id of the payout or refund (a UUID); providers send
+	// it as 32 hex characters (idEnvio, the devolução id).
 	ID      string
 	Amount  pix.Amount
-	KeyType pix.KeyType
-	Key     string
-	Reason  string // refunds: the client's reason
-	Refund  bool
+	KeyType pix.KeyType // payouts
+	Key     string      // payouts: the beneficiary's key
+	// Description: the payout's description or the refund's reason.
+	Description string
+	// Refund marks a refund (devolução) of the payment PaymentE2E.
+	Refund     bool
+	PaymentE2E string
 }
 
-// Provider settles outgoing transfers.
+// TransferState is what the PSP says about a transfer.
+type TransferState struct {
+	// ID is pixgate's id of the transfer, as the UUID it was sent from when
+	// the provider can tell (Status and Send fill it; a payment's Refunds
+	// carry the PSP's id, 32 hex characters).
+	ID         string
+	Status     Status
+	EndToEndID string // of the transfer itself (e2eId, rtrId), when known
+}
+
+// Provider is a PSP. Every method honours ctx and its own timeouts.
 type Provider interface {
-	// Settle sends the transfer and returns its final outcome. It must be
-	// idempotent per Transfer.ID: the gateway may call it again after a crash.
-	Settle(ctx context.Context, t Transfer) (Outcome, error)
+	// Name is NameSandbox, NameAPIPix or NameEfi.
+	Name() string
+	// Capabilities says what the provider can do.
+	Capabilities() Capabilities
+	// Start prepares the provider to serve (apipix: registers the webhook
+	// URL with the PSP).
+	Start(ctx context.Context) error
+	// CreateCharge registers c at the PSP and returns its BR Code (the
+	// payer's copy-and-paste code). ErrRejected or any other error: no
+	// charge exists for the payer to pay.
+	CreateCharge(ctx context.Context, c Charge) (brCode string, err error)
+	// ChargePayments reads the charge txid at the PSP and returns the
+	// payments made to it (none when unpaid).
+	ChargePayments(ctx context.Context, txid string) ([]Payment, error)
+	// CancelCharge removes the charge txid at the PSP so that it can no
+	// longer be paid.
+	CancelCharge(ctx context.Context, txid string) error
+	// ConfirmPayment reads the payment e2eid at the PSP. ErrNotFound: no
+	// such payment.
+	ConfirmPayment(ctx context.Context, e2eid string) (Payment, error)
+	// Received lists the payments received in [from, to), every page.
+	Received(ctx context.Context, from, to time.Time) ([]Payment, error)
+	// Send sends t once. ErrRejected: refused, nothing sent (for a resent
+	// refund the PSP also refuses a reused id, so the caller reads Status
+	// before it concludes). ErrUnsupported: payouts with apipix. Any other
+	// error: unknown outcome.
+	Send(ctx context.Context, t Transfer) (TransferState, error)
+	// Status reads t at the PSP. ErrNotFound: the PSP does not know t, so
+	// it was never sent.
+	Status(ctx context.Context, t Transfer) (TransferState, error)
 }
 
-// None is the Provider of a process that settles no transfer: the
+// HexID is the form of a pixgate UUID that PSPs accept as idEnvio and
+// devolução id: its 32 hex characters without dashes.
+func HexID(uuid string) string {
+	b := make([]byte, 0, 32)
+	for i := 0; i < len(uuid); i++ {
+		if uuid[i] != '-' {
+			b = append(b, uuid[i])
+		}
+	}
+	return string(b)
+}
+
+// None is the Provider of a process that moves no money: the
 // administration commands, which create clients and users but never pay.
 // Naming it keeps the simulator from standing in for a PSP unnoticed.
 type None struct{}
 
-// ErrNone is what None.Settle returns.
-var ErrNone = errors.New("provider: this process settles no transfers")
+// ErrNone is what None's operations return.
+var ErrNone = errors.New("provider: this process moves no money")
 
-// Settle refuses every transfer with ErrNone.
-func (None) Settle(context.Context, Transfer) (Outcome, error) { return "", ErrNone }
+// Name returns "none".
+func (None) Name() string { return "none" }
+
+// Capabilities of None: nothing.
+func (None) Capabilities() Capabilities { return Capabilities{TxIDLength: 25} }
+
+// Start does nothing.
+func (None) Start(context.Context) error { return nil }
+
+// CreateCharge refuses with ErrNone.
+func (None) CreateCharge(context.Context, Charge) (string, error) { return "", ErrNone }
+
+// ChargePayments refuses with ErrNone.
+func (None) ChargePayments(context.Context, string) ([]Payment, error) { return nil, ErrNone }
+
+// CancelCharge refuses with ErrNone.
+func (None) CancelCharge(context.Context, string) error { return ErrNone }
+
+// ConfirmPayment refuses with ErrNone.
+func (None) ConfirmPayment(context.Context, string) (Payment, error) { return Payment{}, ErrNone }
+
+// Received refuses with ErrNone.
+func (None) Received(context.Context, time.Time, time.Time) ([]Payment, error) { return nil, ErrNone }
+
+// Send refuses with ErrNone.
+func (None) Send(context.Context, Transfer) (TransferState, error) { return TransferState{}, ErrNone }
+
+// Status refuses with ErrNone.
+func (None) Status(context.Context, Transfer) (TransferState, error) { return TransferState{}, ErrNone }
 
 var _ Provider = None{}

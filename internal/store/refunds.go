@@ -23,23 +23,31 @@ type Refund struct {
 	CreatedAt      time.Time
 	SettledAt      time.Time
 	SettleAt       time.Time
+	// EndToEndID is the PIX network's id of the return (rtrId); "" until known.
+	EndToEndID string
+	// SendState is where the refund stands at a real PSP (SendToSend, …);
+	// "" with the sandbox simulator.
+	SendState    string
+	SendAttempts int
 }
 
-const refundColumns = `id, client_id, transaction_id, idempotency_key, request_hash, status, amount, reason, created_at, settled_at, settle_at`
+const refundColumns = `id, client_id, transaction_id, idempotency_key, request_hash, status, amount, reason, created_at, settled_at, settle_at,
+	end_to_end_id, send_state, send_attempts`
 
 func scanRefund(row scanner) (Refund, error) {
 	var r Refund
-	var idem sql.NullString
+	var idem, e2e sql.NullString
 	var amount, created int64
 	var settled, settle sql.NullInt64
-	err := row.Scan(&r.ID, &r.ClientID, &r.TransactionID, &idem, &r.RequestHash, &r.Status, &amount, &r.Reason, &created, &settled, &settle)
+	err := row.Scan(&r.ID, &r.ClientID, &r.TransactionID, &idem, &r.RequestHash, &r.Status, &amount, &r.Reason, &created, &settled, &settle,
+		&e2e, &r.SendState, &r.SendAttempts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Refund{}, ErrNotFound
 	}
 	if err != nil {
 		return Refund{}, fmt.Errorf("scan refund: %w", err)
 	}
-	r.IdempotencyKey, r.Amount, r.CreatedAt = idem.String, pix.Amount(amount), fromMS(created)
+	r.IdempotencyKey, r.Amount, r.CreatedAt, r.EndToEndID = idem.String, pix.Amount(amount), fromMS(created), e2e.String
 	r.SettledAt, r.SettleAt = fromNullMS(settled), fromNullMS(settle)
 	return r, nil
 }
@@ -47,9 +55,9 @@ func scanRefund(row scanner) (Refund, error) {
 // InsertRefund stores a refund unless the client already used its
 // idempotency key; it reports whether it inserted.
 func (tx *Tx) InsertRefund(ctx context.Context, r Refund) (bool, error) {
-	n, err := tx.affected(ctx, `INSERT INTO refunds (`+refundColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) ON CONFLICT DO NOTHING`,
+	n, err := tx.affected(ctx, `INSERT INTO refunds (`+refundColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) ON CONFLICT DO NOTHING`,
 		r.ID, r.ClientID, r.TransactionID, nullString(r.IdempotencyKey), r.RequestHash, r.Status, int64(r.Amount), r.Reason,
-		ms(r.CreatedAt), nullMS(r.SettledAt), nullMS(r.SettleAt))
+		ms(r.CreatedAt), nullMS(r.SettledAt), nullMS(r.SettleAt), nullString(r.EndToEndID), r.SendState, r.SendAttempts)
 	if err != nil {
 		return false, fmt.Errorf("insert refund: %w", err)
 	}

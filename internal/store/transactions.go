@@ -35,25 +35,34 @@ type Transaction struct {
 	QRCode         string    // charges: the BR Code
 	CallbackURL    string
 	Details        string // JSON of the request's descriptive fields
+	// EndToEndID is the PIX network's id of the credited payment (charges)
+	// or of the send (payouts); "" until known.
+	EndToEndID string
+	// SendState is where a payout stands at a real PSP (SendToSend, …);
+	// "" with the sandbox simulator.
+	SendState    string
+	SendAttempts int
 }
 
 const txColumns = `id, client_id, type, external_id, idempotency_key, request_hash, status, amount, tax,
-	refunded_amount, refund_pending, created_at, confirmed_at, expires_at, settle_at, txid, qrcode, callback_url, details`
+	refunded_amount, refund_pending, created_at, confirmed_at, expires_at, settle_at, txid, qrcode, callback_url, details,
+	end_to_end_id, send_state, send_attempts`
 
 func scanTransaction(row scanner) (Transaction, error) {
 	var t Transaction
-	var ext, idem, txid sql.NullString
+	var ext, idem, txid, e2e sql.NullString
 	var amount, tax, refunded, refundPending, created int64
 	var confirmed, expires, settle sql.NullInt64
 	err := row.Scan(&t.ID, &t.ClientID, &t.Type, &ext, &idem, &t.RequestHash, &t.Status, &amount, &tax,
-		&refunded, &refundPending, &created, &confirmed, &expires, &settle, &txid, &t.QRCode, &t.CallbackURL, &t.Details)
+		&refunded, &refundPending, &created, &confirmed, &expires, &settle, &txid, &t.QRCode, &t.CallbackURL, &t.Details,
+		&e2e, &t.SendState, &t.SendAttempts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Transaction{}, ErrNotFound
 	}
 	if err != nil {
 		return Transaction{}, fmt.Errorf("scan transaction: %w", err)
 	}
-	t.ExternalID, t.IdempotencyKey, t.TxID = ext.String, idem.String, txid.String
+	t.ExternalID, t.IdempotencyKey, t.TxID, t.EndToEndID = ext.String, idem.String, txid.String, e2e.String
 	t.Amount, t.Tax, t.RefundedAmount, t.RefundPending = pix.Amount(amount), pix.Amount(tax), pix.Amount(refunded), pix.Amount(refundPending)
 	t.CreatedAt = fromMS(created)
 	t.ConfirmedAt, t.ExpiresAt, t.SettleAt = fromNullMS(confirmed), fromNullMS(expires), fromNullMS(settle)
@@ -101,14 +110,15 @@ func (tx *Tx) CreateTransaction(ctx context.Context, t Transaction) error {
 
 const (
 	insertTransactionHead = `INSERT INTO transactions (` + txColumns + `) VALUES `
-	insertTransactionSQL  = insertTransactionHead + `($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)`
-	txColumnCount         = 19
+	insertTransactionSQL  = insertTransactionHead + `($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22)`
+	txColumnCount         = 22
 )
 
 func transactionArgs(t Transaction) []any {
 	return []any{t.ID, t.ClientID, t.Type, nullString(t.ExternalID), nullString(t.IdempotencyKey), t.RequestHash, t.Status,
 		int64(t.Amount), int64(t.Tax), int64(t.RefundedAmount), int64(t.RefundPending), ms(t.CreatedAt),
-		nullMS(t.ConfirmedAt), nullMS(t.ExpiresAt), nullMS(t.SettleAt), nullString(t.TxID), t.QRCode, t.CallbackURL, t.Details}
+		nullMS(t.ConfirmedAt), nullMS(t.ExpiresAt), nullMS(t.SettleAt), nullString(t.TxID), t.QRCode, t.CallbackURL, t.Details,
+		nullString(t.EndToEndID), t.SendState, t.SendAttempts}
 }
 
 // Transaction returns the client's transaction with the given id, or ErrNotFound.
@@ -178,6 +188,8 @@ type Settled struct {
 	Status    pix.TxStatus
 	Confirmed time.Time // confirmed_at, or zero to leave it
 	Next      time.Time // the next settle_at, or zero: nothing left to settle
+	// EndToEndID, when not "", records the send's end-to-end id.
+	EndToEndID string
 	// WasStatus and WasSettleAt are the row's status and settle_at when
 	// the step was decided: SetSettledIfUnchanged applies the step only if
 	// the row still has them.
@@ -238,20 +250,21 @@ func (tx *Tx) SetSettledIfUnchanged(ctx context.Context, ss []Settled) error {
 // SetSettledIfUnchanged.
 func setSettled(ss []Settled, guarded bool) (string, []any) {
 	var q strings.Builder
-	q.WriteString(`UPDATE transactions SET status = v.column2, confirmed_at = COALESCE(v.column3, confirmed_at), settle_at = v.column4
+	q.WriteString(`UPDATE transactions SET status = v.column2, confirmed_at = COALESCE(v.column3, confirmed_at), settle_at = v.column4,
+		end_to_end_id = COALESCE(v.column5, end_to_end_id)
 		FROM (VALUES `)
-	types := []string{"TEXT", "TEXT", "BIGINT", "BIGINT"}
+	types := []string{"TEXT", "TEXT", "BIGINT", "BIGINT", "TEXT"}
 	if guarded {
 		types = append(types, "TEXT", "BIGINT")
 	}
 	castTuples(&q, 1, len(ss), types)
 	q.WriteString(`) AS v WHERE transactions.id = v.column1`)
 	if guarded {
-		q.WriteString(` AND transactions.status = v.column5 AND transactions.settle_at = v.column6`)
+		q.WriteString(` AND transactions.status = v.column6 AND transactions.settle_at = v.column7`)
 	}
 	args := make([]any, 0, len(types)*len(ss))
 	for _, st := range ss {
-		args = append(args, st.ID, st.Status, nullMS(st.Confirmed), nullMS(st.Next))
+		args = append(args, st.ID, st.Status, nullMS(st.Confirmed), nullMS(st.Next), nullString(st.EndToEndID))
 		if guarded {
 			args = append(args, st.WasStatus, nullMS(st.WasSettleAt))
 		}

@@ -91,8 +91,8 @@ func setup(t *testing.T, db *store.DB, schedule ...time.Duration) *fixture {
 	ctx := context.Background()
 	clk := &clock{}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", Merchant: gateway.Merchant{PixKey: "pix@pixgate.dev", Name: "Loja", City: "Recife"},
-		ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: log, Provider: sandbox.Provider{}, Now: clk.Now})
+	gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox",
+		ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: log, Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}, Now: clk.Now})
 	require.NoError(t, err)
 	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
 	require.NoError(t, err)

@@ -1,0 +1,574 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/brcode"
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// Timing of the work with a real PSP (CONTRACT §8).
+const (
+	// DefaultReconcileEvery spaces the readings of the PSP's received
+	// payments: a payment whose webhook is lost is credited within it
+	// (well inside the contract's 2 minutes).
+	DefaultReconcileEvery = 20 * time.Second
+	// readOverlap re-reads the end of the previous window: a PSP lists a
+	// payment by its own clock, which may run behind ours.
+	readOverlap = 2 * time.Minute
+	// firstReading is how far back the first reading ever looks.
+	firstReading = time.Hour
+	// sendLease is how long a node holds a payout or refund while it talks
+	// to the PSP; it outlasts the longest call (pspCallTimeout), so that
+	// no other node reads "unknown to the PSP" while a send is in flight.
+	sendLease = 45 * time.Second
+	// pspCallTimeout bounds one step's calls to the PSP.
+	pspCallTimeout = 15 * time.Second
+	// pollFirst and pollMax bound the backoff between readings of a
+	// transfer's status, and between retries after an unknown outcome.
+	pollFirst = time.Second
+	pollMax   = 30 * time.Second
+	// expiryRetry spaces the attempts to cancel an expired charge at a PSP
+	// that did not answer.
+	expiryRetry = 30 * time.Second
+	// maxReported is the most payments one PSP webhook may report.
+	maxReported = 1000
+)
+
+// ReportedPix is one payment a PSP's webhook reports. Nothing of it is
+// trusted: the payment is read back from the PSP before money moves.
+type ReportedPix struct {
+	EndToEndID string
+	TxID       string
+}
+
+// ProviderPayouts reports whether the provider can send payouts.
+func (s *Service) ProviderPayouts() bool { return s.caps.Payouts }
+
+// newTxID returns a new txid of the provider's length, of [A-Za-z0-9].
+func (s *Service) newTxID() (string, error) {
+	var b strings.Builder
+	for b.Len() < s.caps.TxIDLength {
+		id, err := brcode.NewTxID(s.Rand)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(id)
+	}
+	return b.String()[:s.caps.TxIDLength], nil
+}
+
+// createAtProvider registers charge c at the PSP and returns its BR Code;
+// a real PSP's failure is the 502 of CONTRACT §8, logged with its cause.
+func (s *Service) createAtProvider(ctx context.Context, c provider.Charge) (string, error) {
+	code, err := s.Provider.CreateCharge(ctx, c)
+	if err == nil {
+		return code, nil
+	}
+	if s.caps.Simulated {
+		return "", fmt.Errorf("create charge: %w", err)
+	}
+	s.Log.WarnContext(ctx, "the PSP did not create a charge", "txid", c.TxID, "error", err.Error())
+	return "", pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
+}
+
+// withdrawCharge removes from the PSP a cob that no charge of ours holds,
+// so that no payer can pay it; best effort, logged.
+func (s *Service) withdrawCharge(ctx context.Context, txid string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pspCallTimeout)
+	defer cancel()
+	if err := s.Provider.CancelCharge(ctx, txid); err != nil {
+		s.Log.WarnContext(ctx, "could not withdraw a cob that no charge holds", "txid", txid, "error", err.Error())
+	}
+}
+
+// PSPReported handles a PSP webhook's report of payments: each is read
+// back from the PSP (GET /pix/{e2eid}) and only what the PSP confirms is
+// credited, at the PSP's amount, once per end-to-end id; the refunds the
+// PSP reports with it are settled too. A payment the PSP does not know
+// moves nothing. The error, if any, means some payment could not be
+// confirmed or recorded now (the PSP should report it again; the
+// reconciliation reading will find it anyway).
+func (s *Service) PSPReported(ctx context.Context, reported []ReportedPix) error {
+	if s.caps.Simulated {
+		return nil // no PSP to confirm with: the simulator's payers pay through the sandbox endpoints
+	}
+	if len(reported) > maxReported {
+		reported = reported[:maxReported]
+	}
+	seen := make(map[string]bool, len(reported))
+	var errs []error
+	for _, r := range reported {
+		if seen[r.EndToEndID] {
+			continue
+		}
+		seen[r.EndToEndID] = true
+		if !validEndToEnd(r.EndToEndID) {
+			s.Log.WarnContext(ctx, "a PSP webhook reported a malformed end-to-end id; ignored")
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
+		p, err := s.Provider.ConfirmPayment(cctx, r.EndToEndID)
+		cancel()
+		if errors.Is(err, provider.ErrNotFound) {
+			s.Log.WarnContext(ctx, "a PSP webhook reported a payment the PSP does not know; nothing moved", "end_to_end_id", r.EndToEndID)
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("confirm payment %s: %w", r.EndToEndID, err))
+			continue
+		}
+		if err := s.receiveConfirmed(ctx, p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validEndToEnd reports whether id has the form of an end-to-end id: 32
+// characters of [A-Za-z0-9].
+func validEndToEnd(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// receiveConfirmed credits a payment the PSP itself reported (its list, its
+// cob, or a webhook's payment read back) and settles the refunds of it the
+// PSP reports final.
+func (s *Service) receiveConfirmed(ctx context.Context, p provider.Payment) error {
+	charge, err := s.credit(ctx, p, false)
+	if pix.ErrorCode(err) == pix.ENotFound {
+		s.Log.ErrorContext(ctx, "the PSP received a payment for no charge of ours; return it to the payer or credit it by hand",
+			"txid", p.TxID, "end_to_end_id", p.EndToEndID, "amount", p.Amount.String())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, rs := range p.Refunds {
+		if rs.Status != provider.Completed && rs.Status != provider.Failed {
+			continue
+		}
+		if err := s.refundReported(ctx, charge, rs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refundReported settles the refund of charge whose devolução id the PSP
+// reported final in rs, if it is still pending.
+func (s *Service) refundReported(ctx context.Context, charge store.Transaction, rs provider.TransferState) error {
+	refunds, err := s.db.Refunds(ctx, charge.ID)
+	if err != nil {
+		return fmt.Errorf("refunds of %s: %w", charge.ID, err)
+	}
+	for _, r := range refunds {
+		if !strings.EqualFold(provider.HexID(r.ID), rs.ID) || r.Status != pix.RefundPending || r.SendState == "" {
+			continue
+		}
+		now := s.now()
+		err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
+			c, err := tx.TransactionForUpdate(ctx, r.ClientID, r.TransactionID)
+			if err != nil {
+				return err
+			}
+			return s.finishRefund(ctx, tx, o, r, c, rs, now)
+		})
+		if err != nil && !errors.Is(err, errChanged) {
+			return fmt.Errorf("settle reported refund %s: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+// ReconcileReceived reads the PSP's list of received payments over the
+// time since the last complete reading (and a little before), and credits
+// every payment not credited yet: a payment whose webhook never came is
+// credited within ReconcileEvery. One node reads at a time, at most once
+// per ReconcileEvery (store.DB.ClaimReading). It returns how many payments
+// the reading listed; limit is unused (a reading takes every page).
+func (s *Service) ReconcileReceived(ctx context.Context, _ int) (int, error) {
+	if s.caps.Simulated {
+		return 0, nil
+	}
+	now := s.Now().UTC().Truncate(time.Millisecond)
+	from, ok, err := s.db.ClaimReading(ctx, "received", now, now.Add(s.ReconcileEvery), now.Add(-firstReading))
+	if err != nil || !ok {
+		return 0, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.ReconcileEvery+pspCallTimeout)
+	pays, err := s.Provider.Received(cctx, from.Add(-readOverlap), now)
+	cancel()
+	if err != nil {
+		return 0, fmt.Errorf("read received payments: %w", err)
+	}
+	var errs []error
+	for _, p := range pays {
+		if err := s.receiveConfirmed(ctx, p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return len(pays), fmt.Errorf("reconcile received payments: %w", err)
+	}
+	return len(pays), s.db.SetReadUntil(ctx, "received", now)
+}
+
+// expireAtPSP cancels up to limit expired charges the PSP says are unpaid:
+// each is read first (GET /cob), and a payment found is credited instead;
+// then the cob is removed (PATCH) and only then is the charge CANCELLED. A
+// charge the PSP did not answer for waits expiryRetry.
+func (s *Service) expireAtPSP(ctx context.Context, limit int) (int, error) {
+	now := s.now()
+	due, err := s.db.ExpiredCharges(ctx, now, limit)
+	if err != nil {
+		return 0, fmt.Errorf("expire due charges: %w", err)
+	}
+	n := 0
+	var errs []error
+	for _, t := range due {
+		if ctx.Err() != nil {
+			break
+		}
+		if !s.retry.ready(t.ID, now) {
+			continue
+		}
+		cancelled, err := s.expireOne(ctx, t, now)
+		if err != nil {
+			s.retry.wait(t.ID, now.Add(expiryRetry))
+			s.Log.WarnContext(ctx, "could not expire a charge at the PSP; trying again later", "charge", t.ID, "error", err.Error())
+			continue
+		}
+		s.retry.done(t.ID)
+		if cancelled {
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// expireOne settles the expired charge t with the PSP and reports whether
+// it cancelled it.
+func (s *Service) expireOne(ctx context.Context, t store.Transaction, now time.Time) (bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
+	defer cancel()
+	pays, err := s.Provider.ChargePayments(cctx, t.TxID)
+	known := !errors.Is(err, provider.ErrNotFound)
+	if err != nil && known {
+		return false, err
+	}
+	if len(pays) > 0 {
+		for _, p := range pays {
+			if err := s.receiveConfirmed(ctx, p); err != nil {
+				return false, err
+			}
+		}
+		return false, nil
+	}
+	if known {
+		if err := s.Provider.CancelCharge(cctx, t.TxID); err != nil {
+			return false, fmt.Errorf("remove cob: %w", err)
+		}
+	}
+	cancelled := false
+	err = s.write(ctx, func(tx *store.Tx, o *outbox) error {
+		cur, err := tx.TransactionForUpdate(ctx, t.ClientID, t.ID)
+		if err != nil || cur.Status != pix.StatusPending {
+			return err
+		}
+		cancelled = true
+		return s.cancel(ctx, tx, o, &cur, now)
+	})
+	return cancelled, err
+}
+
+// backoffs remembers, per key, when a failed attempt may be tried again.
+type backoffs struct {
+	mu   sync.Mutex
+	next map[string]time.Time
+}
+
+func (b *backoffs) ready(key string, now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !now.Before(b.next[key])
+}
+
+func (b *backoffs) wait(key string, until time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.next == nil {
+		b.next = make(map[string]time.Time)
+	}
+	b.next[key] = until
+}
+
+func (b *backoffs) done(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.next, key)
+}
+
+// sendItem is a payout or refund due for a step with a real PSP.
+type sendItem struct {
+	refund   bool
+	id       string
+	state    string
+	settleAt time.Time
+	attempts int
+	transfer provider.Transfer
+}
+
+// errStillSent marks a transfer the PSP accepted but cannot find now: it
+// is never sent again, only read again later.
+var errStillSent = errors.New("the PSP accepted this transfer but does not find it now")
+
+// errSendRefused marks a transfer the PSP refused and does not know: final.
+var errSendRefused = errors.New("refused by the PSP")
+
+// sendDue advances up to limit due payouts with a real PSP, each one step.
+func (s *Service) sendDue(ctx context.Context, limit int) (int, error) {
+	due, err := s.db.DueSettlements(ctx, s.now(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("send payouts: %w", err)
+	}
+	return each(ctx, due, func(t store.Transaction) (int, error) {
+		if t.Type != pix.TypeCashout || t.SendState == "" || t.SendState == store.SendDone {
+			return 0, s.unschedule(ctx, t)
+		}
+		d, err := parsePayoutDetails(t)
+		if err != nil {
+			return 0, err
+		}
+		return s.advance(ctx, sendItem{id: t.ID, state: t.SendState, settleAt: t.SettleAt, attempts: t.SendAttempts,
+			transfer: provider.Transfer{ID: t.ID, Amount: t.Amount, KeyType: pix.KeyType(d.CreditParty.KeyType),
+				Key: d.CreditParty.Key, Description: d.Description}})
+	})
+}
+
+// unschedule stops a row that is not this provider's to send from being
+// due again (one the simulator created before a real PSP was configured).
+func (s *Service) unschedule(ctx context.Context, t store.Transaction) error {
+	s.Log.WarnContext(ctx, "a payout not sent through this PSP is left as it is", "payout", t.ID, "status", string(t.Status))
+	return s.db.Write(ctx, func(tx *store.Tx) error {
+		_, err := tx.StepSend(ctx, store.SendStep{ID: t.ID, WasState: t.SendState, WasSettleAt: t.SettleAt, State: t.SendState})
+		return err
+	})
+}
+
+// sendRefundsDue advances up to limit due refunds with a real PSP.
+func (s *Service) sendRefundsDue(ctx context.Context, limit int) (int, error) {
+	due, err := s.db.DueRefundRows(ctx, s.now(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("send refunds: %w", err)
+	}
+	return each(ctx, due, func(r store.Refund) (int, error) {
+		if r.SendState == "" || r.SendState == store.SendDone {
+			return 0, s.db.Write(ctx, func(tx *store.Tx) error {
+				_, err := tx.StepSend(ctx, store.SendStep{Refund: true, ID: r.ID, WasState: r.SendState, WasSettleAt: r.SettleAt, State: r.SendState})
+				return err
+			})
+		}
+		charge, err := s.db.TransactionByID(ctx, r.TransactionID)
+		if err != nil {
+			return 0, fmt.Errorf("refund %s: %w", r.ID, err)
+		}
+		return s.advance(ctx, sendItem{refund: true, id: r.ID, state: r.SendState, settleAt: r.SettleAt, attempts: r.SendAttempts,
+			transfer: provider.Transfer{ID: r.ID, Amount: r.Amount, Description: r.Reason, Refund: true, PaymentE2E: charge.EndToEndID}})
+	})
+}
+
+// advance takes one step of a transfer with the PSP. The step is claimed
+// first by a committed update that also moves a never-sent transfer to
+// "unknown": whatever happens to this process during the send, the next
+// step reads the PSP before it sends again. It returns 1 if the transfer
+// reached its final state.
+func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
+	claimed := it.state
+	if claimed == store.SendToSend {
+		claimed = store.SendUnknown
+	}
+	lease := s.now().Add(sendLease)
+	ok, err := s.stepSend(ctx, store.SendStep{Refund: it.refund, ID: it.id, WasState: it.state, WasSettleAt: it.settleAt,
+		State: claimed, Next: lease, Attempt: true})
+	if err != nil || !ok {
+		return 0, err // another node took this step
+	}
+	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
+	st, err := s.exchange(cctx, it.state, it.transfer)
+	cancel()
+	held := store.SendStep{Refund: it.refund, ID: it.id, WasState: claimed, WasSettleAt: lease}
+	delay := backoff(it.attempts + 1)
+	kind := "payout"
+	if it.refund {
+		kind = "refund"
+	}
+	switch {
+	case errors.Is(err, errSendRefused):
+		s.Log.WarnContext(ctx, "the PSP refused a "+kind+"; it fails", kind, it.id, "error", err.Error())
+		return 1, s.finishSend(ctx, it, held, provider.TransferState{ID: it.id, Status: provider.Failed})
+	case errors.Is(err, errStillSent):
+		s.Log.WarnContext(ctx, "the PSP does not find a "+kind+" it accepted; reading it again later", kind, it.id)
+		held.State, held.Next = store.SendSent, s.now().Add(pollMax)
+		_, err := s.stepSend(ctx, held)
+		return 0, err
+	case err != nil:
+		s.Log.WarnContext(ctx, "the outcome of a "+kind+" at the PSP is unknown; its status is read before any resend",
+			kind, it.id, "error", err.Error())
+		held.State, held.Next = store.SendUnknown, s.now().Add(delay)
+		_, err := s.stepSend(ctx, held)
+		return 0, err
+	case st.Status == provider.Completed || st.Status == provider.Failed || st.Status == provider.Returned:
+		return 1, s.finishSend(ctx, it, held, st)
+	}
+	held.State, held.Next, held.EndToEndID = store.SendSent, s.now().Add(delay), st.EndToEndID
+	_, err = s.stepSend(ctx, held)
+	return 0, err
+}
+
+// exchange is the PSP side of one step from state: send a transfer never
+// sent; read one whose send's outcome is unknown, and send it only if the
+// PSP does not know it; read one the PSP accepted.
+func (s *Service) exchange(ctx context.Context, state string, t provider.Transfer) (provider.TransferState, error) {
+	switch state {
+	case store.SendToSend:
+		return s.send(ctx, t)
+	case store.SendUnknown:
+		st, err := s.Provider.Status(ctx, t)
+		if errors.Is(err, provider.ErrNotFound) {
+			return s.send(ctx, t)
+		}
+		return st, err
+	}
+	st, err := s.Provider.Status(ctx, t)
+	if errors.Is(err, provider.ErrNotFound) {
+		return st, errStillSent
+	}
+	return st, err
+}
+
+// send sends t. A refusal is final only if the PSP does not know t: the
+// API Pix also refuses a reused devolução id, which a resend after a lost
+// answer would be.
+func (s *Service) send(ctx context.Context, t provider.Transfer) (provider.TransferState, error) {
+	st, err := s.Provider.Send(ctx, t)
+	if !errors.Is(err, provider.ErrRejected) && !errors.Is(err, provider.ErrUnsupported) {
+		return st, err
+	}
+	known, serr := s.Provider.Status(ctx, t)
+	if errors.Is(serr, provider.ErrNotFound) {
+		return provider.TransferState{}, fmt.Errorf("%w: %w", errSendRefused, err)
+	}
+	return known, serr
+}
+
+// stepSend applies one guarded step in a transaction of its own.
+func (s *Service) stepSend(ctx context.Context, st store.SendStep) (bool, error) {
+	ok := false
+	err := s.db.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		ok, err = tx.StepSend(ctx, st)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("send step: %w", err)
+	}
+	return ok, nil
+}
+
+// finishSend records the final state st of a transfer held by this node
+// (held) in one transaction: the step, the status, the posting and the
+// event. If the hold was lost, nothing is written.
+func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendStep, st provider.TransferState) error {
+	now := s.now()
+	held.State, held.Next, held.EndToEndID = store.SendDone, time.Time{}, st.EndToEndID
+	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
+		ok, err := tx.StepSend(ctx, held)
+		if err != nil || !ok {
+			return errors.Join(err, errChanged)
+		}
+		if it.refund {
+			r, err := tx.RefundForUpdate(ctx, it.id)
+			if err != nil {
+				return err
+			}
+			charge, err := tx.TransactionForUpdate(ctx, r.ClientID, r.TransactionID)
+			if err != nil {
+				return err
+			}
+			return s.finishRefund(ctx, tx, o, r, charge, st, now)
+		}
+		t, err := tx.TransactionByIDForUpdate(ctx, it.id)
+		if err != nil {
+			return err
+		}
+		to, event, posting := pix.StatusPaid, EventCashoutPaid, ledger.PayoutCompleted(t.Amount, t.Tax)
+		confirmed := now
+		if st.Status == provider.Failed {
+			to, event, posting, confirmed = pix.StatusCancelled, EventCashoutFailed, ledger.PayoutFailed(t.Amount, t.Tax), time.Time{}
+		}
+		ok, err = tx.TransitionTransaction(ctx, t.ID, pix.StatusPending, to, confirmed)
+		if err != nil || !ok {
+			return errors.Join(err, errChanged)
+		}
+		t.Status, t.EndToEndID = to, st.EndToEndID
+		if !confirmed.IsZero() {
+			t.ConfirmedAt = confirmed
+		}
+		if err := s.emit(ctx, tx, o, t, event, to, t.Amount, t.Tax, "", now); err != nil {
+			return err
+		}
+		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, posting, now)
+	})
+	if errors.Is(err, errChanged) {
+		return nil // another node or the PSP's webhook finished it
+	}
+	if err != nil {
+		return fmt.Errorf("finish %s: %w", it.id, err)
+	}
+	return nil
+}
+
+// backoff is the wait before the n-th reading of a transfer (n ≥ 1):
+// pollFirst, doubling, at most pollMax.
+func backoff(n int) time.Duration {
+	d := pollFirst
+	for i := 1; i < n && d < pollMax; i++ {
+		d *= 2
+	}
+	return min(d, pollMax)
+}
+
+// sendState is the send state a new payout or refund starts in: with a
+// real PSP it is sent at once; the simulator settles it at settle_at.
+func (s *Service) sendState() string {
+	if s.caps.Simulated {
+		return ""
+	}
+	return store.SendToSend
+}
+
+// firstSettle is when a new payout or refund is first due.
+func (s *Service) firstSettle(now time.Time) time.Time {
+	if s.caps.Simulated {
+		return now.Add(s.PayoutDelay)
+	}
+	return now
+}

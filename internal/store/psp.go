@@ -1,0 +1,159 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/pix"
+)
+
+// Send states of a payout or refund at a real PSP (the send_state column).
+// The simulator's transfers keep "".
+const (
+	// SendToSend: committed, never sent.
+	SendToSend = "to_send"
+	// SendUnknown: a send may have reached the PSP; its status must be read
+	// before any resend. A transfer is moved here, committed, before every
+	// send, so a crash during the send leaves it here.
+	SendUnknown = "unknown"
+	// SendSent: the PSP accepted it; its outcome is polled.
+	SendSent = "sent"
+	// SendDone: final.
+	SendDone = "done"
+)
+
+// SendStep moves one payout (or, with Refund, one refund) from the send
+// state and settle_at it was read with to State and Next, only if the row
+// still has them: the claim of a step by one node, and its outcome.
+type SendStep struct {
+	Refund      bool
+	ID          string
+	WasState    string
+	WasSettleAt time.Time
+	State       string
+	Next        time.Time // the next settle_at; zero: none
+	EndToEndID  string    // recorded when not ""
+	Attempt     bool      // counts one more send attempt
+}
+
+// StepSend applies st and reports whether the row was still as read.
+func (tx *Tx) StepSend(ctx context.Context, st SendStep) (bool, error) {
+	table := "transactions"
+	if st.Refund {
+		table = "refunds"
+	}
+	attempt := 0
+	if st.Attempt {
+		attempt = 1
+	}
+	n, err := tx.affected(ctx, `UPDATE `+table+` SET send_state = $3, settle_at = $4,
+		end_to_end_id = COALESCE($5, end_to_end_id), send_attempts = send_attempts + $6
+		WHERE id = $1 AND send_state = $2 AND settle_at = $7`,
+		st.ID, st.WasState, st.State, nullMS(st.Next), nullString(st.EndToEndID), attempt, nullMS(st.WasSettleAt))
+	if err != nil {
+		return false, fmt.Errorf("step send of %s: %w", st.ID, err)
+	}
+	return n == 1, nil
+}
+
+// CreditCharge moves a charge from status from to PAID, confirmed at
+// confirmed by the payment e2e, and reports whether it did.
+func (tx *Tx) CreditCharge(ctx context.Context, id string, from pix.TxStatus, confirmed time.Time, e2e string) (bool, error) {
+	n, err := tx.affected(ctx, `UPDATE transactions SET status = 'PAID', confirmed_at = $3, end_to_end_id = $4
+		WHERE id = $1 AND status = $2`, id, from, ms(confirmed), nullString(e2e))
+	if err != nil {
+		return false, fmt.Errorf("credit charge: %w", err)
+	}
+	return n == 1, nil
+}
+
+// FinishRefundSend is FinishRefund for a refund sent to a PSP: it also
+// records the return's end-to-end id and the final send state.
+func (tx *Tx) FinishRefundSend(ctx context.Context, id string, status pix.RefundStatus, at time.Time, e2e string) (bool, error) {
+	n, err := tx.affected(ctx, `UPDATE refunds SET status = $2, settled_at = $3, settle_at = NULL, send_state = 'done',
+		end_to_end_id = COALESCE($4, end_to_end_id) WHERE id = $1 AND status = 'PENDING'`, id, status, ms(at), nullString(e2e))
+	if err != nil {
+		return false, fmt.Errorf("finish refund: %w", err)
+	}
+	return n == 1, nil
+}
+
+// DueRefundRows returns up to limit refunds whose settle_at ≤ now, earliest
+// first, without locking them.
+func (q *Q) DueRefundRows(ctx context.Context, now time.Time, limit int) ([]Refund, error) {
+	out, err := selectAll(ctx, q, scanRefund, `SELECT `+refundColumns+` FROM refunds
+		WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at, created_at, id LIMIT $2`, ms(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due refunds: %w", err)
+	}
+	return out, nil
+}
+
+// RefundByID returns a refund of any client, or ErrNotFound.
+func (q *Q) RefundByID(ctx context.Context, id string) (Refund, error) {
+	return scanRefund(q.q.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1`, id))
+}
+
+// RefundForUpdate returns a refund of any client locked until tx ends, or
+// ErrNotFound.
+func (tx *Tx) RefundForUpdate(ctx context.Context, id string) (Refund, error) {
+	return scanRefund(tx.q.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1`+tx.d.ForUpdate, id))
+}
+
+// ExpiredCharges returns up to limit PENDING charges whose expires_at ≤
+// now, earliest first, without locking them: with a real PSP each is read
+// at the PSP before it is cancelled, outside any transaction.
+func (q *Q) ExpiredCharges(ctx context.Context, now time.Time, limit int) ([]Transaction, error) {
+	out, err := q.list(ctx, `SELECT `+txColumns+` FROM transactions
+		WHERE status = 'PENDING' AND type = 'cashin' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`, ms(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("expired charges: %w", err)
+	}
+	return out, nil
+}
+
+// ClaimReading claims the next reading of the list name (a PSP's received
+// payments) if it is due at now, for this node alone until next; it returns
+// where the last complete reading ended (start on the first reading).
+func (db *DB) ClaimReading(ctx context.Context, name string, now, next, start time.Time) (time.Time, bool, error) {
+	var until int64
+	claimed := false
+	err := db.Write(ctx, func(tx *Tx) error {
+		if _, err := tx.affected(ctx, `INSERT INTO psp_readings (name, read_until, next_at) VALUES ($1, $2, 0)
+			ON CONFLICT DO NOTHING`, name, ms(start)); err != nil {
+			return err
+		}
+		err := tx.q.QueryRowContext(ctx, `UPDATE psp_readings SET next_at = $3 WHERE name = $1 AND next_at <= $2
+			RETURNING read_until`, name, ms(now), ms(next)).Scan(&until)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		claimed = err == nil
+		return err
+	})
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("claim reading: %w", err)
+	}
+	return fromMS(until), claimed, nil
+}
+
+// SetReadUntil records that the list name has been read completely up to until.
+func (db *DB) SetReadUntil(ctx context.Context, name string, until time.Time) error {
+	err := db.Write(ctx, func(tx *Tx) error {
+		_, err := tx.affected(ctx, `UPDATE psp_readings SET read_until = $2 WHERE name = $1 AND read_until < $2`, name, ms(until))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set read until: %w", err)
+	}
+	return nil
+}
+
+// TransactionByIDForUpdate returns a transaction of any client locked
+// until tx ends, or ErrNotFound.
+func (tx *Tx) TransactionByIDForUpdate(ctx context.Context, id string) (Transaction, error) {
+	return scanTransaction(tx.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1`+tx.d.ForUpdate, id))
+}
