@@ -1,0 +1,133 @@
+package pspsim
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sort"
+)
+
+// State is a snapshot of the simulated PSP, as GET /sim/state shows it.
+type State struct {
+	PixKey     string           `json:"pix_key"`
+	Webhook    string           `json:"webhook_url,omitempty"`
+	SkipMTLS   bool             `json:"webhook_skip_mtls_checking,omitempty"`
+	Cobs       []cobJSON        `json:"cobs"`
+	Pix        []pixJSON        `json:"pix"`
+	Sends      []sendJSON       `json:"sends"`
+	SendPuts   map[string]Count `json:"send_puts"`
+	RefundPuts map[string]Count `json:"refund_puts"`
+	Faults     []Fault          `json:"faults"`
+	Down       bool             `json:"down"`
+	LoseHooks  int              `json:"lose_webhooks"`
+	Deliveries []Delivery       `json:"deliveries"`
+}
+
+// State returns a snapshot of every cob, Pix, send, counter and fault.
+func (s *Server) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := State{PixKey: s.opts.PixKey, Cobs: []cobJSON{}, Pix: []pixJSON{}, Sends: []sendJSON{},
+		SendPuts: map[string]Count{}, RefundPuts: map[string]Count{}, Faults: []Fault{},
+		Down: s.down, LoseHooks: s.loseHooks, Deliveries: append([]Delivery{}, s.deliveries...)}
+	if wh := s.st.webhook; wh != nil {
+		st.Webhook, st.SkipMTLS = wh.URL, wh.SkipMTLS
+	}
+	for _, c := range s.st.cobs {
+		st.Cobs = append(st.Cobs, c.json())
+	}
+	sort.Slice(st.Cobs, func(i, j int) bool { return st.Cobs[i].Loc.ID < st.Cobs[j].Loc.ID })
+	for _, p := range s.st.pixOrder {
+		st.Pix = append(st.Pix, p.json())
+	}
+	for _, sd := range s.st.sends {
+		st.Sends = append(st.Sends, sd.json())
+	}
+	sort.Slice(st.Sends, func(i, j int) bool { return st.Sends[i].Horario.Solicitacao < st.Sends[j].Horario.Solicitacao })
+	for k, v := range s.st.sendPuts {
+		st.SendPuts[k] = v
+	}
+	for k, v := range s.st.refundPuts {
+		st.RefundPuts[k] = v
+	}
+	for _, f := range s.faults {
+		g := f.Fault
+		g.Times = f.left
+		st.Faults = append(st.Faults, g)
+	}
+	return st
+}
+
+// FaultsRequest is the body of POST /sim/faults: every field optional,
+// applied in this order.
+type FaultsRequest struct {
+	Clear        bool    `json:"clear,omitempty"`
+	Add          []Fault `json:"add,omitempty"`
+	Down         *bool   `json:"down,omitempty"`
+	LoseWebhooks *int    `json:"lose_webhooks,omitempty"`
+	ExpireTokens bool    `json:"expire_tokens,omitempty"`
+}
+
+// controlHandler is the plain-HTTP control API for people and scripts:
+//
+//	POST /sim/pay/{txid}   a payer pays the cob → {"endToEndId": …}
+//	POST /sim/faults       FaultsRequest
+//	POST /sim/settle       settle every pending send and devolução now
+//	GET  /sim/state        State
+func (s *Server) controlHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /sim/pay/{txid}", func(w http.ResponseWriter, r *http.Request) {
+		e2eid, err := s.Pay(r.Context(), r.PathValue("txid"))
+		switch {
+		case errors.Is(err, ErrUnknownCharge):
+			writeProblem(w, http.StatusNotFound, "CobNaoEncontrado", "Cobrança não encontrada", err.Error(), nil)
+		case err != nil:
+			writeProblem(w, http.StatusConflict, "CobOperacaoInvalida", "Cobrança não pode ser paga", err.Error(), nil)
+		default:
+			writeJSON(w, http.StatusOK, map[string]string{"endToEndId": e2eid, "txid": r.PathValue("txid")})
+		}
+	})
+	mux.HandleFunc("POST /sim/faults", func(w http.ResponseWriter, r *http.Request) {
+		var req FaultsRequest
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err == nil {
+			err = json.Unmarshal(b, &req)
+		}
+		for _, f := range req.Add {
+			switch f.Kind {
+			case FaultError, FaultHang, FaultCommitThenError, FaultCommitThenHang:
+			default:
+				err = errors.New("unknown fault kind " + string(f.Kind))
+			}
+		}
+		if err != nil {
+			writeProblem(w, http.StatusBadRequest, "RequisicaoInvalida", "Requisição inválida", err.Error(), nil)
+			return
+		}
+		if req.Clear {
+			s.ClearFaults()
+		}
+		for _, f := range req.Add {
+			s.AddFault(f)
+		}
+		if req.Down != nil {
+			s.SetDown(*req.Down)
+		}
+		if req.LoseWebhooks != nil {
+			s.LoseWebhooks(*req.LoseWebhooks)
+		}
+		if req.ExpireTokens {
+			s.ExpireTokens()
+		}
+		writeJSON(w, http.StatusOK, s.State())
+	})
+	mux.HandleFunc("POST /sim/settle", func(w http.ResponseWriter, r *http.Request) {
+		s.Settle(r.Context())
+		writeJSON(w, http.StatusOK, s.State())
+	})
+	mux.HandleFunc("GET /sim/state", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, s.State())
+	})
+	return mux
+}

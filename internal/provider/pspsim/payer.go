@@ -1,0 +1,238 @@
+package pspsim
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/brcode"
+)
+
+// Errors of Pay.
+var (
+	// ErrUnknownCharge: no cob has that txid.
+	ErrUnknownCharge = errors.New("pspsim: no cob with this txid")
+	// ErrNotPayable: the cob is paid, removed or expired.
+	ErrNotPayable = errors.New("pspsim: the cob cannot be paid")
+)
+
+// Pay has a payer pay the ATIVA cob txid for its exact valor.original: the
+// cob becomes CONCLUIDA, the Pix is recorded with a fresh end-to-end id and
+// the registered webhook (if any) receives it at <webhookUrl>/pix before
+// Pay returns. A failed or lost delivery does not undo the payment; see
+// Deliveries.
+func (s *Server) Pay(ctx context.Context, txid string) (string, error) {
+	s.mu.Lock()
+	c := s.st.cobs[txid]
+	if c == nil {
+		s.mu.Unlock()
+		return "", fmt.Errorf("%w: %s", ErrUnknownCharge, txid)
+	}
+	now := s.now()
+	switch {
+	case c.Status != CobAtiva:
+		s.mu.Unlock()
+		return "", fmt.Errorf("%w: it is %s", ErrNotPayable, c.Status)
+	case !now.Before(c.Created.Add(time.Duration(c.Expiracao) * time.Second)):
+		s.mu.Unlock()
+		return "", fmt.Errorf("%w: it expired at %s", ErrNotPayable, formatTime(c.Created.Add(time.Duration(c.Expiracao)*time.Second)))
+	}
+	p := &pixRec{E2EID: newE2EID("E", now), TxID: txid, Valor: c.Valor, Chave: c.Chave, Horario: now, InfoPagador: "pago pelo simulador"}
+	c.Status = CobConcluida
+	c.Pix = append(c.Pix, p)
+	s.st.pix[p.E2EID] = p
+	s.st.pixOrder = append(s.st.pixOrder, p)
+	item := p.json()
+	s.mu.Unlock()
+	s.deliver(ctx, []pixJSON{item})
+	return p.E2EID, nil
+}
+
+// Settle settles every send and devolução still EM_PROCESSAMENTO now,
+// whatever SettleDelay says, and waits for the webhooks it causes.
+func (s *Server) Settle(ctx context.Context) {
+	for _, n := range s.settle(true) {
+		s.deliver(ctx, n)
+	}
+}
+
+// settleDue settles the transfers whose delay has passed and delivers the
+// resulting refund webhooks in the background (or, with force, settles
+// every pending transfer).
+func (s *Server) settleDue(force bool) {
+	for _, n := range s.settle(force) {
+		s.mu.Lock()
+		closed := s.isClosing()
+		if !closed {
+			s.wg.Add(1)
+		}
+		s.mu.Unlock()
+		if closed {
+			return
+		}
+		go func() {
+			defer s.wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				select {
+				case <-s.closing:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			s.deliver(ctx, n)
+		}()
+	}
+}
+
+func (s *Server) isClosing() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// settle finalises what is due and returns the webhook notifications of
+// the settled devoluções (each one the Pix with all its devoluções).
+func (s *Server) settle(force bool) [][]pixJSON {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	delay := s.opts.SettleDelay
+	due := func(requested time.Time) bool {
+		return force || delay >= 0 && !now.Before(requested.Add(delay))
+	}
+	for _, sd := range s.st.sends {
+		if sd.Status == EmProcessamento && due(sd.Requested) {
+			sd.Status, sd.Settled = Realizado, now
+			if strings.HasSuffix(sd.Favorecido, FailKeySuffix) {
+				sd.Status = NaoRealizado
+			}
+		}
+	}
+	var out [][]pixJSON
+	for _, rf := range s.st.refunds {
+		if rf.Status == EmProcessamento && due(rf.Requested) {
+			rf.Status, rf.Settled = Devolvido, now
+			if rf.Descricao == FailRefundDescription {
+				rf.Status = NaoRealizado
+			}
+			out = append(out, []pixJSON{s.st.pix[rf.E2EID].json()})
+		}
+	}
+	return out
+}
+
+// Delivery is one webhook the simulator sent (or lost on purpose).
+type Delivery struct {
+	URL         string
+	EndToEndIDs []string
+	// Status is the receiver's answer; 0 when none (lost, no webhook
+	// registered, or a transport error in Err).
+	Status int
+	Lost   bool
+	Err    string
+	At     time.Time
+}
+
+// Deliveries returns every webhook delivery so far, oldest first.
+func (s *Server) Deliveries() []Delivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Delivery(nil), s.deliveries...)
+}
+
+// deliver POSTs {"pix": items} to the registered webhook URL + "/pix", once.
+func (s *Server) deliver(ctx context.Context, items []pixJSON) {
+	d := Delivery{}
+	for _, it := range items {
+		d.EndToEndIDs = append(d.EndToEndIDs, it.EndToEndID)
+	}
+	s.mu.Lock()
+	d.At = s.now()
+	wh := s.st.webhook
+	if wh != nil && s.loseHooks != 0 {
+		d.Lost = true
+		if s.loseHooks > 0 {
+			s.loseHooks--
+		}
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if len(s.deliveries) >= maxLogged {
+			s.deliveries = s.deliveries[1:]
+		}
+		s.deliveries = append(s.deliveries, d)
+		s.mu.Unlock()
+		s.log.Info("pspsim webhook", "url", d.URL, "e2eids", d.EndToEndIDs, "status", d.Status, "lost", d.Lost, "err", d.Err)
+	}()
+	if wh == nil {
+		d.Err = "no webhook registered"
+		return
+	}
+	d.URL = strings.TrimSuffix(wh.URL, "/") + "/pix"
+	if d.Lost {
+		return
+	}
+	body, err := json.Marshal(map[string][]pixJSON{"pix": items})
+	if err != nil {
+		d.Err = err.Error()
+		return
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(body))
+	if err != nil {
+		d.Err = err.Error()
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.opts.WebhookClient.Do(req)
+	if err != nil {
+		d.Err = err.Error()
+		return
+	}
+	_ = resp.Body.Close()
+	d.Status = resp.StatusCode
+}
+
+// dynamicBRCode is the BR Code of a cob: point of initiation 12 (single
+// use), merchant account 26 with the Pix GUI and the location URL in 25
+// (no key), the amount, and txid "***" in 62/05 (the payer's app reads the
+// cob from the location). brcode.Encode writes static codes only, so the
+// fields are assembled here and brcode.Code adds the CRC.
+func dynamicBRCode(location, name, city string, centavos int64) (string, error) {
+	name, city = brcode.Sanitize(name, brcode.MaxMerchantName), brcode.Sanitize(city, brcode.MaxMerchantCity)
+	if name == "" || city == "" || len(location) > 77 {
+		return "", errors.New("pspsim: merchant name, city or location unfit for a BR Code")
+	}
+	c := brcode.Code{Fields: []brcode.Field{
+		{ID: "00", Value: "01"},
+		{ID: "01", Value: "12"},
+		{ID: "26", Sub: []brcode.Field{{ID: "00", Value: brcode.GUI}, {ID: "25", Value: location}}},
+		{ID: "52", Value: "0000"},
+		{ID: "53", Value: "986"},
+		{ID: "54", Value: formatValor(centavos)},
+		{ID: "58", Value: "BR"},
+		{ID: "59", Value: name},
+		{ID: "60", Value: city},
+		{ID: "62", Sub: []brcode.Field{{ID: "05", Value: "***"}}},
+	}}
+	return c.String(), nil
+}
+
+// randomHex returns n random hexadecimal characters.
+func randomHex(n int) string {
+	b := make([]byte, (n+1)/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)[:n]
+}
