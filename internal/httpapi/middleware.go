@@ -179,8 +179,9 @@ func (s *Server) routed(mux *http.ServeMux) http.Handler {
 			if ph, ok := r.Context().Value(patternKey).(*patternHolder); ok {
 				ph.pattern = pattern
 			}
-			// /api/v1/ is checked inside, after authentication.
-			if pattern != apiSubtree {
+			// /api/v1/ is checked inside, after authentication; the PSP's
+			// webhook answers a path that is not text as any wrong path (404).
+			if pattern != apiSubtree && pattern != pspWebhookSubtree {
 				if err := requestTextError(r, pattern); err != nil {
 					s.writeError(w, r, err)
 					return

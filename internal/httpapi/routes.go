@@ -31,6 +31,10 @@ type Server struct {
 	rateLimit              int
 	metricsHandler         http.Handler
 	admin                  http.Handler
+	// pspEnabled is whether the PSP's webhook is served; pspSecret is the
+	// SHA-256 of the secret in its path (pspwebhook.go).
+	pspEnabled bool
+	pspSecret  [32]byte
 }
 
 // Options configure a Server.
@@ -51,6 +55,10 @@ type Options struct {
 	Metrics http.Handler
 	// Admin, when set, is the administration panel, served at /admin/.
 	Admin http.Handler
+	// PSPWebhookSecret, when set, is the <secret> of the PSP's webhook
+	// URL: POST /psp/webhook/<secret>/pix is served (CONTRACT §8). Unset,
+	// everything under /psp/webhook/ is 404.
+	PSPWebhookSecret string
 }
 
 // New returns the API server for the gateway's environment.
@@ -63,8 +71,9 @@ func New(o Options) (*Server, error) {
 	if ready == nil {
 		ready = func(context.Context) error { return nil }
 	}
-	return &Server{gw: o.Gateway, log: o.Log, sandbox: o.Gateway.Sandbox(), loc: loc, ready: ready, metrics: o.Observe,
-		limiter: o.Limiter, limited: o.Limited, limiterFailed: o.LimiterFailed, rateLimit: o.RateLimit, metricsHandler: o.Metrics, admin: o.Admin}, nil
+	return &Server{gw: o.Gateway, log: o.Log, sandbox: o.Gateway.SandboxPayments(), loc: loc, ready: ready, metrics: o.Observe,
+		limiter: o.Limiter, limited: o.Limited, limiterFailed: o.LimiterFailed, rateLimit: o.RateLimit, metricsHandler: o.Metrics, admin: o.Admin,
+		pspEnabled: o.PSPWebhookSecret != "", pspSecret: pspWebhookSecretSum(o.PSPWebhookSecret)}, nil
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -111,6 +120,11 @@ func (s *Server) Handler() http.Handler {
 	if s.admin != nil {
 		root.Handle("/admin/", s.admin)
 		root.Handle("GET /admin", http.RedirectHandler("/admin/", http.StatusMovedPermanently))
+	}
+	if s.pspEnabled {
+		// The PSP authenticates by the secret in the path, not as a client:
+		// no client authentication and no per-client rate limit.
+		root.Handle(pspWebhookSubtree, s.pspWebhook())
 	}
 	root.Handle("/api/v1/", s.authenticate(s.routed(api)))
 	return s.observe(s.routed(root))

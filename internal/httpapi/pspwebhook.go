@@ -1,0 +1,173 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/pixgate/pixgate/internal/gateway"
+)
+
+// The PSP's calls (CONTRACT §8): the PSP POSTs the Pix it received to
+// <PIXGATE_PSP_WEBHOOK_URL>/pix, that is /psp/webhook/<secret>/pix. The
+// secret in the path is the PSP's only authentication, so it is compared in
+// constant time and never written to a log: the access log and metrics name
+// the route by pspWebhookRoute.
+const (
+	// pspWebhookSubtree is the pattern under which every path is answered
+	// by pspWebhook, so that the mux never tells a wrong secret from a
+	// wrong sub-path.
+	pspWebhookSubtree = "/psp/webhook/" //nolint:gosec // G101: a path prefix, not a credential
+	// pspWebhookRoute is the route logged for a call at the right secret.
+	pspWebhookRoute = "POST /psp/webhook/{secret}/pix" //nolint:gosec // G101: the route with the secret left out
+	// MaxPSPBodyBytes is the largest notification accepted from the PSP
+	// (1 MiB): a PSP may report many Pix in one call.
+	MaxPSPBodyBytes = 1 << 20
+)
+
+var (
+	errPSPTooLarge    = &httpError{http.StatusRequestEntityTooLarge, "Request body too large (limit 1 MiB)", "Corpo da requisição muito grande (limite 1 MiB)."}
+	errPSPUnavailable = &httpError{http.StatusServiceUnavailable, "Service unavailable", "Serviço indisponível."}
+)
+
+// pspNotification is the body the API Pix sends to a webhook: the Pix
+// received, each with more fields than pixgate reads (valor, horario,
+// devolucoes…). Only endToEndId is trusted as a name: the gateway reads
+// every reported Pix back from the PSP before money moves.
+type pspNotification struct {
+	Pix *[]struct {
+		EndToEndID *string `json:"endToEndId"`
+		TxID       *string `json:"txid"`
+	} `json:"pix"`
+}
+
+// pspWebhookSecretSum returns what the path's secret is compared with: its
+// SHA-256, so that the comparison takes as long whatever the length of
+// the secret tried.
+func pspWebhookSecretSum(secret string) [sha256.Size]byte { return sha256.Sum256([]byte(secret)) }
+
+// pspWebhook answers every path under /psp/webhook/. A wrong secret, a
+// path other than <secret>/pix (or the bare <secret>, see below) and an
+// unusable request all answer the same 404 body, so that a caller without
+// the secret learns nothing about it; at the right path a method other
+// than POST answers 405.
+func (s *Server) pspWebhook() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret, sub, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, pspWebhookSubtree), "/")
+		sum := pspWebhookSecretSum(secret)
+		known := subtle.ConstantTimeCompare(sum[:], s.pspSecret[:]) == 1
+		// A PSP may test the URL it registers by POSTing to it as is (Efí
+		// does, before it appends /pix to its notifications): that call
+		// has no Pix to confirm and is answered 200.
+		test := sub == "" && !strings.HasSuffix(r.URL.Path, "/")
+		if !known || (sub != "pix" && !test) {
+			s.notePSPRoute(r, "")
+			s.writeError(w, r, errRouteNotFound)
+			return
+		}
+		s.notePSPRoute(r, pspWebhookRoute)
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			s.writeError(w, r, errMethodNotAllowed)
+			return
+		}
+		if test {
+			_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, MaxPSPBodyBytes))
+			writeJSON(w, http.StatusOK, struct{}{})
+			return
+		}
+		if err := s.pspReported(r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, struct{}{})
+	})
+}
+
+// notePSPRoute sets the route the request's log line and metrics name: the
+// pattern without the secret, or none for a 404.
+func (s *Server) notePSPRoute(r *http.Request, route string) {
+	if ph, ok := r.Context().Value(patternKey).(*patternHolder); ok {
+		ph.pattern = route
+	}
+	r.Pattern = route
+}
+
+// pspReported reads the PSP's notification and hands the reported Pix to
+// the gateway, which confirms each with the PSP before anything moves.
+// Errors: 413, 400 for a body that is not a notification, 503 when the
+// gateway cannot take it now (the PSP sends it again).
+func (s *Server) pspReported(r *http.Request) error {
+	if r.ContentLength > MaxPSPBodyBytes {
+		return errPSPTooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxPSPBodyBytes+1))
+	if err != nil {
+		return invalid("", "")
+	}
+	if len(body) > MaxPSPBodyBytes {
+		return errPSPTooLarge
+	}
+	reported, err := parsePSPNotification(body)
+	if err != nil {
+		return err
+	}
+	if len(reported) == 0 {
+		return nil
+	}
+	if err := s.gw.PSPReported(r.Context(), reported); err != nil {
+		s.logger(r.Context()).ErrorContext(r.Context(), "psp webhook: reported pix not taken", "pix", len(reported), "error", err.Error())
+		return errPSPUnavailable
+	}
+	return nil
+}
+
+// parsePSPNotification decodes body leniently (PSPs add fields of their
+// own): it must be a JSON object whose pix is an array of objects, each
+// with an endToEndId of letters and digits. A txid that is not one is left
+// out rather than refusing the Pix: the gateway learns the txid from the
+// PSP anyway.
+func parsePSPNotification(body []byte) ([]gateway.ReportedPix, error) {
+	var n pspNotification
+	if err := json.Unmarshal(body, &n); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, invalid(te.Field, "has the wrong type")
+		}
+		return nil, invalid("", "")
+	}
+	if n.Pix == nil {
+		return nil, invalid("pix", "must be an array")
+	}
+	out := make([]gateway.ReportedPix, 0, len(*n.Pix))
+	for _, p := range *n.Pix {
+		if p.EndToEndID == nil || !pspID(*p.EndToEndID, 64) {
+			return nil, invalid("pix.endToEndId", "must be the Pix's end-to-end id")
+		}
+		rp := gateway.ReportedPix{EndToEndID: *p.EndToEndID}
+		if p.TxID != nil && pspID(*p.TxID, 35) {
+			rp.TxID = *p.TxID
+		}
+		out = append(out, rp)
+	}
+	return out, nil
+}
+
+// pspID reports whether v is 1 to limit letters and digits: the form of
+// end-to-end ids and txids, which the gateway puts into the PSP's URLs.
+func pspID(v string, limit int) bool {
+	if v == "" || len(v) > limit {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
