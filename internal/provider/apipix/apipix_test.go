@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,6 +147,23 @@ func TestTokenReusedThenRenewedWithin60sOfExpiry(t *testing.T) {
 	assert.Len(t, e.psp.tokenCalls(), 2)
 	calls := e.psp.apiCalls()
 	assert.Equal(t, "Bearer "+tokenPrefix+"2", calls[len(calls)-1].Header.Get("Authorization"))
+}
+
+func TestConcurrentCallsShareOneToken(t *testing.T) {
+	e := newEnv(t)
+	e.psp.setHandler(func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		writeJSON(w, http.StatusOK, `{"status":"ATIVA"}`)
+	})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			_, err := e.c.ChargePayments(context.Background(), txid)
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	assert.Len(t, e.psp.tokenCalls(), 1)
+	assert.Len(t, e.psp.apiCalls(), 8)
 }
 
 func TestUnauthorizedRenewsTokenAndRetriesOnce(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -66,6 +67,7 @@ type errToken struct {
 	cause     error
 }
 
+// Error is the scrubbed message.
 func (e *errToken) Error() string { return e.msg }
 func (e *errToken) Unwrap() error { return e.cause }
 
@@ -152,7 +154,12 @@ func (c *Client) exec(ctx context.Context, r Request, out any) (unknownBefore bo
 			return unknownBefore, nil
 		}
 		again := res.retryable && (r.Idempotent || !res.sent) && attempt < len(c.backoff) && ctx.Err() == nil
-		c.log.Warn("psp call failed", "method", r.Method, "path", c.pathOf(r.URL),
+		// A 404 is how a never-sent transfer is told apart: not a warning.
+		level := slog.LevelWarn
+		if errors.Is(res.err, provider.ErrNotFound) {
+			level = slog.LevelDebug
+		}
+		c.log.Log(ctx, level, "psp call failed", "method", r.Method, "path", c.pathOf(r.URL),
 			"attempt", attempt+1, "retry", again, "error", res.err.Error())
 		if res.sent && res.retryable {
 			unknownBefore = true
@@ -283,6 +290,7 @@ type StatusError struct {
 	kind   error  // provider.ErrNotFound, provider.ErrRejected or nil
 }
 
+// Error says the status and the PSP's words.
 func (e *StatusError) Error() string {
 	s := fmt.Sprintf("answered %d %s", e.Status, http.StatusText(e.Status))
 	if e.Text != "" {
