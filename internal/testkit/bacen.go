@@ -1,0 +1,352 @@
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+)
+
+// BACENOpenAPIEnv names the file of BACEN's API Pix OpenAPI (2.9.0) that the
+// conformance checks read. The document is not part of the repository.
+const BACENOpenAPIEnv = "PIXGATE_TEST_BACEN_OPENAPI"
+
+// BACENSpecPath returns the path in PIXGATE_TEST_BACEN_OPENAPI. When it is
+// unset the test is skipped, except in CI (CI=true), where it fails: there
+// the conformance checks must run.
+func BACENSpecPath(t testing.TB) string {
+	t.Helper()
+	p := os.Getenv(BACENOpenAPIEnv)
+	if p == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(BACENOpenAPIEnv + " is not set; CI requires the API Pix OpenAPI document")
+		} else {
+			t.Skip(BACENOpenAPIEnv + " is not set; skipping the API Pix conformance check")
+		}
+	}
+	return p
+}
+
+// apiPixPrefix is where the API Pix lives on a PSP: its paths are the
+// document's, under the major version.
+const apiPixPrefix = "/v2"
+
+// Conformance checks the exchanges of a PSP's API Pix against BACEN's
+// OpenAPI: each request (parameters, body, a Bearer token) and the answer
+// to it (a documented status, content type and body). It records every
+// violation; Check reports them.
+type Conformance struct {
+	router routers.Router
+
+	mu         sync.Mutex
+	validated  int
+	violations []Violation
+}
+
+// Violation is one exchange that does not match the document.
+type Violation struct {
+	Method, Path string
+	Status       int
+	// Request is true when the request broke the document, false when the
+	// response did.
+	Request bool
+	Message string
+}
+
+func (v Violation) String() string {
+	side := "response"
+	if v.Request {
+		side = "request"
+	}
+	return fmt.Sprintf("%s %s → %d: %s: %s", v.Method, v.Path, v.Status, side, v.Message)
+}
+
+// BACENValidator loads the document at BACENSpecPath (skipping the test
+// when there is none) with the known slips of version 2.9.0 corrected in
+// memory:
+//
+//   - the list of received Pix (GET /pix) carries its items in "pix", so
+//     that property is required instead of "cobs";
+//   - PUT /webhook/{chave} answers 200 with or without a body;
+//   - an end-to-end id is 32 characters of [a-zA-Z0-9];
+//   - a few patterns are written as JavaScript literals ("/^\d{11}$/", the
+//     CPF), which no CPF matches as a regular expression: the slashes go.
+func BACENValidator(t testing.TB) *Conformance {
+	t.Helper()
+	path := BACENSpecPath(t)
+	loader := openapi3.NewLoader()
+	spec, err := loader.LoadFromFile(path)
+	if err != nil {
+		t.Fatalf("bacen openapi: load %s: %v", path, err)
+		return nil
+	}
+	if err := patchBACEN(spec); err != nil {
+		t.Fatalf("bacen openapi: %v", err)
+		return nil
+	}
+	// Route on the path alone (with /v2 cut off): the document's servers
+	// name example hosts. The document's own defaults and examples are not
+	// all valid (an integer default written "86400"); they play no part in
+	// checking exchanges.
+	spec.Servers = nil
+	router, err := legacy.NewRouter(spec, openapi3.DisableSchemaDefaultsValidation(), openapi3.DisableExamplesValidation())
+	if err != nil {
+		t.Fatalf("bacen openapi: build router: %v", err)
+		return nil
+	}
+	return &Conformance{router: router}
+}
+
+// patchBACEN corrects the slips BACENValidator lists, and drops the paths
+// that live on another server (the payer's JWS payloads at the location
+// host, such as /{pixUrlAccessToken}): they are not under /v2 and their
+// templates collide with the API's (/cobv/{txid}).
+func patchBACEN(spec *openapi3.T) error {
+	for path, item := range spec.Paths.Map() {
+		elsewhere := len(item.Servers) > 0
+		for _, op := range item.Operations() {
+			elsewhere = elsewhere || op.Servers != nil && len(*op.Servers) > 0
+		}
+		if elsewhere {
+			spec.Paths.Delete(path)
+		}
+	}
+	list := spec.Components.Schemas["PixConsultados"]
+	if list == nil || list.Value == nil {
+		return errors.New("no schema PixConsultados")
+	}
+	if _, ok := list.Value.Properties["pix"]; !ok {
+		return errors.New("PixConsultados has no property pix")
+	}
+	list.Value.Required = slices.DeleteFunc(list.Value.Required, func(s string) bool { return s == "cobs" || s == "pix" })
+	list.Value.Required = append(list.Value.Required, "pix")
+
+	hook := spec.Paths.Find("/webhook/{chave}")
+	if hook == nil || hook.Put == nil {
+		return errors.New("no operation PUT /webhook/{chave}")
+	}
+	if ok := hook.Put.Responses.Status(http.StatusOK); ok == nil || ok.Value == nil {
+		return errors.New("PUT /webhook/{chave} documents no 200")
+	} else {
+		ok.Value.Content = nil // any body, or none
+	}
+
+	e2e := spec.Components.Schemas["EndToEndId"]
+	if e2e == nil || e2e.Value == nil {
+		return errors.New("no schema EndToEndId")
+	}
+	n := uint64(32)
+	e2e.Value.MinLength, e2e.Value.MaxLength, e2e.Value.Pattern = n, &n, "^[a-zA-Z0-9]{32}$"
+
+	seen := map[*openapi3.Schema]bool{}
+	for _, s := range spec.Components.Schemas {
+		unslashPatterns(s, seen)
+	}
+	for _, p := range spec.Components.Parameters {
+		if p.Value != nil {
+			unslashPatterns(p.Value.Schema, seen)
+		}
+	}
+	for _, item := range spec.Paths.Map() {
+		for _, p := range item.Parameters {
+			if p.Value != nil {
+				unslashPatterns(p.Value.Schema, seen)
+			}
+		}
+		for _, op := range item.Operations() {
+			for _, p := range op.Parameters {
+				if p.Value != nil {
+					unslashPatterns(p.Value.Schema, seen)
+				}
+			}
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				for _, mt := range op.RequestBody.Value.Content {
+					unslashPatterns(mt.Schema, seen)
+				}
+			}
+			for _, r := range op.Responses.Map() {
+				if r.Value != nil {
+					for _, mt := range r.Value.Content {
+						unslashPatterns(mt.Schema, seen)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// unslashPatterns turns "/re/" patterns into "re" throughout a schema.
+func unslashPatterns(ref *openapi3.SchemaRef, seen map[*openapi3.Schema]bool) {
+	if ref == nil || ref.Value == nil || seen[ref.Value] {
+		return
+	}
+	s := ref.Value
+	seen[s] = true
+	if p := s.Pattern; len(p) > 2 && strings.HasPrefix(p, "/") && strings.HasSuffix(p, "/") {
+		s.Pattern = p[1 : len(p)-1]
+	}
+	for _, sub := range s.Properties {
+		unslashPatterns(sub, seen)
+	}
+	for _, list := range [][]*openapi3.SchemaRef{s.AllOf, s.OneOf, s.AnyOf} {
+		for _, sub := range list {
+			unslashPatterns(sub, seen)
+		}
+	}
+	unslashPatterns(s.Items, seen)
+	unslashPatterns(s.Not, seen)
+	unslashPatterns(s.AdditionalProperties.Schema, seen)
+}
+
+// Wrap returns next checked: every request under /v2 except Efí's /v2/gn/…
+// is validated with the response next gave it. Other requests pass
+// unchecked.
+func (c *Conformance) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, apiPixPrefix)
+		if !ok || !strings.HasPrefix(rest, "/") || strings.HasPrefix(rest, "/gn/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		var reqBody []byte
+		if r.Body != nil {
+			var err error
+			reqBody, err = io.ReadAll(r.Body)
+			if err != nil {
+				c.record(Violation{Method: r.Method, Path: r.URL.Path, Request: true, Message: "read body: " + err.Error()})
+			}
+			r.Body = io.NopCloser(bytes.NewReader(reqBody))
+		}
+		rec := &teeWriter{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		c.validate(r, rest, reqBody, rec.status, rec.Header(), rec.body.Bytes())
+	})
+}
+
+// validate checks one exchange; path is the request's path without /v2.
+func (c *Conformance) validate(r *http.Request, path string, reqBody []byte, status int, header http.Header, respBody []byte) {
+	v := Violation{Method: r.Method, Path: r.URL.Path, Status: status}
+	req := r.Clone(context.Background())
+	req.URL.Path, req.URL.RawPath = path, ""
+	req.Body = io.NopCloser(bytes.NewReader(reqBody))
+	route, params, err := c.router.FindRoute(req)
+	if err != nil {
+		v.Request, v.Message = true, "no documented operation: "+err.Error()
+		c.record(v)
+		return
+	}
+	opts := &openapi3filter.Options{
+		IncludeResponseStatus: true,
+		MultiError:            true,
+		AuthenticationFunc:    bearerPresent,
+	}
+	opts.WithCustomSchemaErrorFunc(schemaErrorMessage)
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts}
+	if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+		c.record(Violation{Method: v.Method, Path: v.Path, Status: status, Request: true, Message: err.Error() + "\nrequest body: " + clip(reqBody)})
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: status, Header: header, Options: opts}
+	out.SetBodyBytes(respBody)
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		v.Message = err.Error() + "\nresponse body: " + clip(respBody)
+		c.record(v)
+		return
+	}
+	c.mu.Lock()
+	c.validated++
+	c.mu.Unlock()
+}
+
+// bearerPresent accepts any request that carries a Bearer token: the PSP
+// itself decides whether the token is valid.
+func bearerPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	if in.SecurityScheme == nil || in.SecurityScheme.Type != "oauth2" {
+		return fmt.Errorf("unexpected security scheme %q", in.SecuritySchemeName)
+	}
+	tok, ok := strings.CutPrefix(in.RequestValidationInput.Request.Header.Get("Authorization"), "Bearer ")
+	if !ok || strings.TrimSpace(tok) == "" {
+		return errors.New("no Bearer access token")
+	}
+	return nil
+}
+
+func (c *Conformance) record(v Violation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.violations = append(c.violations, v)
+}
+
+// Validated is how many exchanges matched the document so far.
+func (c *Conformance) Validated() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.validated
+}
+
+// Violations returns the violations recorded so far.
+func (c *Conformance) Violations() []Violation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.violations)
+}
+
+// Check fails the test with every violation recorded, or when no exchange
+// was validated at all (a check that saw nothing proves nothing), and logs
+// how many were.
+func (c *Conformance) Check(t testing.TB) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.Logf("API Pix conformance: %d exchanges match the OpenAPI, %d violations", c.validated, len(c.violations))
+	if len(c.violations) > 0 {
+		lines := make([]string, len(c.violations))
+		for i, v := range c.violations {
+			lines[i] = v.String()
+		}
+		t.Errorf("API Pix conformance: %d violations of the OpenAPI:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	if c.validated == 0 && len(c.violations) == 0 {
+		t.Errorf("API Pix conformance: no exchange was validated")
+	}
+}
+
+// teeWriter passes a response through while keeping its status and body.
+type teeWriter struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (w *teeWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *teeWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.body.Write(b)
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
