@@ -145,6 +145,7 @@ func TestBrowser(t *testing.T) {
 		require.EqualValues(t, http.StatusOK, br.click("[data-testid=sandbox-pay]"))
 		require.Equal(t, "Cobrança paga (sandbox).", br.text("[data-testid=notice]"))
 		require.Equal(t, "PAID", br.text("[data-testid=tx-status]"))
+		require.Len(t, br.text("[data-testid=tx-e2e]"), 32, "the payment's end-to-end id")
 		require.Contains(t, br.text("[data-testid=ledger]"), "+R$ 42,50")
 		require.Contains(t, br.text("[data-testid=event]"), "pix.cashin.paid")
 		require.Zero(t, br.count("[data-testid=sandbox-pay]"), "a paid charge has no sandbox actions")

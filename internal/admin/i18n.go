@@ -212,6 +212,7 @@ var messages = map[string][2]string{
 	"detail.summary":    {"Resumo", "Summary"},
 	"detail.refunded":   {"Devolvido", "Refunded"},
 	"detail.confirmed":  {"Confirmada em", "Confirmed"},
+	"detail.e2e":        {"Identificador E2E do Pix", "PIX end-to-end id"},
 	"detail.expires":    {"Expira em", "Expires"},
 	"detail.callback":   {"URL de notificação", "Notification URL"},
 	"detail.txid":       {"txid (BR Code)", "txid (BR Code)"},

@@ -35,7 +35,7 @@ type payView struct {
 	Found                                  bool
 	PaymentID, Amount, Status, StatusLabel string
 	StatusClass, QRCode, Image, ExpiresAt  string
-	ConfirmedAt                            string
+	ConfirmedAt, EndToEndID                string
 	Sandbox                                bool
 }
 
@@ -78,6 +78,7 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 		if !t.ConfirmedAt.IsZero() {
 			v.ConfirmedAt = t.ConfirmedAt.In(s.loc).Format(payTimeLayout)
 		}
+		v.EndToEndID = t.EndToEndID
 		if t.Status == pix.StatusPending {
 			if v.Image, err = s.gw.QR.Base64PNG(t.QRCode); err != nil {
 				return err

@@ -86,6 +86,8 @@ func TestPayPageShowsSaoPauloTime(t *testing.T) {
 	r = b.send(b.raw, "GET", "/pay/"+id, nil, "", gateway.Credentials{})
 	page = stdhtml.UnescapeString(string(r.body))
 	require.Contains(t, page, `<span data-testid="confirmed-at">`+tx.ConfirmedAt.In(sp).Format("02/01/2006 15:04")+`</span> (horário de Brasília)`)
+	require.Len(t, tx.EndToEndID, 32)
+	require.Contains(t, page, `<span data-testid="end-to-end-id">`+tx.EndToEndID+`</span>`, "the payment's end-to-end id")
 	require.NotContains(t, page, `http-equiv="refresh"`, "a paid charge's page stays still")
 }
 
