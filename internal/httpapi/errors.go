@@ -44,6 +44,7 @@ var errorTable = map[pix.Code]errorSpec{
 	pix.EInsufficientBalance: {http.StatusUnprocessableEntity, "Insufficient balance", "Insufficient balance", false},
 	pix.EIdempotencyMismatch: {http.StatusUnprocessableEntity, gateway.MsgExternalIDMismatch, gateway.MsgExternalIDMismatch, true},
 	pix.ERateLimited:         {http.StatusTooManyRequests, "Rate limit exceeded", "Rate limit exceeded", false},
+	pix.EProviderUnavailable: {http.StatusBadGateway, "Payment provider unavailable", "Payment provider unavailable", false},
 	pix.EInternal:            {http.StatusInternalServerError, "Internal server error", "Erro interno.", false},
 }
 
