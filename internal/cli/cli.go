@@ -51,6 +51,7 @@ type grammar struct {
 		Create        usersCreate        `cmd:"" help:"Create an administration panel user; prints its generated password once, as JSON."`
 		ResetPassword usersResetPassword `cmd:"" name:"reset-password" help:"Give a panel user a new generated password, printed once as JSON; the old one stops working and the user's sessions end."`
 	} `cmd:"" help:"Manage administration panel users."`
+	PspSim pspSimCmd `cmd:"" name:"psp-sim" help:"Run a simulated PSP (API Pix v2 and Efí's Pix send) and print the environment that points pixgate at it."`
 }
 
 type exitCode int
@@ -120,6 +121,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		err = app.usersCreate(ctx, g.Users.Create)
 	case "users reset-password":
 		err = app.usersResetPassword(ctx, g.Users.ResetPassword)
+	case "psp-sim":
+		err = app.pspSim(ctx, g.PspSim)
 	default:
 		err = fmt.Errorf("unknown command %q", kctx.Command())
 	}

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/provider/pspsim"
+)
+
+// pspSimCmd is `pixgate psp-sim`. Its listen address and key flags are not
+// --addr and --pix-key because those belong to pixgate itself (kong keeps
+// one flag per name across a command and its parents).
+type pspSimCmd struct {
+	APIAddr      string        `name:"api-addr" env:"PIXGATE_PSP_SIM_ADDR" default:"127.0.0.1:8443" help:"Where the simulated PSP's API (mutual TLS) listens."`
+	ControlAddr  string        `name:"control-addr" env:"PIXGATE_PSP_SIM_CONTROL_ADDR" default:"127.0.0.1:8444" help:"Where the control API (plain HTTP: /sim/pay/{txid}, /sim/faults, /sim/settle, /sim/state) listens; keep it on loopback."`
+	Dir          string        `name:"dir" env:"PIXGATE_PSP_SIM_DIR" help:"Directory for the generated certificates and keys (default: a new temporary directory)."`
+	Key          string        `name:"key" env:"PIXGATE_PSP_SIM_PIX_KEY" help:"The merchant's PIX key at the simulated PSP (default: a random EVP key)."`
+	ClientID     string        `name:"client-id" env:"PIXGATE_PSP_SIM_CLIENT_ID" help:"OAuth 2.0 client id (default: generated)."`
+	ClientSecret string        `name:"client-secret" env:"PIXGATE_PSP_SIM_CLIENT_SECRET" help:"OAuth 2.0 client secret (default: generated)."`
+	SettleDelay  time.Duration `name:"settle-delay" env:"PIXGATE_PSP_SIM_SETTLE_DELAY" default:"2s" help:"How long payouts and refunds stay EM_PROCESSAMENTO."`
+}
+
+// pspSim runs the simulated PSP until ctx ends, after printing the
+// environment that points pixgate at it.
+func (a *app) pspSim(ctx context.Context, c pspSimCmd) error {
+	return pspsim.Run(ctx, pspsim.CommandConfig{
+		Addr: c.APIAddr, ControlAddr: c.ControlAddr, Dir: c.Dir,
+		PixKey: c.Key, ClientID: c.ClientID, ClientSecret: c.ClientSecret,
+		SettleDelay: c.SettleDelay, WebhookBase: "http://" + loopback(a.settings.Addr), Log: a.log,
+	}, a.stdout)
+}
+
+// loopback is addr with an empty or unspecified host replaced by
+// 127.0.0.1: where a simulator on this machine reaches pixgate.
+func loopback(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
