@@ -20,6 +20,8 @@ import (
 	"github.com/pixgate/pixgate/internal/job"
 	"github.com/pixgate/pixgate/internal/metrics"
 	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/provider/apipix"
+	"github.com/pixgate/pixgate/internal/provider/efi"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 	redislimit "github.com/pixgate/pixgate/internal/ratelimit/redis"
@@ -98,7 +100,7 @@ func (a *app) serve(ctx context.Context) error {
 		return err
 	}
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: a.log, Ready: db.Ping, Limiter: limiter, RateLimit: a.settings.RateLimitN, Admin: panel,
-		Limited: m.RateLimited, LimiterFailed: m.RateLimiterError, Metrics: m.Handler(),
+		Limited: m.RateLimited, LimiterFailed: m.RateLimiterError, Metrics: m.Handler(), PSPWebhookSecret: a.settings.PSPWebhookSecret,
 		Observe: func(r *http.Request, status int, d time.Duration) { m.ObserveRequest(metrics.RouteLabel(r), status, d) }})
 	if err != nil {
 		return err
@@ -132,18 +134,25 @@ func (a *app) serve(ctx context.Context) error {
 		a.log.Warn("PIXGATE_PROVIDER=sandbox in production: the PIX network is simulated, no real money moves: " +
 			"no real payer can pay a charge, and payouts and refunds are settled by the simulator")
 	}
-	a.log.Info("listening", "addr", ln.Addr().String(), "env", a.settings.Env, "database", db.Dialect(), "tls", a.settings.TLSCert != "")
+	a.log.Info("listening", "addr", ln.Addr().String(), "env", a.settings.Env, "provider", psp.Name(), "database", db.Dialect(), "tls", a.settings.TLSCert != "")
 
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	runner := &job.Runner{Log: a.log, Interval: jobInterval(a.settings.PayoutDelay), Tasks: []job.Task{
+	tasks := []job.Task{
 		{Name: "expire-charges", Run: gw.ExpireDue},
 		// Payouts settle in batches of one client's (gateway.SettleDue); a
 		// wide look at what is due finds several per client.
 		{Name: "settle-payouts", Run: gw.SettleDue, Batch: 1000},
 		{Name: "settle-refunds", Run: gw.SettleRefundsDue},
-	}}
-	wg.Add(3)
+	}
+	if a.settings.Provider != config.ProviderSandbox {
+		// Webhooks get lost: the PSP's list of received Pix is read too
+		// (the gateway spaces the readings and runs them on one node).
+		tasks = append(tasks, job.Task{Name: "psp-reconcile", Run: gw.ReconcileReceived})
+	}
+	runner := &job.Runner{Log: a.log, Interval: jobInterval(a.settings.PayoutDelay), Tasks: tasks}
+	wg.Add(4)
+	go func() { defer wg.Done(); a.startPSP(jobsCtx, psp, pspStartRetry) }()
 	go func() { defer wg.Done(); runner.Run(jobsCtx) }()
 	go func() { defer wg.Done(); dispatcher.Run(jobsCtx) }()
 	// PostgreSQL: authenticate from memory, kept in step with every
@@ -174,14 +183,60 @@ func (a *app) serve(ctx context.Context) error {
 	return nil
 }
 
-// provider returns the PSP the settings name. Only the sandbox simulator
-// exists in this build (config.Settings.ValidateServe refuses the others).
+// provider returns the PSP the settings name, built from the settings that
+// config.Settings.ValidateServe checked (and whose files it read).
 func (a *app) provider() (provider.Provider, error) {
-	switch a.settings.Provider {
+	s := a.settings
+	switch s.Provider {
 	case config.ProviderSandbox:
-		return sandbox.Provider{}, nil
+		return sandbox.Provider{PixKey: s.PixKey, MerchantName: s.MerchantName, MerchantCity: s.MerchantCity}, nil
+	case config.ProviderAPIPix, config.ProviderEfi:
+		cfg := apipix.Config{APIURL: s.PSPAPIURL, TokenURL: s.PSPTokenURL, ClientID: s.PSPClientID, ClientSecret: s.PSPClientSecret,
+			CertPEM: s.CertPEM, KeyPEM: s.KeyPEM, CAPEM: s.CAPEM, PixKey: s.PSPPixKey, WebhookURL: s.PSPWebhookURL, Log: a.log}
+		var (
+			p   provider.Provider
+			err error
+		)
+		if s.Provider == config.ProviderEfi {
+			p, err = efi.New(cfg)
+		} else {
+			p, err = apipix.New(cfg)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", s.Provider, err)
+		}
+		return p, nil
 	}
-	return nil, fmt.Errorf("provider %q is not available in this build", a.settings.Provider)
+	return nil, fmt.Errorf("provider %q is not available in this build", s.Provider)
+}
+
+// pspStartRetry is how long serve waits before it tries again to start a
+// PSP provider (register its webhook URL) that failed to start.
+const pspStartRetry = 30 * time.Second
+
+// startPSP starts psp (apipix and efi register pixgate's webhook URL with
+// the PSP), trying again every retry until it succeeds or ctx ends. serve
+// does not wait for it: until the webhook is registered, the reading of
+// the PSP's received Pix (psp-reconcile) still credits every payment.
+func (a *app) startPSP(ctx context.Context, psp provider.Provider, retry time.Duration) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := psp.Start(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		// The provider's errors carry the PSP's own text, never its
+		// credentials or tokens (provider/apipix scrubs them).
+		a.log.Error("PSP start failed (webhook not registered); retrying in the background",
+			"provider", psp.Name(), "retry_in", retry.String(), "error", err.Error())
+		t.Reset(retry)
+	}
 }
 
 // jobInterval polls often enough that a sandbox payout settles close to its
