@@ -28,8 +28,8 @@ func without(flag string) []string {
 // TestServeProductionRefusesSandboxDefaults: in production serve stops at
 // once, with one line naming the setting and exit code 2, unless the
 // provider and (with provider sandbox) the key, merchant name and city are
-// set explicitly (CONTRACT §1, §4a); apipix and efi are not in this build.
-// It opens no database: the SQLite file is never created.
+// set explicitly (CONTRACT §1, §4a); apipix and efi need their PSP settings
+// (psp_serve_test.go names each). It opens no database: the SQLite file is never created.
 func TestServeProductionRefusesSandboxDefaults(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -40,10 +40,7 @@ func TestServeProductionRefusesSandboxDefaults(t *testing.T) {
 		{without("--pix-key"), "pixgate: invalid PIXGATE_PIX_KEY (--pix-key): must be set in production with PIXGATE_PROVIDER=sandbox (it is written into every BR Code)"},
 		{without("--merchant-name"), "pixgate: invalid PIXGATE_MERCHANT_NAME (--merchant-name): must be set in production with PIXGATE_PROVIDER=sandbox (it is written into every BR Code)"},
 		{without("--merchant-city"), "pixgate: invalid PIXGATE_MERCHANT_CITY (--merchant-city): must be set in production with PIXGATE_PROVIDER=sandbox (it is written into every BR Code)"},
-		{append(without("--provider"), "--provider", "apipix"), `pixgate: invalid PIXGATE_PROVIDER (--provider): "apipix" is not available in this build (only sandbox is)`},
-		{append(without("--provider"), "--provider", "efi"), `pixgate: invalid PIXGATE_PROVIDER (--provider): "efi" is not available in this build (only sandbox is)`},
 		{append(without("--provider"), "--provider", "bank"), `pixgate: invalid PIXGATE_PROVIDER (--provider): "bank" must be sandbox, apipix or efi`},
-		{[]string{"--provider", "efi"}, `pixgate: invalid PIXGATE_PROVIDER (--provider): "efi" is not available in this build (only sandbox is)`},
 	} {
 		db := filepath.Join(t.TempDir(), "pixgate.db")
 		args := append([]string{"serve", "--addr", "127.0.0.1:0", "--database-url", db}, tc.args...)
@@ -63,6 +60,13 @@ func TestServeProductionRefusesSandboxDefaults(t *testing.T) {
 	for i, env := range []string{"PIXGATE_PIX_KEY", "PIXGATE_MERCHANT_NAME", "PIXGATE_MERCHANT_CITY"} {
 		require.Contains(t, lines[i], env)
 	}
+
+	// A PSP provider without its settings: one line per missing setting, the first the API URL.
+	code, _, errOut = run(t, "serve", "--addr", "127.0.0.1:0", "--database-url", db, "--env", "production", "--provider", "apipix")
+	require.Equal(t, 2, code)
+	require.True(t, strings.HasPrefix(errOut, "pixgate: invalid PIXGATE_PSP_API_URL (--psp-api-url): "), errOut)
+	require.NotContains(t, errOut, "not available in this build")
+	require.NoFileExists(t, db)
 
 	// Other commands need neither: a production client can be created.
 	code, _, errOut = run(t, "clients", "create", "--database-url", db, "--name", "Loja", "--env", "production")
