@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strings"
 )
 
 // State is a snapshot of the simulated PSP, as GET /sim/state shows it.
@@ -59,6 +60,19 @@ func (s *Server) State() State {
 	return st
 }
 
+// txidOfCode finds the cob whose pixCopiaECola is code ("" if none): a
+// dynamic BR Code carries the location, not the txid.
+func (s *Server) txidOfCode(code string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for txid, c := range s.st.cobs {
+		if c.BRCode == code {
+			return txid
+		}
+	}
+	return ""
+}
+
 // FaultsRequest is the body of POST /sim/faults: every field optional,
 // applied in this order.
 type FaultsRequest struct {
@@ -72,21 +86,31 @@ type FaultsRequest struct {
 // controlHandler is the plain-HTTP control API for people and scripts:
 //
 //	POST /sim/pay/{txid}   a payer pays the cob → {"endToEndId": …}
+//	POST /sim/pay          the same, the body being the cob's copy-and-paste code
 //	POST /sim/faults       FaultsRequest
 //	POST /sim/settle       settle every pending send and devolução now
 //	GET  /sim/state        State
 func (s *Server) controlHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /sim/pay/{txid}", func(w http.ResponseWriter, r *http.Request) {
-		e2eid, err := s.Pay(r.Context(), r.PathValue("txid"))
+	pay := func(w http.ResponseWriter, r *http.Request, txid string) {
+		e2eid, err := s.Pay(r.Context(), txid)
 		switch {
 		case errors.Is(err, ErrUnknownCharge):
 			writeProblem(w, http.StatusNotFound, "CobNaoEncontrado", "Cobrança não encontrada", err.Error(), nil)
 		case err != nil:
 			writeProblem(w, http.StatusConflict, "CobOperacaoInvalida", "Cobrança não pode ser paga", err.Error(), nil)
 		default:
-			writeJSON(w, http.StatusOK, map[string]string{"endToEndId": e2eid, "txid": r.PathValue("txid")})
+			writeJSON(w, http.StatusOK, map[string]string{"endToEndId": e2eid, "txid": txid})
 		}
+	}
+	mux.HandleFunc("POST /sim/pay/{txid}", func(w http.ResponseWriter, r *http.Request) { pay(w, r, r.PathValue("txid")) })
+	mux.HandleFunc("POST /sim/pay", func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			writeProblem(w, http.StatusBadRequest, "RequisicaoInvalida", "Requisição inválida", err.Error(), nil)
+			return
+		}
+		pay(w, r, s.txidOfCode(strings.TrimSpace(string(b))))
 	})
 	mux.HandleFunc("POST /sim/faults", func(w http.ResponseWriter, r *http.Request) {
 		var req FaultsRequest
