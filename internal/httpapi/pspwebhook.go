@@ -51,8 +51,8 @@ type pspNotification struct {
 func pspWebhookSecretSum(secret string) [sha256.Size]byte { return sha256.Sum256([]byte(secret)) }
 
 // pspWebhook answers every path under /psp/webhook/. A wrong secret, a
-// path other than <secret>/pix (or the bare <secret>, see below) and an
-// unusable request all answer the same 404 body, so that a caller without
+// path other than <secret>/pix (the bare <secret> included: CONTRACT §8
+// admits one path) and an unusable request all answer the same 404 body, so that a caller without
 // the secret learns nothing about it; at the right path a method other
 // than POST answers 405.
 func (s *Server) pspWebhook() http.Handler {
@@ -60,11 +60,7 @@ func (s *Server) pspWebhook() http.Handler {
 		secret, sub, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, pspWebhookSubtree), "/")
 		sum := pspWebhookSecretSum(secret)
 		known := subtle.ConstantTimeCompare(sum[:], s.pspSecret[:]) == 1
-		// A PSP may test the URL it registers by POSTing to it as is (Efí
-		// does, before it appends /pix to its notifications): that call
-		// has no Pix to confirm and is answered 200.
-		test := sub == "" && !strings.HasSuffix(r.URL.Path, "/")
-		if !known || (sub != "pix" && !test) {
+		if !known || sub != "pix" {
 			s.notePSPRoute(r, "")
 			s.writeError(w, r, errRouteNotFound)
 			return
@@ -73,11 +69,6 @@ func (s *Server) pspWebhook() http.Handler {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			s.writeError(w, r, errMethodNotAllowed)
-			return
-		}
-		if test {
-			_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, MaxPSPBodyBytes))
-			writeJSON(w, http.StatusOK, struct{}{})
 			return
 		}
 		if err := s.pspReported(r); err != nil {

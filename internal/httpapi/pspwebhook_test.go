@@ -138,20 +138,17 @@ func TestPSPWebhookMethod(t *testing.T) {
 	}
 }
 
-// TestPSPWebhookRegistrationTest: a PSP that tests the URL it registers
-// by POSTing to it as is (Efí) gets 200, and nothing is confirmed.
-func TestPSPWebhookRegistrationTest(t *testing.T) {
+// TestPSPWebhookBarePath: the registered URL itself is not the
+// notification path (<url>/pix is): 404 like any other path, whatever the
+// method, and nothing is confirmed.
+func TestPSPWebhookBarePath(t *testing.T) {
 	t.Parallel()
 	psp := &recordingPSP{fakePSP: fakePSP{err: provider.ErrNotFound}}
 	api := newPSPAPI(t, pspSecret, psp)
-	status, _, raw := api.send(t, "POST", "/psp/webhook/"+pspSecret, strings.NewReader(`{"evento":"teste_webhook"}`))
-	require.Equal(t, http.StatusOK, status, string(raw))
-	require.JSONEq(t, `{}`, string(raw))
-	status, h, _ := api.send(t, "GET", "/psp/webhook/"+pspSecret, nil)
-	require.Equal(t, http.StatusMethodNotAllowed, status)
-	require.Equal(t, "POST", h.Get("Allow"))
-	status, _, _ = api.send(t, "POST", "/psp/webhook/"+pspSecret[1:], strings.NewReader(`{"evento":"teste_webhook"}`))
-	require.Equal(t, http.StatusNotFound, status)
+	for _, method := range []string{"POST", "GET"} {
+		status, _, raw := api.send(t, method, "/psp/webhook/"+pspSecret, strings.NewReader(`{"evento":"teste_webhook"}`))
+		require.Equal(t, http.StatusNotFound, status, string(raw))
+	}
 	require.Empty(t, psp.askedFor())
 }
 
