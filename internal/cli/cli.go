@@ -180,7 +180,7 @@ func (a *app) open(ctx context.Context) (*store.DB, error) {
 // the PSP that settles this process's transfers.
 func (a *app) gatewayConfig(db *store.DB, psp provider.Provider) gateway.Config {
 	s := a.settings
-	return gateway.Config{DB: db, Env: s.Env, Merchant: gateway.Merchant{PixKey: s.PixKey, Name: s.MerchantName, City: s.MerchantCity},
+	return gateway.Config{DB: db, Env: s.Env,
 		ChargeTTL: s.ChargeTTLD, PayoutDelay: s.PayoutDelay, Log: a.log, Provider: psp}
 }
 
