@@ -598,5 +598,7 @@ func TestPSPWithoutPayouts(t *testing.T) {
 	gw := f.node(t)
 	_, _, err := gw.CreatePayout(context.Background(), f.c, payoutRequest("p"), "p", body("p"))
 	require.Equal(t, pix.EUnprocessable, pix.ErrorCode(err))
-	require.Equal(t, "Payouts are not available with this provider", err.(*pix.Error).Message)
+	var pe *pix.Error
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "Payouts are not available with this provider", pe.Message)
 }
