@@ -1,0 +1,122 @@
+package efi_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/brcode"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/provider/apipix"
+	"github.com/pixgate/pixgate/internal/provider/efi"
+	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/testkit"
+)
+
+// TestAgainstTheSimulator drives every operation of the efi provider (and
+// so of apipix, which it extends) against the PSP simulator over mutual TLS
+// and OAuth 2.0, with every API Pix request the provider sends and every
+// answer the simulator gives validated against BACEN's OpenAPI.
+func TestAgainstTheSimulator(t *testing.T) {
+	t.Parallel()
+	v := testkit.BACENValidator(t)
+	ctx := context.Background()
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	t.Cleanup(hooks.Close)
+	sim := pspsim.New(pspsim.Options{Wrap: v.Wrap, SettleDelay: -1, PixKey: "loja@example.com"})
+	require.NoError(t, sim.Start(ctx))
+	t.Cleanup(sim.Close)
+	o := sim.Options()
+	p, err := efi.New(apipix.Config{APIURL: sim.URL(), ClientID: o.ClientID, ClientSecret: o.ClientSecret,
+		CertPEM: o.PKI.ClientCertPEM, KeyPEM: o.PKI.ClientKeyPEM, CAPEM: o.PKI.CAPEM, PixKey: o.PixKey,
+		WebhookURL: hooks.URL + "/psp/webhook/abcdefghijklmnopqrstuvwxyz0123456789",
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	require.Equal(t, provider.NameEfi, p.Name())
+	require.True(t, p.Capabilities().Payouts)
+	require.NoError(t, p.Start(ctx))
+
+	// Charges: created with the PSP's dynamic BR Code, read, paid, listed, removed.
+	txids := []string{"pixgateTest0000000000000000000001", "pixgateTest0000000000000000000002", "pixgateTest0000000000000000000003"}
+	for i, txid := range txids {
+		code, err := p.CreateCharge(ctx, provider.Charge{TxID: txid, Amount: pix.Amount(1000 + i), TTL: time.Hour,
+			PayerName: "Maria", PayerDocument: "52998224725", Question: "Pedido 1"})
+		require.NoError(t, err)
+		parsed, err := brcode.Parse(code)
+		require.NoError(t, err, code)
+		require.NotEmpty(t, parsed)
+	}
+	pays, err := p.ChargePayments(ctx, txids[0])
+	require.NoError(t, err)
+	require.Empty(t, pays)
+	e2e, err := sim.Pay(ctx, txids[0])
+	require.NoError(t, err)
+	_, err = sim.Pay(ctx, txids[1])
+	require.NoError(t, err)
+	pays, err = p.ChargePayments(ctx, txids[0])
+	require.NoError(t, err)
+	require.Len(t, pays, 1)
+	require.Equal(t, provider.Payment{TxID: txids[0], Amount: 1000, EndToEndID: e2e, PaidAt: pays[0].PaidAt}, pays[0])
+	got, err := p.ConfirmPayment(ctx, e2e)
+	require.NoError(t, err)
+	require.Equal(t, pix.Amount(1000), got.Amount)
+	_, err = p.ConfirmPayment(ctx, "E0000000020261126120000000000000")
+	require.ErrorIs(t, err, provider.ErrNotFound)
+	listed, err := p.Received(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	require.Len(t, listed, 2)
+	require.NoError(t, p.CancelCharge(ctx, txids[2]))
+	require.ErrorIs(t, p.CancelCharge(ctx, txids[0]), provider.ErrRejected, "a paid cob cannot be removed")
+
+	// A refund (devolução) and a payout (Efí's send): sent once, read until final.
+	refund := provider.Transfer{ID: "0b7c3a52-2222-4222-8222-222222222222", Amount: 400, Description: "devolução", Refund: true, PaymentE2E: e2e}
+	_, err = p.Status(ctx, refund)
+	require.ErrorIs(t, err, provider.ErrNotFound)
+	st, err := p.Send(ctx, refund)
+	require.NoError(t, err)
+	require.Equal(t, provider.Processing, st.Status)
+	_, err = p.Send(ctx, refund)
+	require.ErrorIs(t, err, provider.ErrRejected, "a reused devolução id is refused")
+	payout := provider.Transfer{ID: "1c8d4b63-3333-4333-8333-333333333333", Amount: 250, KeyType: pix.KeyEmail,
+		Key: "fornecedor@example.com", Description: "NF 42"}
+	_, err = p.Status(ctx, payout)
+	require.ErrorIs(t, err, provider.ErrNotFound)
+	st, err = p.Send(ctx, payout)
+	require.NoError(t, err)
+	require.Equal(t, provider.Processing, st.Status)
+	sim.Settle(ctx)
+	st, err = p.Status(ctx, refund)
+	require.NoError(t, err)
+	require.Equal(t, provider.Completed, st.Status)
+	require.Len(t, st.EndToEndID, 32)
+	st, err = p.Status(ctx, payout)
+	require.NoError(t, err)
+	require.Equal(t, provider.Completed, st.Status)
+	require.Len(t, st.EndToEndID, 32)
+	require.Equal(t, pspsim.Count{Puts: 1, Accepted: 1}, sim.SendCount(provider.HexID(payout.ID)))
+	require.Equal(t, pspsim.Count{Puts: 2, Accepted: 1}, sim.RefundCount(provider.HexID(refund.ID)))
+	got, err = p.ConfirmPayment(ctx, e2e)
+	require.NoError(t, err)
+	require.Equal(t, []provider.TransferState{{ID: provider.HexID(refund.ID), Status: provider.Completed, EndToEndID: got.Refunds[0].EndToEndID}}, got.Refunds)
+
+	// The token expires at the PSP: the next call refreshes it and succeeds.
+	sim.ExpireTokens()
+	_, err = p.ChargePayments(ctx, txids[1])
+	require.NoError(t, err)
+	tokens := 0
+	for _, r := range sim.Requests() {
+		if r.Path == "/oauth/token" {
+			tokens++
+		}
+	}
+	require.Equal(t, 2, tokens, "one token until it expired, then one more")
+
+	v.Check(t)
+}
