@@ -156,6 +156,11 @@ type Config struct {
 	// Fund is credited to each client before the load (one sandbox charge
 	// created and paid), so that payouts have a balance to draw on.
 	Fund pix.Amount
+	// FundViaPSPSim, when set, is the control API of a pixgate psp-sim
+	// (e.g. http://127.0.0.1:8444) that pays the funding charges, for a
+	// server whose provider is efi or apipix pointed at that simulator
+	// (its /api/v1/sandbox/… answers 404).
+	FundViaPSPSim string
 	// PayoutFailPercent and PayoutReversePercent of payouts go to sandbox
 	// keys that fail or are returned after completing.
 	PayoutFailPercent    int
@@ -182,6 +187,12 @@ func (c Config) withDefaults() (Config, error) {
 		errs = append(errs, fmt.Errorf("target %q: want http(s)://host:port", c.Target))
 	}
 	c.Target = strings.TrimRight(c.Target, "/")
+	c.FundViaPSPSim = strings.TrimRight(c.FundViaPSPSim, "/")
+	if c.FundViaPSPSim != "" {
+		if u, err := url.Parse(c.FundViaPSPSim); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("fund-via-psp-sim %q: want http(s)://host:port of the simulator's control API", c.FundViaPSPSim))
+		}
+	}
 	if c.Duration <= 0 {
 		errs = append(errs, errors.New("duration must be positive"))
 	}
@@ -274,7 +285,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err := r.baseline(ctx); err != nil {
 		return err
 	}
-	r.progress("funding each client with R$ %s (one sandbox charge, paid)", cfg.Fund)
+	if cfg.FundViaPSPSim != "" {
+		r.progress("funding each client with R$ %s (one charge, paid at the PSP simulator %s)", cfg.Fund, cfg.FundViaPSPSim)
+	} else {
+		r.progress("funding each client with R$ %s (one sandbox charge, paid)", cfg.Fund)
+	}
 	if err := r.fund(ctx); err != nil {
 		return err
 	}

@@ -29,7 +29,8 @@ type command struct {
 	Pixgate              string        `name:"pixgate" placeholder:"PATH" help:"The pixgate binary that creates clients (default: pixgate beside pixgate-bench, else on the PATH)."`
 	DatabaseURL          string        `name:"database-url" placeholder:"URL" help:"The running server's database, passed to 'pixgate clients create' (default: pixgate's own, PIXGATE_DATABASE_URL or ./data/pixgate.db)."`
 	Env                  string        `name:"env" help:"The running server's environment, passed to 'pixgate clients create' (default: pixgate's own, PIXGATE_ENV or sandbox)."`
-	Fund                 string        `default:"100000.00" help:"Reais credited to each client before the load (one sandbox charge, paid), for payouts to draw on."`
+	Fund                 string        `default:"100000.00" help:"Reais credited to each client before the load (one charge, paid in the sandbox or through --fund-via-psp-sim), for payouts to draw on."`
+	FundViaPSPSim        string        `name:"fund-via-psp-sim" placeholder:"URL" help:"Pay the funding charges through the control API of a pixgate psp-sim at URL (e.g. http://127.0.0.1:8444), for a server whose provider (efi, apipix) points at that simulator."`
 	PayoutFailPercent    int           `name:"payout-fail-percent" default:"5" help:"Percent of payouts to a sandbox key that fails (funds come back)."`
 	PayoutReversePercent int           `name:"payout-reverse-percent" default:"5" help:"Percent of payouts to a sandbox key that completes and is then returned."`
 	WebhookURL           string        `name:"webhook-url" help:"postbackUrl/callbackUrl of the bench's operations (default: a receiver the bench runs on 127.0.0.1)."`
@@ -148,7 +149,7 @@ func (cmd command) config(progress io.Writer) (Config, error) {
 	return Config{
 		Target: cmd.Target, Duration: cmd.Duration, Warmup: cmd.Warmup, Concurrency: cmd.Concurrency, Rate: cmd.Rate, MaxInFlight: cmd.MaxInFlight,
 		Mix: mix, Clients: creds, CreateClients: cmd.CreateClients, Pixgate: cmd.Pixgate, DatabaseURL: cmd.DatabaseURL, Env: cmd.Env,
-		Fund: fund, PayoutFailPercent: cmd.PayoutFailPercent, PayoutReversePercent: cmd.PayoutReversePercent,
+		Fund: fund, FundViaPSPSim: cmd.FundViaPSPSim, PayoutFailPercent: cmd.PayoutFailPercent, PayoutReversePercent: cmd.PayoutReversePercent,
 		WebhookURL: cmd.WebhookURL, SettleTimeout: cmd.SettleTimeout, RequestTimeout: cmd.Timeout,
 		JSON: cmd.JSON, Progress: progress,
 	}, errors.Join(errs...)

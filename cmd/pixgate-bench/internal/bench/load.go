@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -465,11 +466,15 @@ func (r *runner) fund(ctx context.Context) error {
 		}
 		var resp struct {
 			PaymentID string `json:"payment_id"`
+			QRCode    string `json:"qrcode"`
 		}
 		if st != http.StatusCreated || json.Unmarshal(b, &resp) != nil || resp.PaymentID == "" {
 			return fmt.Errorf("client %s: funding charge answered %d: %s", c.cred.ID, st, snippet(b))
 		}
 		c.addCharge(&chargeRec{id: resp.PaymentID, ext: ext, amount: r.cfg.Fund}, false)
+		if r.cfg.FundViaPSPSim != "" {
+			return r.payAtPSPSim(ctx, c, resp.PaymentID, resp.QRCode)
+		}
 		st, b, err = r.callRetry(ctx, c.cred, http.MethodPost, "/api/v1/sandbox/charges/"+resp.PaymentID+"/pay", nil)
 		if err != nil {
 			c.setPay(resp.PaymentID, payUnknown)
@@ -479,13 +484,83 @@ func (r *runner) fund(ctx context.Context) error {
 			c.setPay(resp.PaymentID, payRejected)
 			hint := ""
 			if st == http.StatusNotFound {
-				hint = " (the bench needs a sandbox server)"
+				hint = " (the bench needs a sandbox server, or --fund-via-psp-sim)"
 			}
 			return fmt.Errorf("client %s: paying the funding charge answered %d%s: %s", c.cred.ID, st, hint, snippet(b))
 		}
 		c.setPay(resp.PaymentID, payAcked)
 		return nil
 	})
+}
+
+// payAtPSPSim has the payer of pixgate psp-sim pay the funding charge id
+// (POST /sim/pay with its copy-and-paste code, since a dynamic BR Code
+// carries no txid), then waits until pixgate reads it PAID: the simulator
+// reports the Pix by webhook before answering, and pixgate would otherwise
+// find it when it next reads the PSP's list. A retried POST answered 409
+// (the cob is no longer payable) may mean the first one went through, so
+// the wait decides.
+func (r *runner) payAtPSPSim(ctx context.Context, c *clientState, id, code string) error {
+	sim := &http.Client{Timeout: r.cfg.RequestTimeout}
+	for attempt := 0; ; attempt++ {
+		st, b, err := postText(ctx, sim, r.cfg.FundViaPSPSim+"/sim/pay", code)
+		if err == nil && (st == http.StatusOK || st == http.StatusConflict && attempt > 0) {
+			break
+		}
+		if (err != nil || st >= 500) && attempt < 5 {
+			if sleep(ctx, time.Duration(attempt+1)*200*time.Millisecond) != nil {
+				c.setPay(id, payUnknown)
+				return ctx.Err()
+			}
+			continue
+		}
+		if err != nil {
+			c.setPay(id, payUnknown)
+			return fmt.Errorf("client %s: paying the funding charge at the PSP simulator: %w", c.cred.ID, err)
+		}
+		if st >= 500 {
+			c.setPay(id, payUnknown)
+			return fmt.Errorf("client %s: the PSP simulator answered %d to paying the funding charge: %s", c.cred.ID, st, snippet(b))
+		}
+		c.setPay(id, payRejected)
+		return fmt.Errorf("client %s: the PSP simulator answered %d to paying the funding charge: %s", c.cred.ID, st, snippet(b))
+	}
+	deadline := time.Now().Add(r.cfg.SettleTimeout)
+	for {
+		v, found, err := r.lookup(ctx, c, "payment_id", id)
+		if err == nil && found && v.Status == "PAID" {
+			c.setPay(id, payAcked)
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			c.setPay(id, payUnknown)
+			if err != nil {
+				return fmt.Errorf("client %s: the funding charge paid at the PSP simulator: %w", c.cred.ID, err)
+			}
+			return fmt.Errorf("client %s: the funding charge paid at the PSP simulator reads %q after %s, not PAID",
+				c.cred.ID, v.Status, r.cfg.SettleTimeout)
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			c.setPay(id, payUnknown)
+			return err
+		}
+	}
+}
+
+// postText POSTs body as text/plain to url and reads the whole answer.
+func postText(ctx context.Context, client *http.Client, url, body string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "text/plain")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }
 
 // sink receives the webhooks of the bench's operations.
