@@ -39,6 +39,10 @@ const (
 	// expiryRetry spaces the attempts to cancel an expired charge at a PSP
 	// that did not answer.
 	expiryRetry = 30 * time.Second
+	// pspWorkers is how many payouts (or refunds) one node takes a step of
+	// at once: a step waits mostly on the PSP, so two workers (the
+	// sandbox's) sent only ≈145 payouts/s to the simulator.
+	pspWorkers = 16
 	// maxReported is the most payments one PSP webhook may report.
 	maxReported = 1000
 )
@@ -349,7 +353,7 @@ func (s *Service) sendDue(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("send payouts: %w", err)
 	}
-	return each(ctx, due, func(t store.Transaction) (int, error) {
+	return eachN(ctx, pspWorkers, due, func(t store.Transaction) (int, error) {
 		if t.Type != pix.TypeCashout || t.SendState == "" || t.SendState == store.SendDone {
 			return 0, s.unschedule(ctx, t)
 		}
@@ -379,7 +383,7 @@ func (s *Service) sendRefundsDue(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("send refunds: %w", err)
 	}
-	return each(ctx, due, func(r store.Refund) (int, error) {
+	return eachN(ctx, pspWorkers, due, func(r store.Refund) (int, error) {
 		if r.SendState == "" || r.SendState == store.SendDone {
 			return 0, s.db.Write(ctx, func(tx *store.Tx) error {
 				_, err := tx.StepSend(ctx, store.SendStep{Refund: true, ID: r.ID, WasState: r.SendState, WasSettleAt: r.SettleAt, State: r.SendState})

@@ -244,6 +244,11 @@ func byCharge(due []store.DueRefund) [][]store.DueRefund {
 // the sum of what fn reported done, and the first error (the others still
 // run).
 func each[T any](ctx context.Context, items []T, fn func(T) (int, error)) (int, error) {
+	return eachN(ctx, settleWorkers, items, fn)
+}
+
+// eachN is each with up to workers at once.
+func eachN[T any](ctx context.Context, workers int, items []T, fn func(T) (int, error)) (int, error) {
 	var (
 		mu       sync.Mutex
 		n        int
@@ -251,7 +256,7 @@ func each[T any](ctx context.Context, items []T, fn func(T) (int, error)) (int, 
 		wg       sync.WaitGroup
 	)
 	work := make(chan T)
-	for w := 0; w < min(settleWorkers, len(items)); w++ {
+	for w := 0; w < min(workers, len(items)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
