@@ -37,7 +37,7 @@ func TestAgainstTheSimulator(t *testing.T) {
 	p, err := efi.New(apipix.Config{APIURL: sim.URL(), ClientID: o.ClientID, ClientSecret: o.ClientSecret,
 		CertPEM: o.PKI.ClientCertPEM, KeyPEM: o.PKI.ClientKeyPEM, CAPEM: o.PKI.CAPEM, PixKey: o.PixKey,
 		WebhookURL: hooks.URL + "/psp/webhook/abcdefghijklmnopqrstuvwxyz0123456789",
-		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+		Log:        slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	require.Equal(t, provider.NameEfi, p.Name())
 	require.True(t, p.Capabilities().Payouts)
