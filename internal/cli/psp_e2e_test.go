@@ -534,7 +534,7 @@ func TestPSPE2ECashIn(t *testing.T) {
 
 // TestPSPE2EPayoutAndRefunds: a payout the PSP committed while its answer
 // never came, with serve SIGKILLed at that moment and restarted, is read
-// before any resend (after the 45 s hold of the step), sent exactly once
+// before any resend (after the 30 s hold of the step), sent exactly once
 // and completes; refunds are devoluções at the PSP, created once, even
 // when the PSP commits one and answers 500, and complete on settlement.
 func TestPSPE2EPayoutAndRefunds(t *testing.T) {

@@ -29,7 +29,7 @@ const (
 	// sendLease is how long a node holds a payout or refund while it talks
 	// to the PSP; it outlasts the longest call (pspCallTimeout), so that
 	// no other node reads "unknown to the PSP" while a send is in flight.
-	sendLease = 45 * time.Second
+	sendLease = 30 * time.Second
 	// pspCallTimeout bounds one step's calls to the PSP.
 	pspCallTimeout = 15 * time.Second
 	// pollFirst and pollMax bound the backoff between readings of a
