@@ -1,0 +1,410 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Transaction statuses (lookup, history, webhook statusTransaction).
+const (
+	StatusPending   = "PENDING"
+	StatusPaid      = "PAID"
+	StatusCancelled = "CANCELLED"
+	StatusRefunded  = "REFUNDED"
+	StatusReversed  = "REVERSED"
+)
+
+// Transaction types.
+const (
+	TypeCashin  = "cashin"
+	TypeCashout = "cashout"
+)
+
+// PIX key types of a payout's credit party.
+const (
+	KeyCPF   = "CPF"
+	KeyCNPJ  = "CNPJ"
+	KeyEmail = "EMAIL"
+	KeyPhone = "PHONE"
+	KeyEVP   = "EVP"
+)
+
+// ChargeRequest creates a charge (POST /api/v1/gateway/request-qrcode).
+type ChargeRequest struct {
+	Amount        Amount    `json:"amount"`
+	ExternalID    string    `json:"external_id"`
+	Payer         Payer     `json:"payer"`
+	PayerQuestion string    `json:"payerQuestion"`
+	PostbackURL   string    `json:"postbackUrl"`
+	Products      []Product `json:"products"`
+	// IdempotencyKey is sent as the Idempotency-Key header; generated when
+	// empty. Set it to repeat a creation safely across process restarts.
+	IdempotencyKey string `json:"-"`
+}
+
+// Payer is who pays a charge.
+type Payer struct {
+	Name        string  `json:"name"`
+	Document    string  `json:"document"` // CPF or CNPJ, digits only
+	PhoneNumber string  `json:"phoneNumber"`
+	Email       string  `json:"email"`
+	Address     Address `json:"address"`
+}
+
+// Address is a payer's address.
+type Address struct {
+	Street       string `json:"street"`
+	Number       string `json:"number"`
+	Neighborhood string `json:"neighborhood"`
+	City         string `json:"city"`
+	State        string `json:"state"`   // UF, upper case
+	ZipCode      string `json:"zipCode"` // CEP, 8 digits
+}
+
+// Product is one line of a charge.
+type Product struct {
+	Name     string `json:"name"`
+	Quantity string `json:"quantity"`
+	Price    Amount `json:"price"`
+}
+
+// Charge is a created charge.
+type Charge struct {
+	Response    `json:"-"`
+	PaymentID   string    `json:"payment_id"`
+	ExternalID  string    `json:"external_id"`
+	Amount      Amount    `json:"amount"`
+	QRCode      string    `json:"qrcode"`       // PIX copy-and-paste code
+	QRCodeImage string    `json:"qrcode_image"` // PNG, Base64
+	Status      string    `json:"status"`
+	ExpiresAt   time.Time `json:"expires_at"`
+}
+
+// CreateCharge creates a PIX charge.
+func (c *Client) CreateCharge(ctx context.Context, r ChargeRequest) (*Charge, error) {
+	var out Charge
+	resp, err := c.do(ctx, call{method: http.MethodPost, path: "/api/v1/gateway/request-qrcode",
+		body: r, idemKey: keyOr(r.IdempotencyKey), policy: creationPolicy}, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.Response = resp
+	return &out, nil
+}
+
+// PayoutRequest sends a PIX payment (POST /api/v1/gateway/pix-payment).
+type PayoutRequest struct {
+	Amount      Amount      `json:"amount"`
+	Description string      `json:"description"`
+	CreditParty CreditParty `json:"creditParty"`
+	CallbackURL string      `json:"callbackUrl"`
+	ExternalID  string      `json:"external_id,omitempty"`
+	// IdempotencyKey is sent as the Idempotency-Key header; generated when
+	// empty.
+	IdempotencyKey string `json:"-"`
+}
+
+// CreditParty is the beneficiary of a payout.
+type CreditParty struct {
+	Name    string `json:"name,omitempty"`
+	KeyType string `json:"keyType"` // KeyCPF, KeyEmail, …
+	Key     string `json:"key"`
+}
+
+// Payout is an accepted payout.
+type Payout struct {
+	Response      `json:"-"`
+	TransactionID string `json:"transaction_id"`
+	ExternalID    string `json:"external_id"` // empty when none was sent
+	Amount        Amount `json:"amount"`
+	Tax           Amount `json:"tax"`
+	Status        string `json:"status"`
+}
+
+// CreatePayout sends a PIX payment; amount + tax is held from the balance.
+func (c *Client) CreatePayout(ctx context.Context, r PayoutRequest) (*Payout, error) {
+	var out Payout
+	resp, err := c.do(ctx, call{method: http.MethodPost, path: "/api/v1/gateway/pix-payment",
+		body: r, idemKey: keyOr(r.IdempotencyKey), policy: creationPolicy}, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.Response = resp
+	return &out, nil
+}
+
+// RefundRequest refunds a paid charge, identified by PaymentID, ExternalID
+// or both (POST /api/v1/gateway/refund).
+type RefundRequest struct {
+	PaymentID  string `json:"payment_id,omitempty"`
+	ExternalID string `json:"external_id,omitempty"`
+	// Amount to refund; zero refunds everything not yet refunded.
+	Amount Amount `json:"amount,omitzero"`
+	Reason string `json:"reason,omitempty"`
+	// IdempotencyKey is sent as the Idempotency-Key header; generated when
+	// empty.
+	IdempotencyKey string `json:"-"`
+}
+
+// Refund is an accepted refund.
+type Refund struct {
+	Response  `json:"-"`
+	RefundID  string `json:"refund_id"`
+	PaymentID string `json:"payment_id"`
+	Amount    Amount `json:"amount"`
+	Status    string `json:"status"`
+}
+
+// CreateRefund refunds all or part of a paid charge.
+func (c *Client) CreateRefund(ctx context.Context, r RefundRequest) (*Refund, error) {
+	var out Refund
+	resp, err := c.do(ctx, call{method: http.MethodPost, path: "/api/v1/gateway/refund",
+		body: r, idemKey: keyOr(r.IdempotencyKey), policy: creationPolicy}, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.Response = resp
+	return &out, nil
+}
+
+// RefundDetails is a refund with its current status.
+type RefundDetails struct {
+	Response  `json:"-"`
+	RefundID  string     `json:"refund_id"`
+	PaymentID string     `json:"payment_id"`
+	Amount    Amount     `json:"amount"`
+	Reason    *string    `json:"reason"`
+	Status    string     `json:"status"` // PENDING, COMPLETED, FAILED
+	CreatedAt time.Time  `json:"created_at"`
+	SettledAt *time.Time `json:"settled_at"`
+}
+
+// Refund reads one refund (GET /api/v1/gateway/refunds/{refund_id}).
+func (c *Client) Refund(ctx context.Context, refundID string) (*RefundDetails, error) {
+	var out struct {
+		Data RefundDetails `json:"data"`
+	}
+	resp, err := c.do(ctx, call{method: http.MethodGet,
+		path: "/api/v1/gateway/refunds/" + url.PathEscape(refundID), policy: readPolicy}, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.Data.Response = resp
+	return &out.Data, nil
+}
+
+// Balance is the wallet balance.
+type Balance struct {
+	Response
+	Available Amount    // can be withdrawn or moved
+	Pending   Amount    // held by pending payouts and refunds
+	Currency  string    // BRL
+	Timestamp time.Time // of the query
+}
+
+// Balance reads the wallet balance (GET /api/v1/wallet/balance).
+func (c *Client) Balance(ctx context.Context) (*Balance, error) {
+	var out struct {
+		Data struct {
+			Available int64  `json:"available_cents"`
+			Pending   int64  `json:"pending_cents"`
+			Currency  string `json:"currency"`
+		} `json:"data"`
+		Timestamp time.Time `json:"timestamp"`
+	}
+	resp, err := c.do(ctx, call{method: http.MethodGet, path: "/api/v1/wallet/balance", policy: readPolicy}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &Balance{Response: resp, Available: Centavos(out.Data.Available), Pending: Centavos(out.Data.Pending),
+		Currency: out.Data.Currency, Timestamp: out.Timestamp}, nil
+}
+
+// Transaction is a charge or a payout as the wallet reports it.
+type Transaction struct {
+	PaymentID      string     `json:"payment_id"` // a payout's transaction_id
+	ExternalID     string     `json:"external_id"`
+	Type           string     `json:"type"`   // TypeCashin or TypeCashout
+	Status         string     `json:"status"` // StatusPending, StatusPaid, …
+	Amount         Amount     `json:"amount"`
+	Tax            Amount     `json:"tax"`
+	RefundedAmount Amount     `json:"refunded_amount"`
+	CreatedAt      time.Time  `json:"created_at"`
+	ConfirmedDate  *time.Time `json:"confirmed_date"`
+}
+
+// LookupQuery names a transaction by PaymentID, ExternalID or both (they
+// must then identify the same transaction).
+type LookupQuery struct {
+	PaymentID  string `json:"payment_id,omitempty"`
+	ExternalID string `json:"external_id,omitempty"`
+}
+
+// LookupResult is the transaction found by Lookup.
+type LookupResult struct {
+	Response
+	Transaction
+}
+
+// Lookup finds one transaction (POST /api/v1/wallet/transaction).
+func (c *Client) Lookup(ctx context.Context, q LookupQuery) (*LookupResult, error) {
+	if q.PaymentID == "" && q.ExternalID == "" {
+		return nil, errors.New("client: Lookup needs a PaymentID, an ExternalID or both")
+	}
+	var out struct {
+		Data Transaction `json:"data"`
+	}
+	resp, err := c.do(ctx, call{method: http.MethodPost, path: "/api/v1/wallet/transaction", body: q, policy: readPolicy}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &LookupResult{Response: resp, Transaction: out.Data}, nil
+}
+
+// HistoryQuery filters the history. Zero fields are not sent.
+type HistoryQuery struct {
+	Limit  int       // page size, 1–100 (server default 50)
+	Status string    // only this status
+	Type   string    // TypeCashin or TypeCashout
+	From   time.Time // created at or after
+	To     time.Time // created before
+	Cursor string    // start at this page (a NextCursor)
+}
+
+// TransactionPage is one page of the history.
+type TransactionPage struct {
+	Response
+	Transactions []Transaction
+	NextCursor   string // empty on the last page
+}
+
+// HistoryPage reads one page of the history, newest first
+// (GET /api/v1/wallet/transactions).
+func (c *Client) HistoryPage(ctx context.Context, q HistoryQuery) (*TransactionPage, error) {
+	v := url.Values{}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	set := func(k, s string) {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	set("status", q.Status)
+	set("type", q.Type)
+	set("cursor", q.Cursor)
+	if !q.From.IsZero() {
+		v.Set("from", q.From.UTC().Format(time.RFC3339Nano))
+	}
+	if !q.To.IsZero() {
+		v.Set("to", q.To.UTC().Format(time.RFC3339Nano))
+	}
+	var out struct {
+		Data       []Transaction `json:"data"`
+		NextCursor *string       `json:"next_cursor"`
+	}
+	resp, err := c.do(ctx, call{method: http.MethodGet, path: "/api/v1/wallet/transactions", query: v, policy: readPolicy}, &out)
+	if err != nil {
+		return nil, err
+	}
+	p := &TransactionPage{Response: resp, Transactions: out.Data}
+	if out.NextCursor != nil {
+		p.NextCursor = *out.NextCursor
+	}
+	return p, nil
+}
+
+// History iterates over every transaction matching q, newest first,
+// following the cursor from page to page. An error ends the iteration after
+// being yielded once (with a zero Transaction).
+//
+//	for tx, err := range c.History(ctx, client.HistoryQuery{Type: client.TypeCashout}) {
+//		if err != nil { return err }
+//		…
+//	}
+func (c *Client) History(ctx context.Context, q HistoryQuery) iter.Seq2[Transaction, error] {
+	return func(yield func(Transaction, error) bool) {
+		for {
+			page, err := c.HistoryPage(ctx, q)
+			if err != nil {
+				yield(Transaction{}, err)
+				return
+			}
+			for _, tx := range page.Transactions {
+				if !yield(tx, nil) {
+					return
+				}
+			}
+			if page.NextCursor == "" {
+				return
+			}
+			q.Cursor = page.NextCursor
+		}
+	}
+}
+
+// Delivery is one webhook event sent about a transaction, with its
+// attempts.
+type Delivery struct {
+	EventID   string            `json:"event_id"`
+	Event     string            `json:"event"` // EventCashinPaid, …
+	PaymentID string            `json:"payment_id"`
+	URL       string            `json:"url"`
+	Status    string            `json:"status"` // pending, delivered, failed
+	Attempts  []DeliveryAttempt `json:"attempts"`
+}
+
+// DeliveryAttempt is one attempt to deliver an event.
+type DeliveryAttempt struct {
+	At         time.Time `json:"at"`
+	StatusCode *int      `json:"status_code"` // nil when no answer arrived
+	LatencyMS  int64     `json:"latency_ms"`
+	Error      *string   `json:"error"` // a class such as "timeout"; nil on success
+}
+
+// DeliveryList is the webhook log of one transaction, oldest event first.
+type DeliveryList struct {
+	Response
+	Deliveries []Delivery
+}
+
+// Deliveries lists the webhook events of a transaction (its payment_id, or
+// a payout's transaction_id) with every attempt
+// (GET /api/v1/webhooks/deliveries).
+func (c *Client) Deliveries(ctx context.Context, paymentID string) (*DeliveryList, error) {
+	var out struct {
+		Data []Delivery `json:"data"`
+	}
+	resp, err := c.do(ctx, call{method: http.MethodGet, path: "/api/v1/webhooks/deliveries",
+		query: url.Values{"payment_id": {paymentID}}, policy: readPolicy}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &DeliveryList{Response: resp, Deliveries: out.Data}, nil
+}
+
+// Accepted is a 202 answer.
+type Accepted struct {
+	Response `json:"-"`
+	Message  string `json:"message"`
+}
+
+// RetryDelivery queues one more delivery of an event, with the same
+// webhook-id (POST /api/v1/webhooks/deliveries/{event_id}/retry). It is not
+// repeated after a network error or a 5xx, which could send the event twice;
+// a 429 is still waited out.
+func (c *Client) RetryDelivery(ctx context.Context, eventID string) (*Accepted, error) {
+	var out Accepted
+	resp, err := c.do(ctx, call{method: http.MethodPost,
+		path: "/api/v1/webhooks/deliveries/" + url.PathEscape(eventID) + "/retry", policy: unsafePolicy}, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.Response = resp
+	return &out, nil
+}

@@ -1,0 +1,72 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+
+	"github.com/pixgate/pixgate/client"
+)
+
+// A charge, then a payout, then every payout in the history.
+func Example() {
+	ctx := context.Background()
+	c, err := client.New("http://127.0.0.1:8080", os.Getenv("PIXGATE_CLIENT_ID"), os.Getenv("PIXGATE_CLIENT_SECRET"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	charge, err := c.CreateCharge(ctx, client.ChargeRequest{
+		Amount: client.Reais("10.50"), ExternalID: "order-1001", PayerQuestion: "Pedido 1001",
+		PostbackURL: "https://merchant.example.com/webhooks/pix",
+		Payer: client.Payer{Name: "Maria da Silva", Document: "52998224725", PhoneNumber: "11987654321",
+			Email: "maria@example.com", Address: client.Address{Street: "Avenida Paulista", Number: "1000",
+				Neighborhood: "Bela Vista", City: "São Paulo", State: "SP", ZipCode: "01310100"}},
+		Products: []client.Product{{Name: "Camiseta", Quantity: "1", Price: client.Reais("10.50")}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("pay with:", charge.QRCode, "requests left:", charge.RateLimit.Remaining)
+
+	payout, err := c.CreatePayout(ctx, client.PayoutRequest{
+		Amount: client.Centavos(2500), Description: "Pagamento fornecedor 77",
+		CreditParty: client.CreditParty{Name: "João Souza", KeyType: client.KeyEmail, Key: "joao@example.com"},
+		CallbackURL: "https://merchant.example.com/webhooks/pix", ExternalID: "payout-77",
+	})
+	switch {
+	case client.IsInsufficientBalance(err):
+		fmt.Println("not enough balance:", err)
+	case err != nil:
+		log.Fatal(err)
+	default:
+		fmt.Println("payout", payout.TransactionID, payout.Amount, "+ tax", payout.Tax)
+	}
+
+	for tx, err := range c.History(ctx, client.HistoryQuery{Type: client.TypeCashout, Limit: 100}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(tx.PaymentID, tx.Status, tx.Amount)
+	}
+}
+
+// A webhook receiver that dispatches events by type.
+func ExampleWebhookHandler() {
+	h, err := client.WebhookHandler(os.Getenv("PIXGATE_WEBHOOK_SECRET"), client.EventHandlers{
+		OnCashinPaid: func(ctx context.Context, e client.Event) error {
+			// Deduplicate on e.ID, then mark the order e.ExternalID paid.
+			fmt.Println("paid:", e.PaymentID, e.Value)
+			return nil
+		},
+		OnCashoutFailed: func(ctx context.Context, e client.Event) error {
+			fmt.Println("payout failed:", e.TransactionID)
+			return nil
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	http.Handle("POST /webhooks/pixgate", h)
+}

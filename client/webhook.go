@@ -1,0 +1,130 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/pixgate/pixgate/webhooksig"
+)
+
+// Webhook event types (the body's event).
+const (
+	EventCashinPaid      = "pix.cashin.paid"
+	EventCashinCancelled = "pix.cashin.cancelled"
+	EventCashoutPaid     = "pix.cashout.paid"
+	EventCashoutFailed   = "pix.cashout.failed"
+	EventCashoutReversed = "pix.cashout.reversed"
+	EventRefundCompleted = "pix.refund.completed"
+	EventRefundFailed    = "pix.refund.failed"
+	maxWebhookBody       = 64 << 10
+)
+
+// Event is the body of a webhook.
+type Event struct {
+	ID                string    `json:"id"` // equals webhook-id: the dedupe key
+	Event             string    `json:"event"`
+	StatusTransaction string    `json:"statusTransaction"`
+	Value             Amount    `json:"value"` // without fee; refunds: the refunded amount
+	Tax               Amount    `json:"tax"`
+	PaymentID         string    `json:"payment_id"`
+	ExternalID        string    `json:"external_id"`    // empty when none was given
+	TransactionID     string    `json:"transaction_id"` // payouts
+	RefundID          string    `json:"refund_id"`      // refund events
+	Type              string    `json:"type"`           // cashin, cashout, refund
+	OccurredAt        time.Time `json:"occurred_at"`
+	// Raw is the verified body, byte for byte, for fields this type does not
+	// know yet.
+	Raw json.RawMessage `json:"-"`
+}
+
+// EventFunc handles one verified event. Returning an error answers 500, so
+// pixgate delivers the event again later.
+type EventFunc func(ctx context.Context, e Event) error
+
+// EventHandlers holds a function per event type; nil ones acknowledge the
+// event and do nothing. OnOther receives event types without a field here
+// (new types included).
+type EventHandlers struct {
+	OnCashinPaid      EventFunc
+	OnCashinCancelled EventFunc
+	OnCashoutPaid     EventFunc
+	OnCashoutFailed   EventFunc
+	OnCashoutReversed EventFunc
+	OnRefundCompleted EventFunc
+	OnRefundFailed    EventFunc
+	OnOther           EventFunc
+}
+
+func (h EventHandlers) forEvent(name string) EventFunc {
+	switch name {
+	case EventCashinPaid:
+		return h.OnCashinPaid
+	case EventCashinCancelled:
+		return h.OnCashinCancelled
+	case EventCashoutPaid:
+		return h.OnCashoutPaid
+	case EventCashoutFailed:
+		return h.OnCashoutFailed
+	case EventCashoutReversed:
+		return h.OnCashoutReversed
+	case EventRefundCompleted:
+		return h.OnRefundCompleted
+	case EventRefundFailed:
+		return h.OnRefundFailed
+	}
+	return h.OnOther
+}
+
+// WebhookHandler returns an http.Handler that receives pixgate webhooks:
+// it verifies the signature with webhooksig (secret is the client's
+// whsec_… webhook secret; opts are webhooksig options such as
+// WithAdditionalSecrets during a rotation), decodes the body into an Event
+// and calls the function of its type. Answers: 204 when handled (or when no
+// function is set), 401 for a bad signature, 400 for a body that is not an
+// event, 405 for other methods than POST, 413 over 64 KiB, 500 when the
+// function fails. Deliveries are at least once: deduplicate on Event.ID.
+func WebhookHandler(secret string, h EventHandlers, opts ...webhooksig.Option) (http.Handler, error) {
+	v, err := webhooksig.NewVerifier(secret, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("client: webhook secret: %w", err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "reading body", http.StatusBadRequest)
+			return
+		}
+		if err := v.Verify(r.Header, body); err != nil {
+			http.Error(w, "invalid signature", http.StatusUnauthorized)
+			return
+		}
+		var e Event
+		if err := json.Unmarshal(body, &e); err != nil || e.ID == "" || e.Event == "" {
+			http.Error(w, "not a pixgate event", http.StatusBadRequest)
+			return
+		}
+		e.Raw = body
+		if f := h.forEvent(e.Event); f != nil {
+			if err := f(r.Context(), e); err != nil {
+				http.Error(w, "handler failed", http.StatusInternalServerError)
+				return
+			}
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}), nil
+}
