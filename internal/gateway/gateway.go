@@ -148,9 +148,6 @@ func (s *Service) Sandbox() bool { return s.Env == EnvSandbox }
 // provider only (CONTRACT §4, §8).
 func (s *Service) SandboxPayments() bool { return s.Sandbox() && s.caps.Simulated }
 
-// ProviderName is the name of the PSP behind the Service.
-func (s *Service) ProviderName() string { return s.Provider.Name() }
-
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
 
 // newUUID returns a random (v4) UUID in lower case.

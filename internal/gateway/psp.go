@@ -54,9 +54,6 @@ type ReportedPix struct {
 	TxID       string
 }
 
-// ProviderPayouts reports whether the provider can send payouts.
-func (s *Service) ProviderPayouts() bool { return s.caps.Payouts }
-
 // newTxID returns a new txid of the provider's length, of [A-Za-z0-9].
 func (s *Service) newTxID() (string, error) {
 	var b strings.Builder
@@ -115,7 +112,7 @@ func (s *Service) PSPReported(ctx context.Context, reported []ReportedPix) error
 			continue
 		}
 		seen[r.EndToEndID] = true
-		if !validEndToEnd(r.EndToEndID) {
+		if !provider.ValidEndToEnd(r.EndToEndID) {
 			s.Log.WarnContext(ctx, "a PSP webhook reported a malformed end-to-end id; ignored")
 			continue
 		}
@@ -135,21 +132,6 @@ func (s *Service) PSPReported(ctx context.Context, reported []ReportedPix) error
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// validEndToEnd reports whether id has the form of an end-to-end id: 32
-// characters of [A-Za-z0-9].
-func validEndToEnd(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 // receiveConfirmed credits a payment the PSP itself reported (its list, its
@@ -246,7 +228,6 @@ func (s *Service) expireAtPSP(ctx context.Context, limit int) (int, error) {
 		return 0, fmt.Errorf("expire due charges: %w", err)
 	}
 	n := 0
-	var errs []error
 	for _, t := range due {
 		if ctx.Err() != nil {
 			break
@@ -265,7 +246,7 @@ func (s *Service) expireAtPSP(ctx context.Context, limit int) (int, error) {
 			n++
 		}
 	}
-	return n, errors.Join(errs...)
+	return n, nil
 }
 
 // expireOne settles the expired charge t with the PSP and reports whether
@@ -355,7 +336,7 @@ func (s *Service) sendDue(ctx context.Context, limit int) (int, error) {
 	}
 	return eachN(ctx, pspWorkers, due, func(t store.Transaction) (int, error) {
 		if t.Type != pix.TypeCashout || t.SendState == "" || t.SendState == store.SendDone {
-			return 0, s.unschedule(ctx, t)
+			return 0, s.unschedule(ctx, store.SendStep{ID: t.ID, WasState: t.SendState, WasSettleAt: t.SettleAt})
 		}
 		d, err := parsePayoutDetails(t)
 		if err != nil {
@@ -367,14 +348,14 @@ func (s *Service) sendDue(ctx context.Context, limit int) (int, error) {
 	})
 }
 
-// unschedule stops a row that is not this provider's to send from being
-// due again (one the simulator created before a real PSP was configured).
-func (s *Service) unschedule(ctx context.Context, t store.Transaction) error {
-	s.Log.WarnContext(ctx, "a payout not sent through this PSP is left as it is", "payout", t.ID, "status", string(t.Status))
-	return s.db.Write(ctx, func(tx *store.Tx) error {
-		_, err := tx.StepSend(ctx, store.SendStep{ID: t.ID, WasState: t.SendState, WasSettleAt: t.SettleAt, State: t.SendState})
-		return err
-	})
+// unschedule stops the payout or refund of st (ID, Refund, WasState,
+// WasSettleAt), which is not this provider's to send (the simulator
+// created it before a real PSP was configured), from being due again.
+func (s *Service) unschedule(ctx context.Context, st store.SendStep) error {
+	s.Log.WarnContext(ctx, "a transfer not sent through this PSP is left as it is", "id", st.ID, "refund", st.Refund)
+	st.State, st.Next = st.WasState, time.Time{}
+	_, err := s.stepSend(ctx, st)
+	return err
 }
 
 // sendRefundsDue advances up to limit due refunds with a real PSP.
@@ -385,10 +366,7 @@ func (s *Service) sendRefundsDue(ctx context.Context, limit int) (int, error) {
 	}
 	return eachN(ctx, pspWorkers, due, func(r store.Refund) (int, error) {
 		if r.SendState == "" || r.SendState == store.SendDone {
-			return 0, s.db.Write(ctx, func(tx *store.Tx) error {
-				_, err := tx.StepSend(ctx, store.SendStep{Refund: true, ID: r.ID, WasState: r.SendState, WasSettleAt: r.SettleAt, State: r.SendState})
-				return err
-			})
+			return 0, s.unschedule(ctx, store.SendStep{Refund: true, ID: r.ID, WasState: r.SendState, WasSettleAt: r.SettleAt})
 		}
 		charge, err := s.db.TransactionByID(ctx, r.TransactionID)
 		if err != nil {

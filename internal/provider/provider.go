@@ -155,6 +155,21 @@ func HexID(uuid string) string {
 	return string(b)
 }
 
+// ValidEndToEnd reports whether id has the form of a PIX end-to-end id
+// (and of a return's rtrId): 32 letters and digits.
+func ValidEndToEnd(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
 // None is the Provider of a process that moves no money: the
 // administration commands, which create clients and users but never pay.
 // Naming it keeps the simulator from standing in for a PSP unnoticed.

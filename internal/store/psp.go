@@ -70,8 +70,9 @@ func (tx *Tx) CreditCharge(ctx context.Context, id string, from pix.TxStatus, co
 	return n == 1, nil
 }
 
-// FinishRefundSend is FinishRefund for a refund sent to a PSP: it also
-// records the return's end-to-end id and the final send state.
+// FinishRefundSend moves a PENDING refund to status (COMPLETED or FAILED),
+// unschedules it, records the return's end-to-end id (when not "") and the
+// final send state, and reports whether it did (false: already finished).
 func (tx *Tx) FinishRefundSend(ctx context.Context, id string, status pix.RefundStatus, at time.Time, e2e string) (bool, error) {
 	n, err := tx.affected(ctx, `UPDATE refunds SET status = $2, settled_at = $3, settle_at = NULL, send_state = 'done',
 		end_to_end_id = COALESCE($4, end_to_end_id) WHERE id = $1 AND status = 'PENDING'`, id, status, ms(at), nullString(e2e))

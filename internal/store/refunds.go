@@ -83,16 +83,6 @@ func (q *Q) Refunds(ctx context.Context, transactionID string) ([]Refund, error)
 	return out, nil
 }
 
-// FinishRefund moves a PENDING refund to status (COMPLETED or FAILED),
-// unschedules it and reports whether it did (false: already finished).
-func (tx *Tx) FinishRefund(ctx context.Context, id string, status pix.RefundStatus, at time.Time) (bool, error) {
-	n, err := tx.affected(ctx, `UPDATE refunds SET status = $2, settled_at = $3, settle_at = NULL WHERE id = $1 AND status = 'PENDING'`, id, status, ms(at))
-	if err != nil {
-		return false, fmt.Errorf("finish refund: %w", err)
-	}
-	return n == 1, nil
-}
-
 // AddRefundPending changes a charge's held refund amount by delta (positive
 // when a refund is created, negative when it settles) and, when settled is
 // non-zero, adds it to refunded_amount. The table's CHECK keeps

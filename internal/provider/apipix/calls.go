@@ -308,7 +308,7 @@ func (c *Client) refundURL(t provider.Transfer) (u, id string, err error) {
 	if !validHexID(id) {
 		return "", "", fmt.Errorf("%s: refund %q: id is not a UUID: %w", c.name, t.ID, provider.ErrRejected)
 	}
-	if !validE2E(t.PaymentE2E) {
+	if !provider.ValidEndToEnd(t.PaymentE2E) {
 		return "", "", fmt.Errorf("%s: refund %s: payment end-to-end id %q is not 32 letters and digits: %w",
 			c.name, t.ID, truncate(t.PaymentE2E, 40), provider.ErrRejected)
 	}
@@ -323,7 +323,7 @@ func (c *Client) refundState(t provider.Transfer, id string, w devolucaoWire) (p
 	if err != nil {
 		return provider.TransferState{}, fmt.Errorf("%s: refund %s: %w", c.name, t.ID, err)
 	}
-	if w.RtrID != "" && !validE2E(w.RtrID) {
+	if w.RtrID != "" && !provider.ValidEndToEnd(w.RtrID) {
 		return provider.TransferState{}, fmt.Errorf("%s: refund %s: rtrId %q is not 32 letters and digits", c.name, t.ID, w.RtrID)
 	}
 	return provider.TransferState{ID: t.ID, Status: st, EndToEndID: w.RtrID}, nil
@@ -344,7 +344,7 @@ func refundStatus(s string) (provider.Status, error) {
 
 // toPayment validates a Pix of the API and converts it.
 func toPayment(w pixWire) (provider.Payment, error) {
-	if !validE2E(w.EndToEndID) {
+	if !provider.ValidEndToEnd(w.EndToEndID) {
 		return provider.Payment{}, fmt.Errorf("endToEndId %q is not 32 letters and digits", truncate(w.EndToEndID, 40))
 	}
 	amount, err := pix.ParseAmountString(w.Valor)
@@ -361,7 +361,7 @@ func toPayment(w pixWire) (provider.Payment, error) {
 		if err != nil {
 			return provider.Payment{}, fmt.Errorf("pix %s: devolução %q: %w", w.EndToEndID, truncate(d.ID, 40), err)
 		}
-		if d.ID == "" || (d.RtrID != "" && !validE2E(d.RtrID)) {
+		if d.ID == "" || (d.RtrID != "" && !provider.ValidEndToEnd(d.RtrID)) {
 			return provider.Payment{}, fmt.Errorf("pix %s: devolução %q: bad id or rtrId", w.EndToEndID, truncate(d.ID, 40))
 		}
 		p.Refunds = append(p.Refunds, provider.TransferState{ID: d.ID, Status: st, EndToEndID: d.RtrID})
@@ -391,9 +391,6 @@ func allAlnum(s string) bool {
 // validTxID: a cob's txid is 26 to 35 letters and digits.
 func validTxID(s string) bool { return len(s) >= 26 && len(s) <= 35 && allAlnum(s) }
 
-// validE2E: an end-to-end id (and an rtrId) is 32 letters and digits.
-func validE2E(s string) bool { return len(s) == 32 && allAlnum(s) }
-
 // validHexID: a pixgate UUID as 32 hex characters.
 func validHexID(s string) bool {
 	if len(s) != 32 {
@@ -411,8 +408,5 @@ func validHexID(s string) bool {
 // ValidHexID reports whether s is a pixgate UUID as 32 hex characters, as
 // idEnvio and devolução ids are sent.
 func ValidHexID(s string) bool { return validHexID(s) }
-
-// ValidE2E reports whether s is an end-to-end id: 32 letters and digits.
-func ValidE2E(s string) bool { return validE2E(s) }
 
 var _ provider.Provider = (*Client)(nil)

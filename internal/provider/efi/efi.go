@@ -153,7 +153,7 @@ func payoutState(t provider.Transfer, id string, ans sendAnswer, e2e string) (pr
 			return provider.TransferState{}, fmt.Errorf("efi: payout %s: answer's valor %q is not %s", t.ID, truncate(ans.Valor, 20), t.Amount)
 		}
 	}
-	if e2e != "" && !apipix.ValidE2E(e2e) {
+	if e2e != "" && !provider.ValidEndToEnd(e2e) {
 		return provider.TransferState{}, fmt.Errorf("efi: payout %s: end-to-end id %q is not 32 letters and digits", t.ID, truncate(e2e, 40))
 	}
 	var st provider.Status

@@ -60,7 +60,7 @@ func exerciseRefunds(t *testing.T, open Opener) {
 		// Finishing shows its status and time, and unschedules it.
 		settled := t0.Add(5 * time.Second)
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			_, err := tx.FinishRefund(ctx, withReason.ID, pix.RefundCompleted, settled)
+			_, err := tx.FinishRefundSend(ctx, withReason.ID, pix.RefundCompleted, settled, "")
 			return err
 		}))
 		got, err = db.Refund(ctx, c.ID, withReason.ID)

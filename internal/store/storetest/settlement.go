@@ -200,12 +200,12 @@ func exerciseSettlement(t *testing.T, open Opener) {
 			require.NoError(t, err)
 			require.True(t, ok)
 			require.Equal(t, pix.Amount(10), r.Amount)
-			done, err := tx.FinishRefund(ctx, "rf-1", pix.RefundCompleted, t0.Add(time.Hour))
+			done, err := tx.FinishRefundSend(ctx, "rf-1", pix.RefundCompleted, t0.Add(time.Hour), "")
 			require.True(t, done)
 			return err
 		}))
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			done, err := tx.FinishRefund(ctx, "rf-1", pix.RefundFailed, t0.Add(time.Hour))
+			done, err := tx.FinishRefundSend(ctx, "rf-1", pix.RefundFailed, t0.Add(time.Hour), "")
 			require.False(t, done, "finished once")
 			return err
 		}))
