@@ -41,6 +41,10 @@ type Entry struct {
 type Posting struct {
 	Kind    string // what happened, e.g. "cashin.paid"
 	Entries []Entry
+	// Fee is the part of the posting's Available entry that is a fee
+	// (negative when charged, positive when returned): a statement shows
+	// it as a movement of its own beside the principal.
+	Fee pix.Amount
 }
 
 // ErrUnbalanced is returned by Validate for a posting whose entries do not sum to zero.
@@ -76,18 +80,38 @@ func build(kind string, entries ...Entry) Posting {
 	return Posting{Kind: kind, Entries: out}
 }
 
+// withFee returns p with fee as the fee part of its Available entry, or p
+// unchanged when p has no Available entry (a fee that took the whole amount).
+func (p Posting) withFee(fee pix.Amount) Posting {
+	if p.Available() != 0 {
+		p.Fee = fee
+	}
+	return p
+}
+
+// Available is the posting's entry on the Available account (0 if none).
+func (p Posting) Available() pix.Amount {
+	var a pix.Amount
+	for _, e := range p.Entries {
+		if e.Account == Available {
+			a += e.Amount
+		}
+	}
+	return a
+}
+
 // CashinPaid credits a paid charge: the amount arrives from the PIX network,
 // the fee goes to fees, the rest to available. fee must be ≤ amount.
 func CashinPaid(amount, fee pix.Amount) Posting {
 	return build("cashin.paid",
 		Entry{Settlement, -amount},
 		Entry{Available, amount - fee},
-		Entry{Fees, fee})
+		Entry{Fees, fee}).withFee(-fee)
 }
 
 // PayoutReserved holds amount+tax of a new payout: available → pending.
 func PayoutReserved(amount, tax pix.Amount) Posting {
-	return build("cashout.reserved", Entry{Available, -(amount + tax)}, Entry{Pending, amount + tax})
+	return build("cashout.reserved", Entry{Available, -(amount + tax)}, Entry{Pending, amount + tax}).withFee(-tax)
 }
 
 // PayoutCompleted settles a payout: the amount leaves through the PIX
@@ -98,7 +122,7 @@ func PayoutCompleted(amount, tax pix.Amount) Posting {
 
 // PayoutFailed releases a failed payout: amount and tax return to available.
 func PayoutFailed(amount, tax pix.Amount) Posting {
-	return build("cashout.failed", Entry{Pending, -(amount + tax)}, Entry{Available, amount + tax})
+	return build("cashout.failed", Entry{Pending, -(amount + tax)}, Entry{Available, amount + tax}).withFee(tax)
 }
 
 // PayoutReversed returns a completed payout's amount (not its tax).

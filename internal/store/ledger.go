@@ -56,8 +56,11 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 		return nil
 	}
 	deltas := make(map[string]int64)
+	// moving holds, per available account, the indexes in ps of the
+	// postings that move it.
+	moving := make(map[string][]int)
 	entries := 0
-	for _, w := range ps {
+	for i, w := range ps {
 		if err := w.Posting.Validate(); err != nil {
 			return err
 		}
@@ -65,9 +68,38 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 			deltas[AccountID(w.ClientID, e.Account)] += int64(e.Amount)
 		}
 		entries += len(w.Posting.Entries)
+		if w.Posting.Available() != 0 {
+			a := AccountID(w.ClientID, ledger.Available)
+			moving[a] = append(moving[a], i)
+		}
+	}
+	// An account's movements are numbered in time order; the one update
+	// of the account below takes them all.
+	type place struct{ balance, seq int64 } // what the account's later postings in ps add
+	places := make(map[int]place)
+	latest := make(map[string]int64)
+	for a, idx := range moving {
+		slices.SortStableFunc(idx, func(i, j int) int { return postingAt(ps[i], now).Compare(postingAt(ps[j], now)) })
+		var p place
+		for j := len(idx) - 1; j >= 0; j-- {
+			places[idx[j]] = p
+			p.balance += int64(ps[idx[j]].Posting.Available())
+			p.seq++
+		}
+		latest[a] = ms(postingAt(ps[idx[len(idx)-1]], now))
 	}
 	accounts := slices.Sorted(maps.Keys(deltas))
 	for _, a := range accounts {
+		if idx := moving[a]; idx != nil {
+			// seq and moved_at keep the account's movements in the order
+			// applied, for statements.
+			if err := tx.later(ctx, `UPDATE accounts SET balance = balance + $1, seq = seq + $2, moved_before = moved_at,
+				moved_at = CASE WHEN moved_at > $3 THEN moved_at ELSE $3 END WHERE id = $4`,
+				deltas[a], len(idx), latest[a], a); err != nil {
+				return fmt.Errorf("post to %s: %w", a, err)
+			}
+			continue
+		}
 		if deltas[a] == 0 {
 			continue
 		}
@@ -76,16 +108,32 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 		}
 	}
 
+	// A posting that moves an available balance reads the account row this
+	// transaction has just updated (and locked): its balance after and
+	// sequence number are the row's minus what the account's later postings
+	// in ps add, and its time is its own unless a movement applied before
+	// it is later (then that one's: time never goes back on an account).
 	var q strings.Builder
-	q.WriteString(`INSERT INTO postings (id, client_id, transaction_id, kind, created_at) VALUES `)
-	tuples(&q, 1, len(ps), 5)
-	args := make([]any, 0, 5*len(ps))
-	for _, w := range ps {
-		at := now
-		if !w.At.IsZero() {
-			at = w.At
+	q.WriteString(`INSERT INTO postings (id, client_id, transaction_id, kind, created_at,
+		available_delta, available_fee, available_balance, available_seq) VALUES `)
+	args := make([]any, 0, 10*len(ps))
+	for i, w := range ps {
+		if i > 0 {
+			q.WriteString(", ")
 		}
-		args = append(args, w.ID, w.ClientID, w.TransactionID, w.Posting.Kind, ms(at))
+		n := len(args)
+		args = append(args, w.ID, w.ClientID, w.TransactionID, w.Posting.Kind, ms(postingAt(w, now)))
+		p, moved := places[i]
+		if !moved {
+			fmt.Fprintf(&q, "($%d,$%d,$%d,$%d,$%d,NULL,NULL,NULL,NULL)", n+1, n+2, n+3, n+4, n+5)
+			continue
+		}
+		args = append(args, AccountID(w.ClientID, ledger.Available), int64(w.Posting.Available()), int64(w.Posting.Fee), p.balance, p.seq)
+		at, a := n+5, n+6
+		fmt.Fprintf(&q, "($%d,$%d,$%d,$%d,"+
+			"(SELECT CASE WHEN moved_before > $%d THEN moved_before ELSE $%d END FROM accounts WHERE id = $%d),$%d,$%d,"+
+			"(SELECT balance FROM accounts WHERE id = $%d) - $%d,(SELECT seq FROM accounts WHERE id = $%d) - $%d)",
+			n+1, n+2, n+3, n+4, at, at, a, a+1, a+2, a, a+3, a, a+4)
 	}
 	if err := tx.later(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("insert postings: %w", err)
@@ -107,6 +155,14 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 		tx.posted = append(tx.posted, w.Posting.Kind)
 	}
 	return nil
+}
+
+// postingAt is the time w is recorded at: its own, or the batch's now.
+func postingAt(w PostingWrite, now time.Time) time.Time {
+	if !w.At.IsZero() {
+		return w.At
+	}
+	return now
 }
 
 // Balances returns a client's account balances.
