@@ -1,6 +1,6 @@
 // Package cli is pixgate's command line and composition root: it parses
 // flags and PIXGATE_* variables, opens the database, wires the services and
-// runs serve, migrate and the client administration commands.
+// runs serve, migrate, the client administration commands and statement.
 package cli
 
 import (
@@ -51,7 +51,8 @@ type grammar struct {
 		Create        usersCreate        `cmd:"" help:"Create an administration panel user; prints its generated password once, as JSON."`
 		ResetPassword usersResetPassword `cmd:"" name:"reset-password" help:"Give a panel user a new generated password, printed once as JSON; the old one stops working and the user's sessions end."`
 	} `cmd:"" help:"Manage administration panel users."`
-	PspSim pspSimCmd `cmd:"" name:"psp-sim" help:"Run a simulated PSP (API Pix v2 and Efí's Pix send) and print the environment that points pixgate at it."`
+	Statement statementCmd `cmd:"" help:"Print a client's statement for a window (balances and every movement), as GET /api/v1/wallet/statement answers it."`
+	PspSim    pspSimCmd    `cmd:"" name:"psp-sim" help:"Run a simulated PSP (API Pix v2 and Efí's Pix send) and print the environment that points pixgate at it."`
 }
 
 type exitCode int
@@ -121,6 +122,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		err = app.usersCreate(ctx, g.Users.Create)
 	case "users reset-password":
 		err = app.usersResetPassword(ctx, g.Users.ResetPassword)
+	case "statement":
+		err = app.statement(ctx, g.Statement)
 	case "psp-sim":
 		err = app.pspSim(ctx, g.PspSim)
 	default:
