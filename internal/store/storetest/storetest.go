@@ -59,6 +59,7 @@ func Exercise(t *testing.T, open Opener) {
 	exerciseSettlement(t, open)
 	exerciseEvents(t, open)
 	exerciseRefunds(t, open)
+	exerciseStatement(t, open)
 }
 
 // ids are the ids of ts, in order.
