@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -160,6 +161,16 @@ func (a *app) serve(ctx context.Context) error {
 	go func() { defer wg.Done(); db.WatchClients(jobsCtx, a.log) }()
 
 	errc := make(chan error, 1)
+	if a.settings.PprofAddr != "" {
+		stopPprof, err := a.servePprof()
+		if err != nil {
+			stopJobs()
+			wg.Wait()
+			ln.Close()
+			return err
+		}
+		defer stopPprof()
+	}
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
@@ -245,4 +256,23 @@ func (a *app) startPSP(ctx context.Context, psp provider.Provider, retry time.Du
 // stall the requests behind them (docs/decisions.md).
 func jobInterval(payoutDelay time.Duration) time.Duration {
 	return min(time.Second, max(50*time.Millisecond, payoutDelay/20))
+}
+
+// servePprof serves Go's profiler on the loopback address the settings
+// name (config checks it is loopback) and returns what stops it.
+func (a *app) servePprof() (stop func(), err error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	ln, err := net.Listen("tcp", a.settings.PprofAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on PIXGATE_PPROF_ADDR %s: %w", a.settings.PprofAddr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	a.log.Info("profiler listening", "addr", ln.Addr().String())
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
 }

@@ -63,6 +63,7 @@ type Config struct {
 	TLSCert              string `name:"tls-cert" env:"PIXGATE_TLS_CERT" help:"TLS certificate file (PEM)."`
 	TLSKey               string `name:"tls-key" env:"PIXGATE_TLS_KEY" help:"TLS private key file (PEM)."`
 	LogLevel             string `name:"log-level" env:"PIXGATE_LOG_LEVEL" default:"info" help:"debug, info, warn or error."`
+	PprofAddr            string `name:"pprof-addr" env:"PIXGATE_PPROF_ADDR" help:"Serve Go's profiler (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (default: off)."`
 	// A real PSP (PIXGATE_PROVIDER=apipix or efi, CONTRACT §8): required
 	// with those providers except the token URL (defaulted from the API
 	// URL) and the CA file (default: the system roots).
@@ -181,6 +182,10 @@ func (c Config) Validate() (Settings, error) {
 	case "debug", "info", "warn", "error":
 	default:
 		bad("PIXGATE_LOG_LEVEL", "log-level", "%q must be debug, info, warn or error", c.LogLevel)
+	}
+	if c.PprofAddr != "" && !loopbackAddr(c.PprofAddr) {
+		// The profiler shows the process's internals: never on a public address.
+		bad("PIXGATE_PPROF_ADDR", "pprof-addr", "%q must be a loopback host:port such as 127.0.0.1:6060", c.PprofAddr)
 	}
 	if len(errs) > 0 {
 		return Settings{}, errors.Join(errs...)
@@ -382,4 +387,18 @@ func positiveDuration(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not a positive duration such as 24h", v)
 	}
 	return d, nil
+}
+
+// loopbackAddr reports whether hostport is host:port with host localhost or
+// a loopback IP address.
+func loopbackAddr(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

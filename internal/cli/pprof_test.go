@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestServePprof: with PIXGATE_PPROF_ADDR serve answers Go's profiler on
+// that loopback address and not on the API's; a non-loopback address
+// refuses to start, naming the setting.
+func TestServePprof(t *testing.T) {
+	t.Parallel()
+	db := sqliteURL(t)
+	s := startServe(t, db, "--pprof-addr", "127.0.0.1:0")
+	var addr string
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
+		var e struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "profiler listening" {
+			addr = e.Addr
+		}
+	}
+	require.NotEmpty(t, addr, "no profiler line; stderr:\n%s", s.stderr.String())
+	require.Equal(t, http.StatusOK, getStatus(t, "http://"+addr+"/debug/pprof/goroutine?debug=1"))
+	require.Equal(t, http.StatusNotFound, getStatus(t, "http://"+s.addr+"/debug/pprof/goroutine?debug=1"), "the profiler is not on the API's address")
+	s.stop(t)
+
+	for _, bad := range []string{"0.0.0.0:6060", ":6060", "10.0.0.1:6060", "example.com:6060", "127.0.0.1"} {
+		var out, errOut syncBuffer
+		code := Main(t.Context(), []string{"serve", "--addr", "127.0.0.1:0", "--database-url", db, "--pprof-addr", bad}, &out, &errOut)
+		require.NotEqual(t, 0, code, bad)
+		require.Contains(t, errOut.String(), "PIXGATE_PPROF_ADDR", bad)
+	}
+}
