@@ -26,7 +26,12 @@
 # server, wrk, the receiver and PostgreSQL (scripts/bench/cpu.sh) and prints
 # them per request.
 #
-# Environment: T (12), ROUNDS (5), PAUSE (10), CPU, PIXGATE (a pixgate
+# With PROFILE=N, round N's wrk run also records a CPU profile of the
+# server (PIXGATE_PPROF_ADDR; WORKDIR/cpu.pprof) and PostgreSQL's time per
+# statement (pg_stat_statements; WORKDIR/statements.tsv);
+# scripts/bench/stages.py turns both into time per stage.
+#
+# Environment: T (12), ROUNDS (5), PAUSE (10), CPU, PROFILE, PIXGATE (a pixgate
 # binary to measure instead of building this tree's). Needs go, jq, psql,
 # pgbench, wrk and PostgreSQL's server binaries (scripts/install-deps.sh;
 # wrk: apt-get install wrk).
@@ -55,7 +60,13 @@ else
 	pixgate=$work/pixgate
 fi
 (cd "$root" && go build -o "$work/receiver" ./scripts/bench/receiver)
+if [[ -n ${PROFILE:-} ]]; then
+	PG_EXTRA="${PG_EXTRA:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+fi
 start_postgres
+if [[ -n ${PROFILE:-} ]]; then
+	psql -X -q -c "CREATE EXTENSION pg_stat_statements" "$pg"
+fi
 ceiling=${pg/\/postgres\?/\/ceiling?}
 psql -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE ceiling" "$pg"
 psql -X -q -v ON_ERROR_STOP=1 -f "$root/scripts/bench/outside/ceiling-schema.sql" "$ceiling"
@@ -76,7 +87,11 @@ for _ in $(seq 50); do
 done
 hook=http://$(head -n 1 "$work/receiver.out")/hook
 
-SERVE_ENV="PIXGATE_ENV=sandbox PIXGATE_SANDBOX_PAYOUT_DELAY=2s PIXGATE_WEBHOOK_ALLOW_PRIVATE=true" start_serve "$pg" outside
+SERVE_ENV="PIXGATE_ENV=sandbox PIXGATE_SANDBOX_PAYOUT_DELAY=2s PIXGATE_WEBHOOK_ALLOW_PRIVATE=true"
+if [[ -n ${PROFILE:-} ]]; then
+	SERVE_ENV="$SERVE_ENV PIXGATE_PPROF_ADDR=127.0.0.1:0"
+fi
+start_serve "$pg" outside
 
 # 16 clients, each funded by one charge paid in the sandbox.
 : >"$work/clients.txt"
@@ -105,9 +120,21 @@ for round in $(seq "$ROUNDS"); do
 	WRK_OP=$op WRK_RUN=$round WRK_HOOK=$hook WRK_CLIENTS=$work/clients.txt \
 		wrk -t2 -c16 -d"${T}s" --latency -s "$root/scripts/bench/outside/load.lua" "$url" >"$work/wrk-$round.txt" 2>"$work/wrk-$round.err" &
 	wrk_pid=$!
+	sleep 1
+	prof_pid=
+	if [[ -n ${PROFILE:-} && $round == "$PROFILE" ]]; then
+		psql -X -q -c "SELECT pg_stat_statements_reset()" "$pg" >/dev/null
+		pprof=$(jq -r 'select(.msg == "profiler listening") | .addr' "$work/serve-outside.log" | head -n 1)
+		curl -sf "http://$pprof/debug/pprof/profile?seconds=$((T - 2))" -o "$work/cpu.pprof" &
+		prof_pid=$!
+	fi
 	if [[ -n ${CPU:-} ]]; then
-		sleep 1
 		"${cpu_args[@]/WRK/$wrk_pid}" sleep $((T - 2)) 2>"$work/cpu-$round.txt" || true
+	fi
+	if [[ -n $prof_pid ]]; then
+		wait "$prof_pid" || true
+		psql -X -A -F $'\t' -c "SELECT calls, total_exec_time, query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'postgres') ORDER BY total_exec_time DESC" \
+			"$pg" >"$work/statements.tsv"
 	fi
 	wait "$wrk_pid"
 	python3 - "$round" "$tps" "$work/wrk-$round.txt" "$work/cpu-$round.txt" >>"$results" <<'PY'
@@ -151,3 +178,7 @@ PY
 stop_receiver
 receiver_pid=
 echo "webhook $(cat "$work/receiver.log") received; work directory $work" >&2
+if [[ -n ${PROFILE:-} && -s $work/cpu.pprof ]]; then
+	rps=$(sed -n "s/^round $PROFILE: .*pixgate \([0-9,]*\) req.*/\1/p" "$results" | tr -d ,)
+	python3 "$root/scripts/bench/stages.py" "$pixgate" "$work/cpu.pprof" "$work/statements.tsv" "$((rps * (T - 2)))"
+fi
