@@ -27,7 +27,7 @@ import (
 // enum counted once). Removing a limit from the document makes the test fail
 // here, so that a limit cannot silently stop being checked; raise it when
 // limits are added.
-const minDocumentedLimits = 114
+const minDocumentedLimits = 119
 
 // lookupKeys are the request values that only find something: a malformed
 // one matches nothing, so the document promises 404 for it, not 400.
@@ -114,6 +114,12 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 	},
 	"listTransactions": func(*limitFixture) *limitRequest {
 		return &limitRequest{method: "GET", path: "/api/v1/wallet/transactions", query: url.Values{}}
+	},
+	"getStatement": func(*limitFixture) *limitRequest {
+		// The window's own limit (at most 366 days) is not a schema keyword:
+		// TestStatementErrors and TestStatementDocumentsWindow check it.
+		return &limitRequest{method: "GET", path: "/api/v1/wallet/statement",
+			query: url.Values{"from": {"2025-01-01T00:00:00Z"}, "to": {"2025-02-01T00:00:00Z"}}}
 	},
 	"listDeliveries": func(f *limitFixture) *limitRequest {
 		return &limitRequest{method: "GET", path: "/api/v1/webhooks/deliveries", query: url.Values{"payment_id": {f.chargeID}}}

@@ -97,6 +97,7 @@ func (s *Server) Handler() http.Handler {
 	api.Handle("GET /api/v1/wallet/balance", s.handle(s.balance))
 	api.Handle("POST /api/v1/wallet/transaction", s.handle(s.lookup))
 	api.Handle("GET /api/v1/wallet/transactions", s.handle(s.history))
+	api.Handle("GET /api/v1/wallet/statement", s.handle(s.statement))
 	api.Handle("GET /api/v1/webhooks/deliveries", s.handle(s.deliveries))
 	api.Handle("POST /api/v1/webhooks/deliveries/{event_id}/retry", s.handle(s.retryDelivery))
 	if s.sandbox {

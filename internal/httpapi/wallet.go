@@ -1,7 +1,12 @@
 package httpapi
 
 import (
+	"errors"
+	"io"
+	"log/slog"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/pixgate/pixgate/internal/gateway"
 )
@@ -78,4 +83,75 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 		NextCursor *string                   `json:"next_cursor"`
 	}{http.StatusOK, gateway.MsgHistoryOK, data, nextCursor})
 	return nil
+}
+
+// statementWriteTimeout is how long one write of a statement may block: the
+// stream pushes the connection's write deadline this far ahead as it
+// progresses, so a long statement outlives the server's WriteTimeout while
+// the client reads, and a client that stops reading is still cut.
+const statementWriteTimeout = 30 * time.Second
+
+func (s *Server) statement(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	st, err := s.gw.Statement(r.Context(), client(r), gateway.StatementQuery{From: q.Get("from"), To: q.Get("to"), Format: q.Get("format")})
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", st.ContentType())
+	h.Set("Cache-Control", "no-store")
+	if st.Format == gateway.StatementCSV {
+		h.Set("Content-Disposition", `attachment; filename="`+statementFilename(st)+`"`)
+	}
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	dw := &deadlineWriter{w: w, rc: http.NewResponseController(w), timeout: statementWriteTimeout}
+	if err := st.Write(r.Context(), dw); err != nil {
+		// The status and part of the body are sent: abort the connection
+		// so that the body never looks complete (the chunked encoding is
+		// not terminated). A client that went away is not a server failure.
+		level := slog.LevelError
+		if r.Context().Err() != nil {
+			level = slog.LevelWarn
+		}
+		s.logger(r.Context()).LogAttrs(r.Context(), level, "statement aborted",
+			slog.String("client_id", client(r).ID), slog.String("format", st.Format), slog.String("error", err.Error()))
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// statementFilename is the CSV statement's download name; its dates are
+// written with safe characters only (no ':').
+func statementFilename(st *gateway.Statement) string {
+	const layout = "20060102T150405.000Z"
+	name := "pixgate-statement-" + st.From.UTC().Format(layout) + "-" + st.To.UTC().Format(layout) + ".csv"
+	return strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' {
+			return c
+		}
+		return -1
+	}, name)
+}
+
+// deadlineWriter pushes the connection's write deadline timeout ahead of
+// now as writes go through, at most once a second.
+type deadlineWriter struct {
+	w       io.Writer
+	rc      *http.ResponseController
+	timeout time.Duration
+	next    time.Time // when the deadline is pushed again
+}
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	if now := time.Now(); !now.Before(d.next) {
+		d.next = now.Add(time.Second)
+		// Without deadline support (a test recorder) there is none to push.
+		if err := d.rc.SetWriteDeadline(now.Add(d.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return 0, err
+		}
+	}
+	return d.w.Write(p)
 }
