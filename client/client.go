@@ -1,8 +1,9 @@
 // Package client is a Go client of the pixgate API: charges (cash-in),
-// payouts (cash-out), refunds, the wallet, the transaction history and the
-// webhook delivery log, with typed requests and answers, exact money
-// (Amount, never a float), retries that are safe to make, and a webhook
-// receiver (WebhookHandler) that verifies, decodes and dispatches events.
+// payouts (cash-out), refunds, the wallet, the transaction history, the
+// statement and the webhook delivery log, with typed requests and answers,
+// exact money (Amount, never a float), retries that are safe to make, and a
+// webhook receiver (WebhookHandler) that verifies, decodes and dispatches
+// events.
 //
 //	c, err := client.New("https://pixgate.example.com", clientID, clientSecret)
 //	charge, err := c.CreateCharge(ctx, client.ChargeRequest{Amount: client.Reais("10.50"), …})
@@ -199,23 +200,9 @@ func (c *Client) do(ctx context.Context, k call, out any) (Response, error) {
 
 // attempt makes one HTTP request and reads the whole answer.
 func (c *Client) attempt(ctx context.Context, method, target string, payload []byte, idemKey string) (Response, int, []byte, error) {
-	var body io.Reader
-	if payload != nil {
-		body = bytes.NewReader(payload)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	req, err := c.newRequest(ctx, method, target, payload, idemKey)
 	if err != nil {
-		return Response{}, 0, nil, fmt.Errorf("client: %w", err)
-	}
-	req.Header.Set("stpi", c.id)
-	req.Header.Set("stps", c.secret)
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-	if payload != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
+		return Response{}, 0, nil, err
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
@@ -228,6 +215,30 @@ func (c *Client) attempt(ctx context.Context, method, target string, payload []b
 		return Response{}, 0, nil, fmt.Errorf("client: reading answer: %w", err)
 	}
 	return responseOf(res), res.StatusCode, raw, nil
+}
+
+// newRequest is one HTTP request of the API: credentials, a JSON payload
+// if any, and the Idempotency-Key if any.
+func (c *Client) newRequest(ctx context.Context, method, target string, payload []byte, idemKey string) (*http.Request, error) {
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	req.Header.Set("stpi", c.id)
+	req.Header.Set("stps", c.secret)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if idemKey != "" {
+		req.Header.Set("Idempotency-Key", idemKey)
+	}
+	return req, nil
 }
 
 func responseOf(res *http.Response) Response {
