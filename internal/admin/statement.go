@@ -9,6 +9,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/stream"
 )
 
 // Statement periods: a São Paulo day or month.
@@ -224,7 +225,8 @@ func (h *Handler) attachment(w http.ResponseWriter, r *http.Request, file, conte
 	hd := w.Header()
 	hd.Set("Content-Type", contentType)
 	hd.Set("Content-Disposition", `attachment; filename="`+file+`"`)
-	sw := &startWriter{w: w}
+	// A long download outlives the server's WriteTimeout while the browser reads.
+	sw := &startWriter{w: stream.NewWriter(w)}
 	err := write(sw)
 	if err == nil {
 		return nil

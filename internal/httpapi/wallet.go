@@ -1,14 +1,12 @@
 package httpapi
 
 import (
-	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/stream"
 )
 
 // cents is an amount of centavos written as a JSON integer.
@@ -85,12 +83,6 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// statementWriteTimeout is how long one write of a statement may block: the
-// stream pushes the connection's write deadline this far ahead as it
-// progresses, so a long statement outlives the server's WriteTimeout while
-// the client reads, and a client that stops reading is still cut.
-const statementWriteTimeout = 30 * time.Second
-
 func (s *Server) statement(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	st, err := s.gw.Statement(r.Context(), client(r), gateway.StatementQuery{From: q.Get("from"), To: q.Get("to"), Format: q.Get("format")})
@@ -107,8 +99,8 @@ func (s *Server) statement(w http.ResponseWriter, r *http.Request) error {
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	dw := &deadlineWriter{w: w, rc: http.NewResponseController(w), timeout: statementWriteTimeout}
-	if err := st.Write(r.Context(), dw); err != nil {
+	// A long statement outlives the server's WriteTimeout while the client reads.
+	if err := st.Write(r.Context(), stream.NewWriter(w)); err != nil {
 		// The status and part of the body are sent: abort the connection
 		// so that the body never looks complete (the chunked encoding is
 		// not terminated). A client that went away is not a server failure.
@@ -134,24 +126,4 @@ func statementFilename(st *gateway.Statement) string {
 		}
 		return -1
 	}, name)
-}
-
-// deadlineWriter pushes the connection's write deadline timeout ahead of
-// now as writes go through, at most once a second.
-type deadlineWriter struct {
-	w       io.Writer
-	rc      *http.ResponseController
-	timeout time.Duration
-	next    time.Time // when the deadline is pushed again
-}
-
-func (d *deadlineWriter) Write(p []byte) (int, error) {
-	if now := time.Now(); !now.Before(d.next) {
-		d.next = now.Add(time.Second)
-		// Without deadline support (a test recorder) there is none to push.
-		if err := d.rc.SetWriteDeadline(now.Add(d.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			return 0, err
-		}
-	}
-	return d.w.Write(p)
 }
