@@ -73,20 +73,37 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 			moving[a] = append(moving[a], i)
 		}
 	}
-	// An account's movements are numbered in time order; the one update
-	// of the account below takes them all.
-	type place struct{ balance, seq int64 } // what the account's later postings in ps add
+	// An account's movements in one call are numbered credits first, then
+	// debits, each in time order: the batch is applied at once, and in
+	// this order no running balance goes below zero (the account's CHECK
+	// holds for the sum). Times are raised to the latest before them, so
+	// they never go back. The one update of the account below takes them all.
+	type place struct{ balance, seq, at int64 } // balance, seq: what the account's later postings in ps add
 	places := make(map[int]place)
 	latest := make(map[string]int64)
 	for a, idx := range moving {
-		slices.SortStableFunc(idx, func(i, j int) int { return postingAt(ps[i], now).Compare(postingAt(ps[j], now)) })
-		var p place
-		for j := len(idx) - 1; j >= 0; j-- {
-			places[idx[j]] = p
-			p.balance += int64(ps[idx[j]].Posting.Available())
-			p.seq++
+		slices.SortStableFunc(idx, func(i, j int) int {
+			ci, cj := ps[i].Posting.Available() > 0, ps[j].Posting.Available() > 0
+			if ci != cj {
+				if ci {
+					return -1
+				}
+				return 1
+			}
+			return postingAt(ps[i], now).Compare(postingAt(ps[j], now))
+		})
+		var at int64
+		for _, i := range idx {
+			at = max(at, ms(postingAt(ps[i], now)))
+			places[i] = place{at: at}
 		}
-		latest[a] = ms(postingAt(ps[idx[len(idx)-1]], now))
+		latest[a] = at
+		var bal, seq int64
+		for j := len(idx) - 1; j >= 0; j-- {
+			places[idx[j]] = place{balance: bal, seq: seq, at: places[idx[j]].at}
+			bal += int64(ps[idx[j]].Posting.Available())
+			seq++
+		}
 	}
 	accounts := slices.Sorted(maps.Keys(deltas))
 	for _, a := range accounts {
@@ -122,18 +139,22 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 			q.WriteString(", ")
 		}
 		n := len(args)
-		args = append(args, w.ID, w.ClientID, w.TransactionID, w.Posting.Kind, ms(postingAt(w, now)))
 		p, moved := places[i]
+		at := ms(postingAt(w, now))
+		if moved {
+			at = p.at
+		}
+		args = append(args, w.ID, w.ClientID, w.TransactionID, w.Posting.Kind, at)
 		if !moved {
 			fmt.Fprintf(&q, "($%d,$%d,$%d,$%d,$%d,NULL,NULL,NULL,NULL)", n+1, n+2, n+3, n+4, n+5)
 			continue
 		}
 		args = append(args, AccountID(w.ClientID, ledger.Available), int64(w.Posting.Available()), int64(w.Posting.Fee), p.balance, p.seq)
-		at, a := n+5, n+6
+		t, a := n+5, n+6
 		fmt.Fprintf(&q, "($%d,$%d,$%d,$%d,"+
 			"(SELECT CASE WHEN moved_before > $%d THEN moved_before ELSE $%d END FROM accounts WHERE id = $%d),$%d,$%d,"+
 			"(SELECT balance FROM accounts WHERE id = $%d) - $%d,(SELECT seq FROM accounts WHERE id = $%d) - $%d)",
-			n+1, n+2, n+3, n+4, at, at, a, a+1, a+2, a, a+3, a, a+4)
+			n+1, n+2, n+3, n+4, t, t, a, a+1, a+2, a, a+3, a, a+4)
 	}
 	if err := tx.later(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("insert postings: %w", err)

@@ -32,7 +32,7 @@ func exerciseStatement(t *testing.T, open Opener) {
 	ctx := context.Background()
 	sec := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
 
-	t.Run("PostAll numbers a batch's movements in time order and never takes an account's time back", func(t *testing.T) {
+	t.Run("PostAll numbers a batch's credits, then its debits, in time order and never takes an account's time back", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
 		a, b := NewClient(t, db), NewClient(t, db)
@@ -54,8 +54,8 @@ func exerciseStatement(t *testing.T, open Opener) {
 			w("b2", b, sec(1), ledger.CashinPaid(100, 0)),
 		)
 		// A later batch whose time is before the account's latest movement
-		// takes that movement's time; within a batch, the earlier posting
-		// takes it, the later keeps its own.
+		// takes that movement's time; within a batch a credit goes before
+		// a debit dated earlier, which then takes the credit's time.
 		postAll(w("a5", a, sec(1), ledger.RefundReserved(75)))
 		postAll(w("a6", a, sec(10), ledger.RefundFailed(75)), w("a7", a, sec(4), ledger.PayoutReserved(100, 5)))
 
@@ -67,12 +67,14 @@ func exerciseStatement(t *testing.T, open Opener) {
 		}
 		want := map[string][]mv{
 			a.ID: {
+				// Credits first, then debits, each in time order; a debit
+				// dated before a credit of its batch takes the credit's time.
 				{"tx-a2", "cashin.paid", sec(2), 500, 0, 500, 1},
-				{"tx-a3", "cashout.reserved", sec(3), -205, -5, 295, 2},
-				{"tx-a1", "cashin.paid", sec(5), 980, -20, 1275, 3},
+				{"tx-a1", "cashin.paid", sec(5), 980, -20, 1480, 2},
+				{"tx-a3", "cashout.reserved", sec(5), -205, -5, 1275, 3},
 				{"tx-a5", "refund.reserved", sec(5), -75, 0, 1200, 4},
-				{"tx-a7", "cashout.reserved", sec(5), -105, -5, 1095, 5},
-				{"tx-a6", "refund.failed", sec(10), 75, 0, 1170, 6},
+				{"tx-a6", "refund.failed", sec(10), 75, 0, 1275, 5},
+				{"tx-a7", "cashout.reserved", sec(10), -105, -5, 1170, 6},
 			},
 			b.ID: {
 				{"tx-b2", "cashin.paid", sec(1), 100, 0, 100, 1},
