@@ -8,8 +8,10 @@
 #   - One private PostgreSQL (scripts/start-postgres.sh: Unix socket,
 #     fsync=on, synchronous_commit=on, the settings of pg-settings.sh).
 #   - The ceiling: pgbench -n -M prepared -c 16 -j 2 -T T on its own
-#     database (outside/ceiling-schema.sql: 1,000 accounts) running
-#     outside/ceiling-OP.sql.
+#     database. Payouts: outside/ceiling-schema.sql (1,000 accounts) and
+#     outside/ceiling-payout.sql (reserve, transaction row, two entries,
+#     outbox row). Charges: pixgate's schema, 64 seeded clients and
+#     pgbench-charge.sql (a charge's one INSERT as pixgate writes it).
 #   - pixgate: `serve` on another database of the cluster (sandbox
 #     provider, 2 s payout delay, rate limit raised), 16 clients each
 #     funded by one paid charge; wrk -t2 -c16 -d T posting OP round robin
@@ -24,14 +26,21 @@
 # other answer is counted and fails the run), the ratio, and wrk's p50/p99.
 # With CPU=1 it also measures, during each wrk run, the CPU seconds of the
 # server, wrk, the receiver and PostgreSQL (scripts/bench/cpu.sh) and prints
-# them per request.
+# them per request, and during each pgbench run those of pgbench and
+# PostgreSQL per transaction.
 #
 # With PROFILE=N, round N's wrk run also records a CPU profile of the
 # server (PIXGATE_PPROF_ADDR; WORKDIR/cpu.pprof) and PostgreSQL's time per
 # statement (pg_stat_statements; WORKDIR/statements.tsv);
 # scripts/bench/stages.py turns both into time per stage.
 #
-# Environment: T (12), ROUNDS (5), PAUSE (10), CPU, PROFILE, PIXGATE (a pixgate
+# PAYOUT_DELAY (default 2s) is the sandbox's settlement delay: 1h keeps
+# settlement and webhooks out of the run, to measure a payout's creation
+# alone.
+#
+# PREP_SQL, for experiments, runs on pixgate's database after its migration.
+#
+# Environment: T (12), ROUNDS (5), PAUSE (10), CPU, PROFILE, PAYOUT_DELAY, PREP_SQL, PIXGATE (a pixgate
 # binary to measure instead of building this tree's). Needs go, jq, psql,
 # pgbench, wrk and PostgreSQL's server binaries (scripts/install-deps.sh;
 # wrk: apt-get install wrk).
@@ -67,9 +76,19 @@ start_postgres
 if [[ -n ${PROFILE:-} ]]; then
 	psql -X -q -c "CREATE EXTENSION pg_stat_statements" "$pg"
 fi
+if [[ -n ${PREP_SQL:-} ]]; then
+	psql -X -q -v ON_ERROR_STOP=1 -c "$PREP_SQL" "$pg"
+fi
 ceiling=${pg/\/postgres\?/\/ceiling?}
 psql -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE ceiling" "$pg"
-psql -X -q -v ON_ERROR_STOP=1 -f "$root/scripts/bench/outside/ceiling-schema.sql" "$ceiling"
+if [[ $op == payout ]]; then
+	psql -X -q -v ON_ERROR_STOP=1 -f "$root/scripts/bench/outside/ceiling-schema.sql" "$ceiling"
+	ceiling_args=(-f "$root/scripts/bench/outside/ceiling-payout.sql")
+else
+	"$pixgate" migrate --database-url "$ceiling" 2>>"$work/migrate.log"
+	psql -X -q -v ON_ERROR_STOP=1 -v clients=64 -f "$root/scripts/bench/seed.sql" "$ceiling"
+	ceiling_args=(-D clients=64 -D auth=0 -f "$root/scripts/bench/pgbench-charge.sql")
+fi
 
 receiver_pid=
 stop_receiver() {
@@ -87,7 +106,7 @@ for _ in $(seq 50); do
 done
 hook=http://$(head -n 1 "$work/receiver.out")/hook
 
-SERVE_ENV="PIXGATE_ENV=sandbox PIXGATE_SANDBOX_PAYOUT_DELAY=2s PIXGATE_WEBHOOK_ALLOW_PRIVATE=true"
+SERVE_ENV="PIXGATE_ENV=sandbox PIXGATE_SANDBOX_PAYOUT_DELAY=${PAYOUT_DELAY:-2s} PIXGATE_WEBHOOK_ALLOW_PRIVATE=true"
 if [[ -n ${PROFILE:-} ]]; then
 	SERVE_ENV="$SERVE_ENV PIXGATE_PPROF_ADDR=127.0.0.1:0"
 fi
@@ -111,8 +130,14 @@ done
 results=$work/rounds.txt
 : >"$results"
 for round in $(seq "$ROUNDS"); do
-	tps=$(pgbench -n -M prepared -c 16 -j 2 -T "$T" -f "$root/scripts/bench/outside/ceiling-$op.sql" "$ceiling" 2>"$work/pgbench-$round.err" |
-		sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
+	pgbench -n -M prepared -c 16 -j 2 -T "$T" "${ceiling_args[@]}" "$ceiling" >"$work/pgbench-$round.txt" 2>"$work/pgbench-$round.err" &
+	pgbench_pid=$!
+	if [[ -n ${CPU:-} ]]; then
+		sleep 1
+		bash "$root/scripts/bench/cpu.sh" "$work/pg" "$pgbench_pid" sleep $((T - 3)) 2>"$work/cpu-pgbench-$round.txt" || true
+	fi
+	wait "$pgbench_pid"
+	tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$work/pgbench-$round.txt")
 	cpu_args=()
 	if [[ -n ${CPU:-} ]]; then
 		cpu_args=(bash "$root/scripts/bench/cpu.sh" "$work/pg" "$serve_pid,WRK,$receiver_pid")
@@ -162,6 +187,14 @@ if os.path.exists(cpu) and os.path.getsize(cpu):
     n = rps * wall
     us = lambda s: s / n * 1e6
     line += f" | CPU/req µs: server {us(procs[0]):.0f} wrk {us(procs[1]):.0f} receiver {us(procs[2]):.0f} PostgreSQL {us(pg):.0f}"
+pc = cpu.replace("cpu-", "cpu-pgbench-")
+if os.path.exists(pc) and os.path.getsize(pc):
+    c = open(pc).read()
+    procs = [float(x) for x in re.findall(r'\] (-?[0-9.]+) s', c)]
+    pg = float(re.search(r'postgres ([0-9.]+) s', c).group(1))
+    n = tps * float(re.search(r'wall ([0-9.]+) s', c).group(1))
+    gen = f"{procs[0] / n * 1e6:.0f}" if procs and procs[0] > 0 else "?"
+    line += f" | pgbench CPU/tx µs: pgbench {gen} PostgreSQL {pg / n * 1e6:.0f}"
 print(line)
 PY
 	tail -n 1 "$results"

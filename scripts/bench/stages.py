@@ -13,7 +13,8 @@ import re
 import subprocess
 import sys
 
-# Innermost matching frame decides; order matters only within one frame.
+# The innermost matching frame decides (see stage); order matters only
+# within one frame, and the HTTP server's rule must stay last.
 SERVER_RULES = [
     ("GC (background marking)", r"runtime\.gcBgMarkWorker"),
     ("authentication and rate limit", r"gateway\.\(\*Service\)\.Authenticate|internal/ratelimit|redislimit"),
@@ -21,10 +22,11 @@ SERVER_RULES = [
     ("creation transaction (grouped write)", r"store\.New\.newPayoutGroup|store\.New\.newInsertGroup|store\.\(\*DB\)\.createPayouts|store\.\(\*DB\)\.insertTransactions"),
     ("webhook bookkeeping (claims, attempts)", r"store\.New\.newFinishGroup|ClaimEvents|finishAttempts|store\.\(\*DB\)\.Claim"),
     ("webhook signing", r"webhooksig|crypto/hmac|fips140/hmac"),
-    ("webhook delivery (HTTP client)", r"webhook\.\(\*Dispatcher\)"),
+    ("webhook delivery (HTTP client)", r"webhook\.\(\*Dispatcher\)|net/http\.\(\*persistConn\)|net/http\.\(\*Transport\)|net/http\.persistConnWriter"),
     ("settlement", r"gateway\.\(\*Service\)\.(SettleDue|settleBatch)|internal/job\."),
     ("JSON (request and response)", r"^encoding/json\.|httpapi\.readJSON|httpapi\.writeJSON"),
     ("creation (request side: checks, rows)", r"gateway\.\(\*Service\)\.(CreatePayout|CreateCharge)"),
+    ("request logging and metrics", r"^log/slog\.|httpapi\.\(\*Server\)\.logRequest|prometheus"),
     ("HTTP server and middleware", r"^net/http\.|httpapi\.|^bufio\.|^net\.\(\*conn\)"),
 ]
 
@@ -52,10 +54,14 @@ def traces(binary, profile):
 
 
 def stage(frames):
-    for f in frames:  # innermost first
-        for name, rx in SERVER_RULES:
-            if re.search(rx, f):
-                return name
+    # The innermost frame naming a stage decides; the HTTP server's own
+    # rule (last) only when no other stage is on the stack, since its
+    # frames (net.(*conn), bufio) also carry the database's socket I/O.
+    for rules in (SERVER_RULES[:-1], SERVER_RULES[-1:]):
+        for f in frames:  # innermost first
+            for name, rx in rules:
+                if re.search(rx, f):
+                    return name
     return "Go runtime (scheduler, netpoll, other)"
 
 
