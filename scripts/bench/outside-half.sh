@@ -32,7 +32,7 @@ else
 fi
 build_bench
 start_postgres
-SERVE_ENV="PIXGATE_ENV=sandbox PIXGATE_SANDBOX_PAYOUT_DELAY=2s PIXGATE_WEBHOOK_ALLOW_PRIVATE=true" start_serve "$pg" half
+SERVE_ENV="PIXGATE_ENV=sandbox PIXGATE_SANDBOX_PAYOUT_DELAY=${PAYOUT_DELAY:-2s} PIXGATE_WEBHOOK_ALLOW_PRIVATE=true" start_serve "$pg" half
 : >"$work/p99.txt"
 for run in $(seq "$RUNS"); do
 	GOMAXPROCS=$BENCH_PROCS "$pixgate_bench" --pixgate "$pixgate" --target "$url" --database-url "$pg" --create-clients 16 \

@@ -24,7 +24,7 @@ SERVER_RULES = [
     ("webhook signing", r"webhooksig|crypto/hmac|fips140/hmac"),
     ("webhook delivery (HTTP client)", r"webhook\.\(\*Dispatcher\)|net/http\.\(\*persistConn\)|net/http\.\(\*Transport\)|net/http\.persistConnWriter"),
     ("settlement", r"gateway\.\(\*Service\)\.(SettleDue|settleBatch)|internal/job\."),
-    ("JSON (request and response)", r"^encoding/json\.|httpapi\.readJSON|httpapi\.writeJSON"),
+    ("JSON (request, response, event payloads)", r"^encoding/json\.|httpapi\.readJSON|httpapi\.writeJSON"),
     ("creation (request side: checks, rows)", r"gateway\.\(\*Service\)\.(CreatePayout|CreateCharge)"),
     ("request logging and metrics", r"^log/slog\.|httpapi\.\(\*Server\)\.logRequest|prometheus"),
     ("HTTP server and middleware", r"^net/http\.|httpapi\.|^bufio\.|^net\.\(\*conn\)"),
