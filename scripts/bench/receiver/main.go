@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -30,7 +31,7 @@ func main() {
 		_, _ = io.Copy(io.Discard, r.Body)
 		n.Add(1)
 		w.WriteHeader(http.StatusNoContent)
-	})}
+	}), ReadHeaderTimeout: 5 * time.Second}
 	fmt.Println(ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
