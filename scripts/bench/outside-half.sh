@@ -6,8 +6,10 @@
 # outside.sh runs it (sandbox, 2 s payout delay), then RUNS (default 3)
 # open-loop runs of pixgate-bench at RATE OP/s (payout by default, or
 # charge), each with a 5 s warm-up and T (default 15) measured seconds,
-# its 16 new clients funded by one paid charge, webhooks to the bench's own
-# receiver; latency counts from each request's scheduled time. Prints each
+# its 16 new clients funded by one paid charge, webhooks to the receiver
+# outside.sh uses (scripts/bench/receiver: the load generator, on one
+# processor, only sends); latency counts from each request's scheduled
+# time. Prints each
 # run's rate, p50 and p99 and the median p99.
 set -euo pipefail
 
@@ -31,13 +33,23 @@ else
 	pixgate=$work/pixgate
 fi
 build_bench
+(cd "$root" && go build -o "$work/receiver" ./scripts/bench/receiver)
 start_postgres
+receiver_pid=
+trap 'if [[ -n $receiver_pid ]]; then kill "$receiver_pid" 2>/dev/null || true; fi; cleanup' EXIT
+"$work/receiver" 127.0.0.1:0 >"$work/receiver.out" 2>"$work/receiver.log" &
+receiver_pid=$!
+for _ in $(seq 50); do
+	[[ -s $work/receiver.out ]] && break
+	sleep 0.1
+done
+hook=http://$(head -n 1 "$work/receiver.out")/hook
 SERVE_ENV="PIXGATE_ENV=sandbox PIXGATE_SANDBOX_PAYOUT_DELAY=${PAYOUT_DELAY:-2s} PIXGATE_WEBHOOK_ALLOW_PRIVATE=true" start_serve "$pg" half
 : >"$work/p99.txt"
 for run in $(seq "$RUNS"); do
 	GOMAXPROCS=$BENCH_PROCS "$pixgate_bench" --pixgate "$pixgate" --target "$url" --database-url "$pg" --create-clients 16 \
 		--mix "$op=1" --rate "$rate" --warmup 5s --duration "${T}s" --payout-fail-percent 0 --payout-reverse-percent 0 \
-		--settle-timeout 300s --json >"$work/run-$run.json" 2>"$work/run-$run.err" || true
+		--webhook-url "$hook" --settle-timeout 300s --json >"$work/run-$run.json" 2>"$work/run-$run.err" || true
 	jq -r --arg op "$op" --arg run "$run" '.operations[] | select(.op == $op) |
 		"run \($run): \(.ok_rps | floor) \($op)s/s, p50 \(.p50_ms) ms, p99 \(.p99_ms) ms"' "$work/run-$run.json"
 	jq -r --arg op "$op" '.operations[] | select(.op == $op) | .p99_ms' "$work/run-$run.json" >>"$work/p99.txt"
