@@ -114,18 +114,28 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
-			if v := recover(); v != nil {
+			// A handler that aborts its response (http.ErrAbortHandler: a
+			// stream that failed after its status) still gets its request
+			// line and metrics, then the panic goes on to net/http, which
+			// closes the connection.
+			v := recover()
+			aborted := false
+			if v != nil {
 				if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
-					panic(v)
-				}
-				s.logger(ctx).ErrorContext(ctx, "panic serving request", "route", r.Pattern, "panic", fmt.Sprintf("%T", v))
-				if !rec.wrote {
-					s.writeError(rec, r, fmt.Errorf("panic"))
+					aborted = true
+				} else {
+					s.logger(ctx).ErrorContext(ctx, "panic serving request", "route", r.Pattern, "panic", fmt.Sprintf("%T", v))
+					if !rec.wrote {
+						s.writeError(rec, r, fmt.Errorf("panic"))
+					}
 				}
 			}
 			r.Pattern = holder.pattern
-			attrs := append(make([]slog.Attr, 0, 6), slog.String("method", r.Method), slog.String("route", r.Pattern),
+			attrs := append(make([]slog.Attr, 0, 7), slog.String("method", r.Method), slog.String("route", r.Pattern),
 				slog.Int("status", rec.status), slog.Int64("duration_us", time.Since(start).Microseconds()))
+			if aborted {
+				attrs = append(attrs, slog.Bool("aborted", true))
+			}
 			if holder.clientID != "" {
 				attrs = append(attrs, slog.String("client_id", holder.clientID))
 			}
@@ -135,6 +145,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			s.logger(ctx).LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 			if s.metrics != nil {
 				s.metrics(r, rec.status, time.Since(start))
+			}
+			if aborted {
+				panic(v)
 			}
 		}()
 		next.ServeHTTP(rec, r)

@@ -458,6 +458,18 @@ func TestStatementAbortsOnFailure(t *testing.T) {
 			require.Equal(t, 2, strings.Count(logs, `"msg":"statement aborted"`), logs)
 			require.NotContains(t, logs, "panic serving request")
 			require.NotContains(t, logs, b.cred.ClientSecret)
+			// Each aborted request still has its request line, marked.
+			abortedLines := 0
+			for _, line := range strings.Split(logs, "\n") {
+				var e struct {
+					Msg, Route string
+					Aborted    bool
+				}
+				if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "request" && e.Aborted && e.Route == "GET /api/v1/wallet/statement" {
+					abortedLines++
+				}
+			}
+			require.Equal(t, 2, abortedLines, logs)
 
 			// The server goes on serving.
 			require.Equal(t, http.StatusOK, b.do("GET", "/api/v1/wallet/balance", nil).status)
