@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -16,11 +17,14 @@ func TestServePprof(t *testing.T) {
 	t.Parallel()
 	db := sqliteURL(t)
 	s := startServe(t, db, "--pprof-addr", "127.0.0.1:0")
+	// The profiler starts beside the API, so its line may follow "listening".
 	var addr string
-	for _, line := range strings.Split(s.stderr.String(), "\n") {
-		var e struct{ Msg, Addr string }
-		if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "profiler listening" {
-			addr = e.Addr
+	for deadline := time.Now().Add(15 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, line := range strings.Split(s.stderr.String(), "\n") {
+			var e struct{ Msg, Addr string }
+			if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "profiler listening" {
+				addr = e.Addr
+			}
 		}
 	}
 	require.NotEmpty(t, addr, "no profiler line; stderr:\n%s", s.stderr.String())
