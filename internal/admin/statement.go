@@ -224,7 +224,7 @@ func (h *Handler) statementDownload(w http.ResponseWriter, r *http.Request) erro
 func (h *Handler) attachment(w http.ResponseWriter, r *http.Request, file, contentType string, write func(io.Writer) error) error {
 	hd := w.Header()
 	hd.Set("Content-Type", contentType)
-	hd.Set("Content-Disposition", `attachment; filename="`+file+`"`)
+	hd.Set("Content-Disposition", stream.Attachment(file))
 	// A long download outlives the server's WriteTimeout while the browser reads.
 	sw := &startWriter{w: stream.NewWriter(w)}
 	err := write(sw)
@@ -253,15 +253,8 @@ func (s *startWriter) Write(p []byte) (int, error) {
 }
 
 // statementFile is a statement download's file name:
-// pixgate-<client>-<YYYY-MM-DD or YYYY-MM>.<csv or json>. Anything but
-// letters, digits, '.', '_' and '-' in the client id becomes '_', so the
-// header's quoted string needs no escaping.
+// pixgate-<client>-<YYYY-MM-DD or YYYY-MM>.<csv or json> (stream.Attachment
+// makes it safe for the header).
 func statementFile(clientID, label, format string) string {
-	safe := strings.Map(func(c rune) rune {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
-			return c
-		}
-		return '_'
-	}, clientID)
-	return "pixgate-" + safe + "-" + label + "." + format
+	return "pixgate-" + clientID + "-" + label + "." + format
 }

@@ -1,10 +1,19 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -26,4 +35,20 @@ func payoutRequest(ext string) *gateway.PayoutRequest {
 
 func sandboxPayment(t store.Transaction) provider.Payment {
 	return provider.Payment{TxID: t.TxID, Amount: t.Amount}
+}
+
+// sandboxClient builds a sandbox gateway on db (payouts settle after
+// payoutDelay) and one authenticated client with the given fees.
+func sandboxClient(t *testing.T, db *store.DB, payoutDelay time.Duration, cashin, payout pix.FeeRule) (*gateway.Service, store.Client) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", ChargeTTL: time.Hour, PayoutDelay: payoutDelay,
+		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}})
+	require.NoError(t, err)
+	cred, err := s.CreateClient(ctx, gateway.ClientParams{Name: "m", CashinFee: cashin, PayoutFee: payout})
+	require.NoError(t, err)
+	c, err := s.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
+	require.NoError(t, err)
+	return s, c
 }

@@ -2,16 +2,12 @@ package gateway_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
@@ -22,13 +18,7 @@ func TestRefundLookupOfMalformedIDs(t *testing.T) {
 	t.Parallel()
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		ctx := context.Background()
-		s, err := gateway.New(gateway.Config{DB: open(t), Env: "sandbox",
-			ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}})
-		require.NoError(t, err)
-		cred, err := s.CreateClient(ctx, gateway.ClientParams{Name: "m"})
-		require.NoError(t, err)
-		c, err := s.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
-		require.NoError(t, err)
+		s, c := sandboxClient(t, open(t), time.Second, pix.FeeRule{}, pix.FeeRule{})
 		for _, id := range []string{"", "x", "\x00", "\xff\xfe", "0b7c3a52-2222-4222-8222-22222222222\x00",
 			"0B7C3A52-2222-4222-8222-222222222222", "{0b7c3a52-2222-4222-8222-222222222222}", "0b7c3a52-2222-4222-8222-222222222222"} {
 			_, err := s.Refund(ctx, c, id)

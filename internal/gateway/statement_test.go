@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
@@ -25,13 +22,7 @@ func TestStatementLines(t *testing.T) {
 	t.Parallel()
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		ctx := context.Background()
-		s, err := gateway.New(gateway.Config{DB: open(t), Env: "sandbox",
-			ChargeTTL: time.Hour, PayoutDelay: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}})
-		require.NoError(t, err)
-		cred, err := s.CreateClient(ctx, gateway.ClientParams{Name: "m", CashinFee: pix.FeeRule{Fixed: 25}, PayoutFee: pix.FeeRule{Fixed: 10}})
-		require.NoError(t, err)
-		c, err := s.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
-		require.NoError(t, err)
+		s, c := sandboxClient(t, open(t), time.Hour, pix.FeeRule{Fixed: 25}, pix.FeeRule{Fixed: 10})
 		from := time.Now().Add(-time.Minute)
 
 		ch, _, err := s.CreateCharge(ctx, c, chargeRequest("st-1"), []byte(`{}`))

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/stream"
@@ -93,7 +92,7 @@ func (s *Server) statement(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Type", st.ContentType())
 	h.Set("Cache-Control", "no-store")
 	if st.Format == gateway.StatementCSV {
-		h.Set("Content-Disposition", `attachment; filename="`+statementFilename(st)+`"`)
+		h.Set("Content-Disposition", stream.Attachment(statementFilename(st)))
 	}
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
@@ -115,15 +114,9 @@ func (s *Server) statement(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// statementFilename is the CSV statement's download name; its dates are
-// written with safe characters only (no ':').
+// statementFilename is the CSV statement's download name, its dates
+// written without ':'.
 func statementFilename(st *gateway.Statement) string {
 	const layout = "20060102T150405.000Z"
-	name := "pixgate-statement-" + st.From.UTC().Format(layout) + "-" + st.To.UTC().Format(layout) + ".csv"
-	return strings.Map(func(c rune) rune {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' {
-			return c
-		}
-		return -1
-	}, name)
+	return "pixgate-statement-" + st.From.UTC().Format(layout) + "-" + st.To.UTC().Format(layout) + ".csv"
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -38,4 +39,16 @@ func (d *Writer) Write(p []byte) (int, error) {
 		}
 	}
 	return d.w.Write(p)
+}
+
+// Attachment is the Content-Disposition of a download named name, each
+// character of it outside A-Z a-z 0-9 . _ - replaced by '_' so that no
+// quoting or header syntax can arise from the name.
+func Attachment(name string) string {
+	return `attachment; filename="` + strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
+			return c
+		}
+		return '_'
+	}, name) + `"`
 }

@@ -52,3 +52,11 @@ func TestWriterOutlivesWriteTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestAttachment: a file name keeps its safe characters; anything that
+// could break the header's quoted string becomes '_'.
+func TestAttachment(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, `attachment; filename="pixgate-cli_1.2-2026-11.csv"`, stream.Attachment("pixgate-cli_1.2-2026-11.csv"))
+	require.Equal(t, `attachment; filename="a__b_c_d.csv"`, stream.Attachment("a\"\nb;c:d.csv"))
+}
