@@ -49,7 +49,9 @@ type Client struct {
 type Option func(*Client)
 
 // WithHTTPClient sets the HTTP client used for every request (default: a
-// client with a 30 s timeout).
+// client with a 30 s timeout). Its Timeout bounds each attempt whole,
+// except for statements (Statement, StatementCSV), read as they arrive:
+// there it bounds the wait for the answer and each pause in it.
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
 // WithMaxRetries sets how many times a request may be repeated after the

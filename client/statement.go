@@ -98,7 +98,8 @@ func (c *Client) Statement(ctx context.Context, from, to time.Time) (*Statement,
 // grow with the number of movements. Errors before the first byte reaches
 // w are as Statement's, and retried alike; an error after it (the answer
 // cut) is returned and leaves w incomplete. The client's HTTP timeout (30 s
-// by default, see WithHTTPClient) bounds the whole copy.
+// by default, see WithHTTPClient) bounds the wait for the answer and each
+// pause in it, not the whole copy: a long statement may take longer.
 func (c *Client) StatementCSV(ctx context.Context, from, to time.Time, w io.Writer) error {
 	_, err := c.stream(ctx, "/api/v1/wallet/statement", statementQuery(from, to, "csv"), "text/csv",
 		func(body io.Reader) (bool, error) {
@@ -130,11 +131,20 @@ func (c *Client) stream(ctx context.Context, path string, query url.Values, acce
 	u.Path += path
 	u.RawQuery = query.Encode()
 	target := u.String()
+	// The HTTP client's Timeout bounds a whole exchange, which a long
+	// answer read as it arrives may rightly exceed: here it bounds the
+	// wait for the answer's headers and then each pause in its body.
+	h, stall := c.http, c.http.Timeout
+	if stall > 0 {
+		hc := *h
+		hc.Timeout = 0
+		h = &hc
+	}
 
 	var failures int // retries caused by network errors and 5xx
 	for attempt := 1; ; attempt++ {
 		retriesLeft := attempt <= c.maxRetries
-		resp, final, err := c.streamAttempt(ctx, target, accept, attempt, consume)
+		resp, final, err := c.streamAttempt(ctx, h, stall, target, accept, attempt, consume)
 		switch {
 		case err == nil:
 			return resp, nil
@@ -154,20 +164,39 @@ func (c *Client) stream(ctx context.Context, path string, query url.Values, acce
 	}
 }
 
-// streamAttempt makes attempt number attempt of stream. final says the
-// error must not be retried.
-func (c *Client) streamAttempt(ctx context.Context, target, accept string, attempt int,
+// errStalled cancels a streamed answer that made no progress for the
+// client's timeout.
+var errStalled = errors.New("client: the answer stalled")
+
+// streamAttempt makes attempt number attempt of stream with h; if stall is
+// positive, the answer's headers and every read of its body must come
+// within stall. final says the error must not be retried.
+func (c *Client) streamAttempt(ctx context.Context, h *http.Client, stall time.Duration, target, accept string, attempt int,
 	consume func(io.Reader) (bool, error)) (resp Response, final bool, err error) {
 	resp.Attempts = attempt
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	progress := func() {}
+	if stall > 0 {
+		timer := time.AfterFunc(stall, func() { cancel(errStalled) })
+		defer timer.Stop()
+		progress = func() { timer.Reset(stall) }
+	}
+	defer func() {
+		if err != nil && errors.Is(context.Cause(ctx), errStalled) {
+			err = fmt.Errorf("%w for more than %s: %w", errStalled, stall, err)
+		}
+	}()
 	req, err := c.newRequest(ctx, http.MethodGet, target, nil, "")
 	if err != nil {
 		return resp, true, err
 	}
 	req.Header.Set("Accept", accept)
-	res, err := c.http.Do(req)
+	res, err := h.Do(req)
 	if err != nil {
 		return resp, false, err
 	}
+	progress()
 	defer res.Body.Close()
 	resp = responseOf(res)
 	resp.Attempts = attempt
@@ -184,7 +213,7 @@ func (c *Client) streamAttempt(ctx context.Context, target, accept string, attem
 		return resp, true, fmt.Errorf("client: GET %s answered %d with %q, not %s", req.URL.Path, res.StatusCode,
 			res.Header.Get("Content-Type"), accept)
 	}
-	body := &readErrReader{r: res.Body}
+	body := &readErrReader{r: res.Body, progress: progress}
 	again, err := consume(body)
 	if err != nil {
 		// Only a cut answer is retried, and only while nothing of it has
@@ -197,14 +226,19 @@ func (c *Client) streamAttempt(ctx context.Context, target, accept string, attem
 	return resp, false, nil
 }
 
-// readErrReader remembers the first failure to read the answer.
+// readErrReader remembers the first failure to read the answer and
+// reports each read that brought bytes to progress.
 type readErrReader struct {
-	r   io.Reader
-	err error
+	r        io.Reader
+	progress func()
+	err      error
 }
 
 func (b *readErrReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
+	if n > 0 {
+		b.progress()
+	}
 	if err != nil && !errors.Is(err, io.EOF) && b.err == nil {
 		b.err = err
 	}

@@ -145,7 +145,8 @@ func TestStatement(t *testing.T) {
 
 // statementServer answers GET /api/v1/wallet/statement with handle, and
 // counts the requests.
-func statementServer(t *testing.T, handle func(n int64, w http.ResponseWriter, r *http.Request)) (*client.Client, *atomic.Int64) {
+func statementServer(t *testing.T, handle func(n int64, w http.ResponseWriter, r *http.Request),
+	opts ...client.Option) (*client.Client, *atomic.Int64) {
 	t.Helper()
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -154,7 +155,7 @@ func statementServer(t *testing.T, handle func(n int64, w http.ResponseWriter, r
 	}))
 	t.Cleanup(srv.Close)
 	c, err := client.New(srv.URL, "cli_test_x", "sk_test_x",
-		client.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
+		append([]client.Option{client.WithSleep(func(ctx context.Context, _ time.Duration) error { return ctx.Err() })}, opts...)...)
 	require.NoError(t, err)
 	return c, &n
 }
@@ -286,4 +287,75 @@ func (s *signalWriter) Write(p []byte) (int, error) {
 		close(s.signal)
 	}
 	return s.buf.Write(p)
+}
+
+// TestStatementCSVTimeout: the HTTP client's timeout bounds the wait for a
+// streamed answer and each pause in it, not the whole answer: one that
+// keeps coming for longer than the timeout is read whole; one that stalls
+// fails, saying so, with what came written; one whose headers never come
+// is retried like a lost answer.
+func TestStatementCSVTimeout(t *testing.T) {
+	t.Parallel()
+	const header = "at,transaction_id,type,description,amount_cents,balance_cents\r\n"
+	const row = "2026-11-01T10:00:00.123Z,po-1,payout,Pagamento PIX enviado,-20,80\r\n"
+	from := time.Now().Add(-time.Hour)
+	// send writes header, then rows rows each after pause, then waits for
+	// the client to leave.
+	send := func(rows int, pause time.Duration) func(int64, http.ResponseWriter, *http.Request) {
+		return func(_ int64, w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+			_, _ = io.WriteString(w, header)
+			w.(http.Flusher).Flush()
+			for range rows {
+				select {
+				case <-time.After(pause):
+				case <-r.Context().Done():
+					return
+				}
+				_, _ = io.WriteString(w, row)
+				w.(http.Flusher).Flush()
+			}
+		}
+	}
+	timeout := func(d time.Duration) client.Option { return client.WithHTTPClient(&http.Client{Timeout: d}) }
+
+	t.Run("slow but steady", func(t *testing.T) {
+		t.Parallel()
+		c, n := statementServer(t, send(8, 100*time.Millisecond), timeout(400*time.Millisecond))
+		var buf bytes.Buffer
+		start := time.Now()
+		require.NoError(t, c.StatementCSV(t.Context(), from, time.Now(), &buf))
+		require.Greater(t, time.Since(start), 400*time.Millisecond, "the answer took longer than the timeout")
+		require.Equal(t, header+strings.Repeat(row, 8), buf.String())
+		require.Equal(t, int64(1), n.Load())
+	})
+	t.Run("stalled", func(t *testing.T) {
+		t.Parallel()
+		c, n := statementServer(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+			send(1, 0)(n, w, r)
+			select { // then nothing more
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+		}, timeout(300*time.Millisecond))
+		var buf bytes.Buffer
+		err := c.StatementCSV(t.Context(), from, time.Now(), &buf)
+		require.ErrorContains(t, err, "the answer stalled for more than 300ms")
+		require.Equal(t, header+row, buf.String(), "what arrived was written")
+		require.Equal(t, int64(1), n.Load(), "not repeated: w already holds part of it")
+	})
+	t.Run("no headers", func(t *testing.T) {
+		t.Parallel()
+		c, n := statementServer(t, func(_ int64, _ http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+		}, timeout(200*time.Millisecond), client.WithMaxRetries(1))
+		var buf bytes.Buffer
+		err := c.StatementCSV(t.Context(), from, time.Now(), &buf)
+		require.ErrorContains(t, err, "the answer stalled for more than 200ms")
+		require.Zero(t, buf.Len())
+		require.Equal(t, int64(2), n.Load(), "retried once, like a lost answer")
+	})
 }
