@@ -156,47 +156,57 @@ func (c *Client) do(ctx context.Context, k call, out any) (Response, error) {
 			return Response{}, fmt.Errorf("client: encoding request: %w", err)
 		}
 	}
-	u := *c.base
-	u.Path += k.path
-	u.RawQuery = k.query.Encode()
-	target := u.String()
+	target := c.target(k.path, k.query)
 
-	var failures int // retries caused by network errors, 5xx, 409
-	for attempt := 1; ; attempt++ {
+	return c.retrying(ctx, func(attempt int) (Response, bool, error) {
 		resp, status, raw, err := c.attempt(ctx, k.method, target, payload, k.idemKey)
 		resp.Attempts = attempt
 		resp.IdempotencyKey = k.idemKey
-		retriesLeft := attempt <= c.maxRetries
 		if err != nil {
-			if ctx.Err() != nil || !k.policy.network || !retriesLeft {
-				return resp, err
-			}
-		} else if status >= 200 && status < 300 {
+			return resp, k.policy.network, err
+		}
+		if status >= 200 && status < 300 {
 			if out != nil && len(raw) > 0 {
 				if err := json.Unmarshal(raw, out); err != nil {
-					return resp, fmt.Errorf("client: decoding %s %s answer: %w", k.method, k.path, err)
+					return resp, false, fmt.Errorf("client: decoding %s %s answer: %w", k.method, k.path, err)
 				}
 			}
-			return resp, nil
-		} else {
-			apiErr := decodeError(resp, status, raw)
-			retry := status == http.StatusTooManyRequests ||
-				(status >= 500 && k.policy.status5x) ||
-				(status == http.StatusConflict && k.policy.conflict)
-			if !retry || !retriesLeft {
-				return resp, apiErr
-			}
-			if status == http.StatusTooManyRequests {
-				if err := c.sleep(ctx, apiErr.RetryAfter); err != nil {
-					return resp, err
-				}
-				continue
-			}
+			return resp, false, nil
 		}
-		if err := c.sleep(ctx, c.backoff(failures)); err != nil {
+		retry := status == http.StatusTooManyRequests ||
+			(status >= 500 && k.policy.status5x) ||
+			(status == http.StatusConflict && k.policy.conflict)
+		return resp, retry, decodeError(resp, status, raw)
+	})
+}
+
+// target is the URL of the API's path with query.
+func (c *Client) target(path string, query url.Values) string {
+	u := *c.base
+	u.Path += path
+	u.RawQuery = query.Encode()
+	return u.String()
+}
+
+// retrying runs try (attempt 1, 2, …) until it succeeds, fails with retry
+// false, runs out of retries or ctx ends. A 429 waits its Retry-After;
+// any other failure retried backs off.
+func (c *Client) retrying(ctx context.Context, try func(attempt int) (resp Response, retry bool, err error)) (Response, error) {
+	var failures int // retries caused by network errors, 5xx, 409
+	for attempt := 1; ; attempt++ {
+		resp, retry, err := try(attempt)
+		if err == nil || !retry || ctx.Err() != nil || attempt > c.maxRetries {
 			return resp, err
 		}
-		failures++
+		wait := c.backoff(failures)
+		if e := AsError(err); e != nil && e.StatusCode == http.StatusTooManyRequests {
+			wait = e.RetryAfter
+		} else {
+			failures++
+		}
+		if err := c.sleep(ctx, wait); err != nil {
+			return resp, err
+		}
 	}
 }
 

@@ -127,10 +127,7 @@ func statementQuery(from, to time.Time, format string) url.Values {
 // like after a network error.
 func (c *Client) stream(ctx context.Context, path string, query url.Values, accept string,
 	consume func(body io.Reader) (again bool, err error)) (Response, error) {
-	u := *c.base
-	u.Path += path
-	u.RawQuery = query.Encode()
-	target := u.String()
+	target := c.target(path, query)
 	// The HTTP client's Timeout bounds a whole exchange, which a long
 	// answer read as it arrives may rightly exceed: here it bounds the
 	// wait for the answer's headers and then each pause in its body.
@@ -141,27 +138,10 @@ func (c *Client) stream(ctx context.Context, path string, query url.Values, acce
 		h = &hc
 	}
 
-	var failures int // retries caused by network errors and 5xx
-	for attempt := 1; ; attempt++ {
-		retriesLeft := attempt <= c.maxRetries
+	return c.retrying(ctx, func(attempt int) (Response, bool, error) {
 		resp, final, err := c.streamAttempt(ctx, h, stall, target, accept, attempt, consume)
-		switch {
-		case err == nil:
-			return resp, nil
-		case final || ctx.Err() != nil || !retriesLeft:
-			return resp, err
-		}
-		if e := AsError(err); e != nil && e.StatusCode == http.StatusTooManyRequests {
-			if err := c.sleep(ctx, e.RetryAfter); err != nil {
-				return resp, err
-			}
-			continue
-		}
-		if err := c.sleep(ctx, c.backoff(failures)); err != nil {
-			return resp, err
-		}
-		failures++
-	}
+		return resp, !final, err
+	})
 }
 
 // errStalled cancels a streamed answer that made no progress for the
