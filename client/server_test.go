@@ -1,20 +1,15 @@
 package client_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -72,30 +67,7 @@ func forEachDB(t *testing.T, f func(t *testing.T, dbURL string)) {
 // pixgateCmd is the binary with the caller's environment minus PIXGATE_*:
 // flags only.
 func pixgateCmd(t *testing.T, args ...string) *exec.Cmd {
-	cmd := exec.Command(buildPixgate(t), args...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PIXGATE_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	return cmd
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	return testkit.Command(buildPixgate(t), args...)
 }
 
 // creds are what pixgate clients create prints.
@@ -114,44 +86,12 @@ type server struct {
 // (cash-in fee R$ 0.10, payout fee R$ 0.50) with pixgate clients create.
 func startServe(t *testing.T, dbURL string, flags ...string) *server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	stderr := &lockedBuffer{}
-	cmd := pixgateCmd(t, append([]string{"serve", "--addr", addr, "--database-url", dbURL,
+	url, _ := testkit.ServeProcess(t, buildPixgate(t), append([]string{"--database-url", dbURL,
 		"--sandbox-payout-delay", "100ms"}, flags...)...)
-	cmd.Stdout, cmd.Stderr = &lockedBuffer{}, stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-exited
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("pixgate serve exited; stderr:\n%s", stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		require.True(t, time.Now().Before(deadline), "no /healthz; stderr:\n%s", stderr.String())
-	}
 	out, err := pixgateCmd(t, "clients", "create", "--database-url", dbURL, "--name", "Client Test",
 		"--cashin-fee-fixed", "0.10", "--payout-fee-fixed", "0.50").Output()
 	require.NoError(t, err, "clients create: %s", out)
-	s := &server{URL: "http://" + addr}
+	s := &server{URL: url}
 	require.NoError(t, json.Unmarshal(out, &s.creds), "%s", out)
 	require.NotEmpty(t, s.creds.ClientSecret)
 	return s

@@ -3,17 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"net"
-	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // TestTour runs the tour against a real pixgate serve (sandbox, SQLite), so
@@ -87,52 +85,10 @@ func startServe(t *testing.T) config {
 	bin := filepath.Join(dir, "pixgate")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/pixgate/pixgate/cmd/pixgate").CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
-	command := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(bin, args...)
-		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "PIXGATE_") { // flags only
-				cmd.Env = append(cmd.Env, kv)
-			}
-		}
-		return cmd
-	}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
 	db := filepath.Join(dir, "pixgate.db")
-	var stderr bytes.Buffer
-	cmd := command("serve", "--addr", addr, "--database-url", db, "--sandbox-payout-delay", "200ms")
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-exited
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("pixgate serve exited: %s", stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		require.True(t, time.Now().Before(deadline), "no /healthz")
-	}
+	url, _ := testkit.ServeProcess(t, bin, "--database-url", db, "--sandbox-payout-delay", "200ms")
 
-	out, err = command("clients", "create", "--database-url", db, "--name", "Tour",
+	out, err = testkit.Command(bin, "clients", "create", "--database-url", db, "--name", "Tour",
 		"--cashin-fee-fixed", "0.10", "--payout-fee-fixed", "0.50").Output()
 	require.NoError(t, err, "clients create: %s", out)
 	var creds struct {
@@ -141,6 +97,6 @@ func startServe(t *testing.T) config {
 		WebhookSecret string `json:"webhook_secret"`
 	}
 	require.NoError(t, json.Unmarshal(out, &creds), "%s", out)
-	return config{BaseURL: "http://" + addr, ClientID: creds.ClientID, ClientSecret: creds.ClientSecret,
+	return config{BaseURL: url, ClientID: creds.ClientID, ClientSecret: creds.ClientSecret,
 		WebhookSecret: creds.WebhookSecret, Listen: "127.0.0.1:0", Wait: 15 * time.Second}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -59,7 +58,7 @@ func (s *server) waitListening(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if addr := listeningAddr(t, s.stderr.String()); addr != "" {
+		if addr := testkit.ListeningAddr(s.stderr.String()); addr != "" {
 			s.addr = addr
 			return
 		}
@@ -72,23 +71,6 @@ func (s *server) waitListening(t *testing.T) {
 			t.Fatalf("serve did not log \"listening\" within 15 s; stderr:\n%s", s.stderr.String())
 		}
 	}
-}
-
-// listeningAddr returns the addr of the complete JSON log line whose msg is
-// "listening", or "".
-func listeningAddr(t *testing.T, logs string) string {
-	t.Helper()
-	for _, line := range strings.Split(logs, "\n") {
-		var entry struct {
-			Msg  string `json:"msg"`
-			Addr string `json:"addr"`
-		}
-		if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "listening" {
-			require.NotEmpty(t, entry.Addr, "listening line without addr: %s", line)
-			return entry.Addr
-		}
-	}
-	return ""
 }
 
 // startServe starts serve and waits until it listens.
@@ -335,7 +317,7 @@ func TestSIGTERM(t *testing.T) {
 		}
 		require.True(t, time.Now().Before(deadline), "no /healthz within 15 s; stderr:\n%s", stderr.String())
 	}
-	require.Equal(t, addr, listeningAddr(t, stderr.String()))
+	require.Equal(t, addr, testkit.ListeningAddr(stderr.String()))
 	sb := decodeOne(t, stdout.String(), serveKeys...)
 	requireNewClient(t, sb, "sandbox", "sandbox")
 

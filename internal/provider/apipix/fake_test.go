@@ -1,7 +1,6 @@
 package apipix
 
 import (
-	"bytes"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // Test credentials. They are searched for in logs and errors, so they are
@@ -149,22 +149,7 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 }
 
 // syncBuffer is a log sink safe for the concurrent writes of a test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testkit.Buffer
 
 // clock is a settable offset from the real time, which is what oauth2
 // computes a token's expiry from.

@@ -1,7 +1,6 @@
 package efi
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -22,6 +21,7 @@ import (
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/provider/apipix"
 	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 const (
@@ -103,22 +103,8 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	_, _ = io.WriteString(w, body) //nolint:gosec // G705: a test fake answering JSON, never rendered
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a log sink safe for the concurrent writes of a test.
+type syncBuffer = testkit.Buffer
 
 func newTestClient(t *testing.T, opts ...apipix.Option) (*Client, *fakeEfi, *syncBuffer) {
 	t.Helper()

@@ -74,21 +74,15 @@ func startServe(t *testing.T, dbURL string, extra ...string) server {
 	// over 20 s.
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		for _, line := range strings.Split(stderr.String(), "\n") {
-			var e struct {
-				Msg  string `json:"msg"`
-				Addr string `json:"addr"`
+		if addr := testkit.ListeningAddr(stderr.String()); addr != "" {
+			var cred struct {
+				ClientID     string `json:"client_id"`
+				ClientSecret string `json:"client_secret"`
 			}
-			if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "listening" && e.Addr != "" {
-				var cred struct {
-					ClientID     string `json:"client_id"`
-					ClientSecret string `json:"client_secret"`
-				}
-				if err := json.Unmarshal([]byte(strings.SplitN(stdout.String(), "\n", 2)[0]), &cred); len(extra) == 0 {
-					require.NoError(t, err, "sandbox credentials on stdout")
-				}
-				return server{url: "http://" + e.Addr, sandbox: bench.Credential{ID: cred.ClientID, Secret: cred.ClientSecret}}
+			if err := json.Unmarshal([]byte(strings.SplitN(stdout.String(), "\n", 2)[0]), &cred); len(extra) == 0 {
+				require.NoError(t, err, "sandbox credentials on stdout")
 			}
+			return server{url: "http://" + addr, sandbox: bench.Credential{ID: cred.ClientID, Secret: cred.ClientSecret}}
 		}
 		select {
 		case code := <-done:
