@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -152,24 +153,24 @@ func (h *Handler) retryEvent(w http.ResponseWriter, r *http.Request) error {
 
 // sandboxPay pays a charge as the sandbox's payer would.
 func (h *Handler) sandboxPay(w http.ResponseWriter, r *http.Request) error {
-	_, c, err := h.scope(r)
-	if err != nil {
+	return h.sandboxAct(w, r, "paid", func(ctx context.Context, _ gateway.Client, t gateway.Transaction) error {
+		_, err := h.gw.SandboxPay(ctx, t)
 		return err
-	}
-	ctx := r.Context()
-	t, err := h.gw.Charge(ctx, c, r.PathValue("id"))
-	if pix.ErrorCode(err) == pix.ENotFound {
-		return errNotFound
-	}
-	if err != nil {
-		return err
-	}
-	_, err = h.gw.SandboxPay(ctx, t)
-	return h.afterSandbox(w, c, t, err, "paid")
+	})
 }
 
 // sandboxExpire cancels a pending charge at once.
 func (h *Handler) sandboxExpire(w http.ResponseWriter, r *http.Request) error {
+	return h.sandboxAct(w, r, "expired", func(ctx context.Context, c gateway.Client, t gateway.Transaction) error {
+		_, err := h.gw.ExpireCharge(ctx, c, t.ID)
+		return err
+	})
+}
+
+// sandboxAct does act to the charge of the request's path and reports it
+// as done.
+func (h *Handler) sandboxAct(w http.ResponseWriter, r *http.Request, done string,
+	act func(context.Context, gateway.Client, gateway.Transaction) error) error {
 	_, c, err := h.scope(r)
 	if err != nil {
 		return err
@@ -182,8 +183,7 @@ func (h *Handler) sandboxExpire(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.gw.ExpireCharge(ctx, c, t.ID)
-	return h.afterSandbox(w, c, t, err, "expired")
+	return h.afterSandbox(w, c, t, act(ctx, c, t), done)
 }
 
 func (h *Handler) afterSandbox(w http.ResponseWriter, c gateway.Client, t gateway.Transaction, err error, done string) error {
