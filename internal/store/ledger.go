@@ -126,35 +126,29 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 	}
 
 	// A posting that moves an available balance reads the account row this
-	// transaction has just updated (and locked): its balance after and
-	// sequence number are the row's minus what the account's later postings
-	// in ps add, and its time is its own unless a movement applied before
-	// it is later (then that one's: time never goes back on an account).
+	// transaction has just updated (and locked), joined once: its balance
+	// after and sequence number are the row's minus what the account's
+	// later postings in ps add, and its time is its own unless a movement
+	// applied before it is later (then that one's: time never goes back on
+	// an account). The other postings join no row and keep NULLs.
 	var q strings.Builder
 	q.WriteString(`INSERT INTO postings (id, client_id, transaction_id, kind, created_at,
-		available_delta, available_fee, available_balance, available_seq) VALUES `)
+		available_delta, available_fee, available_balance, available_seq)
+		SELECT v.column1, v.column2, v.column3, v.column4,
+			CASE WHEN a.moved_before > v.column5 THEN a.moved_before ELSE v.column5 END,
+			v.column7, v.column8, a.balance - v.column9, a.seq - v.column10
+		FROM (VALUES `)
+	castTuples(&q, 1, len(ps), []string{"TEXT", "TEXT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT"})
+	q.WriteString(`) AS v LEFT JOIN accounts a ON a.id = v.column6`)
 	args := make([]any, 0, 10*len(ps))
 	for i, w := range ps {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		n := len(args)
 		p, moved := places[i]
-		at := ms(postingAt(w, now))
-		if moved {
-			at = p.at
-		}
-		args = append(args, w.ID, w.ClientID, w.TransactionID, w.Posting.Kind, at)
 		if !moved {
-			fmt.Fprintf(&q, "($%d,$%d,$%d,$%d,$%d,NULL,NULL,NULL,NULL)", n+1, n+2, n+3, n+4, n+5)
+			args = append(args, w.ID, w.ClientID, w.TransactionID, w.Posting.Kind, ms(postingAt(w, now)), nil, nil, nil, nil, nil)
 			continue
 		}
-		args = append(args, AccountID(w.ClientID, ledger.Available), int64(w.Posting.Available()), int64(w.Posting.Fee), p.balance, p.seq)
-		t, a := n+5, n+6
-		fmt.Fprintf(&q, "($%d,$%d,$%d,$%d,"+
-			"(SELECT CASE WHEN moved_before > $%d THEN moved_before ELSE $%d END FROM accounts WHERE id = $%d),$%d,$%d,"+
-			"(SELECT balance FROM accounts WHERE id = $%d) - $%d,(SELECT seq FROM accounts WHERE id = $%d) - $%d)",
-			n+1, n+2, n+3, n+4, t, t, a, a+1, a+2, a, a+3, a, a+4)
+		args = append(args, w.ID, w.ClientID, w.TransactionID, w.Posting.Kind, p.at,
+			AccountID(w.ClientID, ledger.Available), int64(w.Posting.Available()), int64(w.Posting.Fee), p.balance, p.seq)
 	}
 	if err := tx.later(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("insert postings: %w", err)
