@@ -234,6 +234,17 @@ func (a *app) clientsCreate(ctx context.Context, c clientsCreate) error {
 // run opens the database, runs one administrative use case on it and prints
 // the result as one JSON value.
 func (a *app) run(ctx context.Context, fn func(gw *gateway.Service) (any, error)) error {
+	return a.withGateway(ctx, func(gw *gateway.Service) error {
+		out, err := fn(gw)
+		if err != nil {
+			return err
+		}
+		return a.printJSON(out)
+	})
+}
+
+// withGateway opens the database and runs fn with a gateway on it.
+func (a *app) withGateway(ctx context.Context, fn func(gw *gateway.Service) error) error {
 	db, err := a.open(ctx)
 	if err != nil {
 		return err
@@ -244,11 +255,7 @@ func (a *app) run(ctx context.Context, fn func(gw *gateway.Service) (any, error)
 	if err != nil {
 		return err
 	}
-	out, err := fn(gw)
-	if err != nil {
-		return err
-	}
-	return a.printJSON(out)
+	return fn(gw)
 }
 
 type clientJSON struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/pixgate/pixgate/internal/gateway"
-	"github.com/pixgate/pixgate/internal/provider"
 )
 
 // statementCmd is pixgate statement: one client's statement, as the API's
@@ -22,23 +21,15 @@ type statementCmd struct {
 // an error while streaming leaves stdout truncated, and the exit code
 // says so.
 func (a *app) statement(ctx context.Context, s statementCmd) error {
-	db, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	// A statement settles nothing, so it gets no PSP.
-	gw, err := gateway.New(a.gatewayConfig(db, provider.None{}))
-	if err != nil {
-		return err
-	}
-	c, err := gw.Client(ctx, s.Client)
-	if err != nil {
-		return err
-	}
-	st, err := gw.Statement(ctx, c, gateway.StatementQuery{From: s.From, To: s.To, Format: s.Format})
-	if err != nil {
-		return err
-	}
-	return st.Write(ctx, a.stdout)
+	return a.withGateway(ctx, func(gw *gateway.Service) error {
+		c, err := gw.Client(ctx, s.Client)
+		if err != nil {
+			return err
+		}
+		st, err := gw.Statement(ctx, c, gateway.StatementQuery{From: s.From, To: s.To, Format: s.Format})
+		if err != nil {
+			return err
+		}
+		return st.Write(ctx, a.stdout)
+	})
 }
