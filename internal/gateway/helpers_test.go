@@ -52,3 +52,19 @@ func sandboxClient(t *testing.T, db *store.DB, payoutDelay time.Duration, cashin
 	require.NoError(t, err)
 	return s, c
 }
+
+// statementJSON is the JSON statement as a merchant reads it.
+type statementJSON struct {
+	StatusCode int    `json:"statusCode"`
+	Message    string `json:"message"`
+	Data       struct {
+		Opening   int64 `json:"opening_balance_cents"`
+		Closing   int64 `json:"closing_balance_cents"`
+		Movements []struct {
+			TransactionID string `json:"transaction_id"`
+			Type          string `json:"type"`
+			Amount        int64  `json:"amount_cents"`
+			Balance       int64  `json:"balance_cents"`
+		} `json:"movements"`
+	} `json:"data"`
+}

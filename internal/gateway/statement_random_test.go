@@ -369,18 +369,7 @@ func requireJSONLines(t *testing.T, ctx context.Context, s *gateway.Service, c s
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, st.Write(ctx, &buf))
-	var body struct {
-		Data struct {
-			Opening   int64 `json:"opening_balance_cents"`
-			Closing   int64 `json:"closing_balance_cents"`
-			Movements []struct {
-				TransactionID string `json:"transaction_id"`
-				Type          string `json:"type"`
-				Amount        int64  `json:"amount_cents"`
-				Balance       int64  `json:"balance_cents"`
-			} `json:"movements"`
-		} `json:"data"`
-	}
+	var body statementJSON
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &body))
 	require.Equal(t, int64(st.Opening), body.Data.Opening)
 	require.Equal(t, int64(st.Closing), body.Data.Closing)

@@ -41,20 +41,7 @@ func TestStatementLines(t *testing.T) {
 		require.Equal(t, pix.Amount(1050-25-100-10), st.Closing)
 		var buf bytes.Buffer
 		require.NoError(t, st.Write(ctx, &buf))
-		var body struct {
-			StatusCode int    `json:"statusCode"`
-			Message    string `json:"message"`
-			Data       struct {
-				Opening   int64 `json:"opening_balance_cents"`
-				Closing   int64 `json:"closing_balance_cents"`
-				Movements []struct {
-					TransactionID string `json:"transaction_id"`
-					Type          string `json:"type"`
-					Amount        int64  `json:"amount_cents"`
-					Balance       int64  `json:"balance_cents"`
-				} `json:"movements"`
-			} `json:"data"`
-		}
+		var body statementJSON
 		require.NoError(t, json.Unmarshal(buf.Bytes(), &body), buf.String())
 		require.Equal(t, 200, body.StatusCode)
 		type line struct {
