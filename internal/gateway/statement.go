@@ -57,19 +57,17 @@ var movementKinds = map[string]struct{ typ, desc, feeType, feeDesc string }{
 }
 
 // movements splits a stored movement into the statement's lines: the
-// principal, then the fee if it has one.
-func movements(m store.AvailableMovement) []Movement {
+// principal, then the fee if it has one (fee reports whether it does).
+func movements(m store.AvailableMovement) (principal, fee Movement, hasFee bool) {
 	k, ok := movementKinds[m.Kind]
 	if !ok {
 		k.typ, k.desc, k.feeType, k.feeDesc = m.Kind, m.Kind, m.Kind+".fee", m.Kind
 	}
 	if m.Fee == 0 {
-		return []Movement{{m.At, m.TransactionID, k.typ, k.desc, m.Delta, m.Balance}}
+		return Movement{m.At, m.TransactionID, k.typ, k.desc, m.Delta, m.Balance}, Movement{}, false
 	}
-	return []Movement{
-		{m.At, m.TransactionID, k.typ, k.desc, m.Delta - m.Fee, m.Balance - m.Fee},
-		{m.At, m.TransactionID, k.feeType, k.feeDesc, m.Fee, m.Balance},
-	}
+	return Movement{m.At, m.TransactionID, k.typ, k.desc, m.Delta - m.Fee, m.Balance - m.Fee},
+		Movement{m.At, m.TransactionID, k.feeType, k.feeDesc, m.Fee, m.Balance}, true
 }
 
 // Statement is one client's statement for a window, its balances read;
@@ -132,12 +130,11 @@ func (s *Service) Statement(ctx context.Context, c store.Client, q StatementQuer
 // them from the database; it stops at fn's first error and returns it.
 func (st *Statement) Each(ctx context.Context, fn func(Movement) error) error {
 	return st.db.StatementMovements(ctx, st.clientID, st.From, st.To, st.lastSeq, func(m store.AvailableMovement) error {
-		for _, line := range movements(m) {
-			if err := fn(line); err != nil {
-				return err
-			}
+		principal, fee, hasFee := movements(m)
+		if err := fn(principal); err != nil || !hasFee {
+			return err
 		}
-		return nil
+		return fn(fee)
 	})
 }
 
