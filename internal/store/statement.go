@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
@@ -32,12 +33,13 @@ type StatementBounds struct {
 }
 
 // lastMovementBefore returns the balance and sequence number of client's
-// last available-balance movement before t, or zeros if none.
-func (q *Q) lastMovementBefore(ctx context.Context, clientID string, t time.Time) (pix.Amount, int64, error) {
+// last available-balance movement before t numbered at most maxSeq, or
+// zeros if none.
+func (q *Q) lastMovementBefore(ctx context.Context, clientID string, t time.Time, maxSeq int64) (pix.Amount, int64, error) {
 	var bal, seq int64
 	err := q.q.QueryRowContext(ctx, `SELECT available_balance, available_seq FROM postings
-		WHERE client_id = $1 AND available_seq IS NOT NULL AND created_at < $2
-		ORDER BY created_at DESC, available_seq DESC LIMIT 1`, clientID, msCeil(t)).Scan(&bal, &seq)
+		WHERE client_id = $1 AND available_seq IS NOT NULL AND created_at < $2 AND available_seq <= $3
+		ORDER BY created_at DESC, available_seq DESC LIMIT 1`, clientID, msCeil(t), maxSeq).Scan(&bal, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, nil
 	}
@@ -48,15 +50,18 @@ func (q *Q) lastMovementBefore(ctx context.Context, clientID string, t time.Time
 }
 
 // StatementBounds returns the available balance of client at from
-// (opening) and at to (closing), and the last movement before to.
+// (opening) and at to (closing), and the last movement before to. The
+// closing is read first and the opening among the movements it counts, so
+// a movement committed between the two reads (one dated before a window
+// that lies ahead) is in neither.
 func (q *Q) StatementBounds(ctx context.Context, clientID string, from, to time.Time) (StatementBounds, error) {
-	opening, _, err := q.lastMovementBefore(ctx, clientID, from)
-	if err != nil {
-		return StatementBounds{}, fmt.Errorf("statement opening: %w", err)
-	}
-	closing, last, err := q.lastMovementBefore(ctx, clientID, to)
+	closing, last, err := q.lastMovementBefore(ctx, clientID, to, math.MaxInt64)
 	if err != nil {
 		return StatementBounds{}, fmt.Errorf("statement closing: %w", err)
+	}
+	opening, _, err := q.lastMovementBefore(ctx, clientID, from, last)
+	if err != nil {
+		return StatementBounds{}, fmt.Errorf("statement opening: %w", err)
 	}
 	return StatementBounds{Opening: opening, Closing: closing, LastSeq: last}, nil
 }
