@@ -226,30 +226,18 @@ func (h *Handler) attachment(w http.ResponseWriter, r *http.Request, file, conte
 	hd.Set("Content-Type", contentType)
 	hd.Set("Content-Disposition", stream.Attachment(file))
 	// A long download outlives the server's WriteTimeout while the browser reads.
-	sw := &startWriter{w: stream.NewWriter(w)}
+	sw := stream.NewWriter(w)
 	err := write(sw)
 	if err == nil {
 		return nil
 	}
-	if !sw.started {
+	if !sw.Started() {
 		hd.Del("Content-Disposition")
 		return err
 	}
 	h.log.ErrorContext(r.Context(), "admin download aborted", "route", r.Pattern, "file", file,
 		"client_gone", r.Context().Err() != nil, "error", err.Error())
 	panic(http.ErrAbortHandler)
-}
-
-// startWriter notes whether anything was written to w: after that the
-// status and headers are sent.
-type startWriter struct {
-	w       io.Writer
-	started bool
-}
-
-func (s *startWriter) Write(p []byte) (int, error) {
-	s.started = true
-	return s.w.Write(p)
 }
 
 // statementFile is a statement download's file name:

@@ -22,7 +22,12 @@ type Writer struct {
 	rc      *http.ResponseController
 	timeout time.Duration
 	next    time.Time // when the deadline is pushed again
+	started bool
 }
+
+// Started reports whether anything was written: after that the status and
+// headers are sent, and a failure can only abort the response.
+func (d *Writer) Started() bool { return d.started }
 
 // NewWriter returns a Writer on w with WriteTimeout.
 func NewWriter(w http.ResponseWriter) *Writer {
@@ -38,6 +43,7 @@ func (d *Writer) Write(p []byte) (int, error) {
 			return 0, err
 		}
 	}
+	d.started = true
 	return d.w.Write(p)
 }
 

@@ -60,3 +60,13 @@ func TestAttachment(t *testing.T) {
 	require.Equal(t, `attachment; filename="pixgate-cli_1.2-2026-11.csv"`, stream.Attachment("pixgate-cli_1.2-2026-11.csv"))
 	require.Equal(t, `attachment; filename="a__b_c_d.csv"`, stream.Attachment("a\"\nb;c:d.csv"))
 }
+
+// TestWriterStarted: Started turns true with the first write.
+func TestWriterStarted(t *testing.T) {
+	t.Parallel()
+	w := stream.NewWriter(httptest.NewRecorder())
+	require.False(t, w.Started())
+	_, err := w.Write([]byte("x"))
+	require.NoError(t, err)
+	require.True(t, w.Started())
+}
