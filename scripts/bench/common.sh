@@ -1,7 +1,7 @@
-# Sourced by run.sh, profile.sh and halfpeak.sh once they have set root (the
-# repository) and work (their working directory): what each needs to build
-# pixgate and pixgate-bench, start a private PostgreSQL with pixgate's
-# schema, and start and stop `pixgate serve` on it, cleaning up on exit.
+# Sourced by the bench scripts once they have set root (the repository) and
+# work (their working directory): what each needs to build pixgate and
+# pixgate-bench, start a private PostgreSQL with pixgate's schema, start
+# and stop `pixgate serve` on it and a webhook receiver, cleaning up on exit.
 
 # work_dir DIR PREFIX: DIR (created) or a new temp dir named PREFIX.XXXXXX,
 # as an absolute path.
@@ -12,7 +12,18 @@ work_dir() {
 }
 
 serve_pid=
+receiver_pid=
+# stop_receiver: stops the receiver start_receiver started, if running (it
+# then writes how many webhooks it received to WORK/receiver.log).
+stop_receiver() {
+	if [[ -n $receiver_pid ]]; then
+		kill "$receiver_pid" 2>/dev/null || true
+		wait "$receiver_pid" 2>/dev/null || true
+		receiver_pid=
+	fi
+}
 cleanup() {
+	stop_receiver
 	if [[ -n $serve_pid ]]; then
 		kill "$serve_pid" 2>/dev/null || true
 		wait "$serve_pid" 2>/dev/null || true
@@ -30,6 +41,20 @@ trap 'exit 130' INT TERM
 # thread spinning for work, which at C=16 took ~9 % of its CPU from them
 # (docs/decisions.md). It needs well under one CPU at any rate measured here.
 BENCH_PROCS=${BENCH_PROCS:-1}
+
+# start_receiver: builds and starts the webhook receiver that answers 204
+# (scripts/bench/receiver) into WORK, stopped by cleanup (sets
+# receiver_pid, and hook, its URL).
+start_receiver() {
+	(cd "$root" && go build -o "$work/receiver" ./scripts/bench/receiver)
+	"$work/receiver" 127.0.0.1:0 >"$work/receiver.out" 2>"$work/receiver.log" &
+	receiver_pid=$!
+	for _ in $(seq 50); do
+		[[ -s $work/receiver.out ]] && break
+		sleep 0.1
+	done
+	hook=http://$(head -n 1 "$work/receiver.out")/hook
+}
 
 # build_bench: builds the load generator into WORK (sets pixgate_bench).
 build_bench() {

@@ -33,17 +33,8 @@ else
 	pixgate=$work/pixgate
 fi
 build_bench
-(cd "$root" && go build -o "$work/receiver" ./scripts/bench/receiver)
 start_postgres
-receiver_pid=
-trap 'if [[ -n $receiver_pid ]]; then kill "$receiver_pid" 2>/dev/null || true; fi; cleanup' EXIT
-"$work/receiver" 127.0.0.1:0 >"$work/receiver.out" 2>"$work/receiver.log" &
-receiver_pid=$!
-for _ in $(seq 50); do
-	[[ -s $work/receiver.out ]] && break
-	sleep 0.1
-done
-hook=http://$(head -n 1 "$work/receiver.out")/hook
+start_receiver
 SERVE_ENV="PIXGATE_ENV=sandbox PIXGATE_SANDBOX_PAYOUT_DELAY=${PAYOUT_DELAY:-2s} PIXGATE_WEBHOOK_ALLOW_PRIVATE=true" start_serve "$pg" half
 : >"$work/p99.txt"
 for run in $(seq "$RUNS"); do

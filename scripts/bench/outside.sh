@@ -50,6 +50,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 op=${1:-payout}
 T=${T:-12}
 ROUNDS=${ROUNDS:-5}
+if ((ROUNDS < 2)); then
+	echo "ROUNDS must be at least 2: the figures are the median of rounds 2 to ROUNDS" >&2
+	exit 2
+fi
 PAUSE=${PAUSE:-10}
 RATE_LIMIT=100000000
 case $op in payout | charge) ;; *)
@@ -68,7 +72,6 @@ else
 	(cd "$root" && go build -o "$work/pixgate" ./cmd/pixgate)
 	pixgate=$work/pixgate
 fi
-(cd "$root" && go build -o "$work/receiver" ./scripts/bench/receiver)
 if [[ -n ${PROFILE:-} ]]; then
 	PG_EXTRA="${PG_EXTRA:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
 fi
@@ -90,21 +93,7 @@ else
 	ceiling_args=(-D clients=64 -D auth=0 -f "$root/scripts/bench/pgbench-charge.sql")
 fi
 
-receiver_pid=
-stop_receiver() {
-	if [[ -n $receiver_pid ]]; then
-		kill "$receiver_pid" 2>/dev/null || true
-		wait "$receiver_pid" 2>/dev/null || true
-	fi
-}
-trap 'stop_receiver; cleanup' EXIT
-"$work/receiver" 127.0.0.1:0 >"$work/receiver.out" 2>"$work/receiver.log" &
-receiver_pid=$!
-for _ in $(seq 50); do
-	[[ -s $work/receiver.out ]] && break
-	sleep 0.1
-done
-hook=http://$(head -n 1 "$work/receiver.out")/hook
+start_receiver
 
 SERVE_ENV="PIXGATE_ENV=sandbox PIXGATE_SANDBOX_PAYOUT_DELAY=${PAYOUT_DELAY:-2s} PIXGATE_WEBHOOK_ALLOW_PRIVATE=true"
 if [[ -n ${PROFILE:-} ]]; then
@@ -209,7 +198,6 @@ print(f"median of rounds 2..{len(rows) + 1}: pgbench {statistics.median(get(r'pg
       f"p99 {statistics.median(get(r'p99 ([0-9.]+)')):.1f} ms")
 PY
 stop_receiver
-receiver_pid=
 echo "webhook $(cat "$work/receiver.log") received; work directory $work" >&2
 if [[ -n ${PROFILE:-} && -s $work/cpu.pprof ]]; then
 	rps=$(sed -n "s/^round $PROFILE: .*pixgate \([0-9,]*\) req.*/\1/p" "$results" | tr -d ,)
