@@ -123,26 +123,24 @@ func (h *Handler) period(q url.Values) (statementPeriod, string) {
 			kind = periodMonth
 		}
 	}
+	var layout, value, bad string
+	var months, days int
 	switch kind {
 	case periodDay:
-		t, err := time.ParseInLocation("2006-01-02", day, h.loc)
-		if err != nil || t.Year() < statementMinYear || t.Year() > statementMaxYear {
-			return statementPeriod{}, "statement.badday"
-		}
-		y, m, dd := t.Date()
-		// Midnight by the calendar, not by adding 24 hours to a start.
-		return statementPeriod{Kind: kind, Label: t.Format("2006-01-02"),
-			From: time.Date(y, m, dd, 0, 0, 0, 0, h.loc), To: time.Date(y, m, dd+1, 0, 0, 0, 0, h.loc)}, ""
+		layout, value, bad, days = "2006-01-02", day, "statement.badday", 1
 	case periodMonth:
-		t, err := time.ParseInLocation("2006-01", month, h.loc)
-		if err != nil || t.Year() < statementMinYear || t.Year() > statementMaxYear {
-			return statementPeriod{}, "statement.badmonth"
-		}
-		y, m, _ := t.Date()
-		return statementPeriod{Kind: kind, Label: t.Format("2006-01"),
-			From: time.Date(y, m, 1, 0, 0, 0, 0, h.loc), To: time.Date(y, m+1, 1, 0, 0, 0, 0, h.loc)}, ""
+		layout, value, bad, months = "2006-01", month, "statement.badmonth", 1
+	default:
+		return statementPeriod{}, "statement.noperiod"
 	}
-	return statementPeriod{}, "statement.noperiod"
+	t, err := time.ParseInLocation(layout, value, h.loc)
+	if err != nil || t.Year() < statementMinYear || t.Year() > statementMaxYear {
+		return statementPeriod{}, bad
+	}
+	y, m, d := t.Date()
+	// Midnight by the calendar, not by adding 24 hours to a start.
+	return statementPeriod{Kind: kind, Label: t.Format(layout),
+		From: time.Date(y, m, d, 0, 0, 0, 0, h.loc), To: time.Date(y, m+time.Month(months), d+days, 0, 0, 0, 0, h.loc)}, ""
 }
 
 // statement validates the chosen client, period and format and reads the
