@@ -29,7 +29,7 @@ func pickLang(w http.ResponseWriter, r *http.Request, loc *time.Location, secure
 	code := ""
 	if q := r.URL.Query().Get("lang"); q == langPT || q == langEN {
 		code = q
-		//nolint:gosec // G124: Secure is set outside the sandbox, which serves plain http (CONTRACT §6).
+		//nolint:gosec // G124: Secure is set outside the sandbox, which serves plain http.
 		http.SetCookie(w, &http.Cookie{Name: langCookie, Value: q, Path: "/admin/", MaxAge: 365 * 24 * 3600,
 			HttpOnly: true, Secure: secure, SameSite: http.SameSiteStrictMode})
 	} else if c, err := r.Cookie(langCookie); err == nil && (c.Value == langPT || c.Value == langEN) {

@@ -57,7 +57,7 @@ func (h *Handler) loginCookie() string {
 }
 
 func (h *Handler) setCookie(w http.ResponseWriter, name, value string, maxAge int) {
-	//nolint:gosec // G124: Secure is set outside the sandbox, which serves plain http (CONTRACT §6).
+	//nolint:gosec // G124: Secure is set outside the sandbox, which serves plain http.
 	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge,
 		HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode})
 }

@@ -28,7 +28,7 @@ func without(flag string) []string {
 // TestServeProductionRefusesSandboxDefaults: in production serve stops at
 // once, with one line naming the setting and exit code 2, unless the
 // provider and (with provider sandbox) the key, merchant name and city are
-// set explicitly (CONTRACT §1, §4a); apipix and efi need their PSP settings
+// set explicitly; apipix and efi need their PSP settings
 // (psp_serve_test.go names each). It opens no database: the SQLite file is never created.
 func TestServeProductionRefusesSandboxDefaults(t *testing.T) {
 	t.Parallel()

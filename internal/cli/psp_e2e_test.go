@@ -28,7 +28,7 @@ import (
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
-// The tests of this file prove CONTRACT §8 end to end: the real `pixgate
+// The tests of this file prove the PSP integration (docs/psp.md) end to end: the real `pixgate
 // serve` binary in production with PIXGATE_PROVIDER=efi talks to the
 // simulated PSP over mutual TLS with OAuth 2.0 on loopback, the simulator
 // delivers its webhooks to serve's /psp/webhook/<secret>/pix, and every

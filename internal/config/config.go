@@ -64,7 +64,7 @@ type Config struct {
 	TLSKey               string `name:"tls-key" env:"PIXGATE_TLS_KEY" help:"TLS private key file (PEM)."`
 	LogLevel             string `name:"log-level" env:"PIXGATE_LOG_LEVEL" default:"info" help:"debug, info, warn or error."`
 	PprofAddr            string `name:"pprof-addr" env:"PIXGATE_PPROF_ADDR" help:"Serve Go's profiler (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (default: off)."`
-	// A real PSP (PIXGATE_PROVIDER=apipix or efi, CONTRACT §8): required
+	// A real PSP (PIXGATE_PROVIDER=apipix or efi, docs/psp.md#settings): required
 	// with those providers except the token URL (defaulted from the API
 	// URL) and the CA file (default: the system roots).
 	PSPAPIURL       string `name:"psp-api-url" env:"PIXGATE_PSP_API_URL" help:"PSP: API Pix base URL including its version (https://…/v2)."`
@@ -198,9 +198,9 @@ func (c Config) Validate() (Settings, error) {
 // in production PIXGATE_PROVIDER must be set; with provider sandbox there
 // (pixgate writes the BR Codes itself) the receiving key and merchant name
 // and city must be set explicitly, so that no sandbox default ever reaches
-// a payer (CONTRACT §1, §4a); with apipix or efi every PIXGATE_PSP_*
+// a payer; with apipix or efi every PIXGATE_PSP_*
 // setting must be present and well formed and its files readable
-// (CONTRACT §8). For those it fills s.CertPEM, s.KeyPEM, s.CAPEM,
+// (docs/psp.md#settings). For those it fills s.CertPEM, s.KeyPEM, s.CAPEM,
 // s.PSPWebhookSecret and the default s.PSPTokenURL. No line quotes a
 // secret or a file's contents.
 func (s *Settings) ValidateServe() error {

@@ -258,7 +258,7 @@ func TestValidateServePSP(t *testing.T) {
 	}
 }
 
-// TestPSPSettingsAreFlagsAndVariables: every §8 setting is read from its
+// TestPSPSettingsAreFlagsAndVariables: every PSP setting is read from its
 // PIXGATE_PSP_* variable and from the flag of the same name.
 func TestPSPSettingsAreFlagsAndVariables(t *testing.T) {
 	t.Parallel()

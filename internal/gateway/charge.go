@@ -122,7 +122,7 @@ const (
 	issueWebhookURLProduction = "must be an absolute https URL"
 	issueWebhookURLSandbox    = "must be an absolute http or https URL"
 	// IssueWebhookDestination is the issue of a URL that is well formed but
-	// may not be called (CONTRACT §4a).
+	// may not be called (docs/api.md, Input rules).
 	IssueWebhookDestination = "destination not allowed"
 )
 

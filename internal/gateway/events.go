@@ -11,7 +11,7 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// Event types (CONTRACT §5).
+// Event types, as docs/webhooks.md lists them.
 const (
 	EventCashinPaid      = "pix.cashin.paid"
 	EventCashinCancelled = "pix.cashin.cancelled"
@@ -22,7 +22,7 @@ const (
 	EventRefundFailed    = "pix.refund.failed"
 )
 
-// RefundEventType is the type of refund events (CONTRACT §4a); other events
+// RefundEventType is the type of refund events (docs/webhooks.md, Body); other events
 // carry their transaction's type, cashin or cashout.
 const RefundEventType = "refund"
 

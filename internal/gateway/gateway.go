@@ -145,7 +145,7 @@ func (s *Service) Sandbox() bool { return s.Env == EnvSandbox }
 
 // SandboxPayments reports whether the sandbox's simulated payers and
 // expiry are offered: in the sandbox environment with the simulated
-// provider only (CONTRACT §4, §8).
+// provider only: with a real PSP, only real payers pay.
 func (s *Service) SandboxPayments() bool { return s.Sandbox() && s.caps.Simulated }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }

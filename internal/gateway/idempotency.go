@@ -5,7 +5,7 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// Idempotency messages (CONTRACT §3). Each names the key that clashed, so a
+// Idempotency messages (docs/api.md, Idempotency). Each names the key that clashed, so a
 // client that sent only the Idempotency-Key header is not told about an
 // external_id it never sent.
 const (

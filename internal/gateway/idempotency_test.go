@@ -9,7 +9,7 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// TestIdempotencyErrorsNameTheKey pins the CONTRACT §3 texts of the 422 and
+// TestIdempotencyErrorsNameTheKey pins the docs/api.md texts of the 422 and
 // 409 for each key, and which key an earlier request was found by.
 func TestIdempotencyErrorsNameTheKey(t *testing.T) {
 	t.Parallel()

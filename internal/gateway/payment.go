@@ -27,7 +27,7 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 // cannot do: paying a charge that is not PENDING, or another amount. A
 // payment a real PSP confirmed is money received and is never refused:
 // a CANCELLED charge becomes PAID, and the PSP's amount is credited
-// (CONTRACT §8); only a second payment of a paid charge is left to the
+// as confirmed; only a second payment of a paid charge is left to the
 // operator, logged.
 func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool) (store.Transaction, error) {
 	now := s.now()

@@ -15,11 +15,11 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// Timing of the work with a real PSP (CONTRACT §8).
+// Timing of the work with a real PSP (docs/production.md, Moving real money).
 const (
 	// DefaultReconcileEvery spaces the readings of the PSP's received
 	// payments: a payment whose webhook is lost is credited within it
-	// (well inside the contract's 2 minutes).
+	// (well inside the 2 minutes by which every payment must be credited).
 	DefaultReconcileEvery = 20 * time.Second
 	// readOverlap re-reads the end of the previous window: a PSP lists a
 	// payment by its own clock, which may run behind ours.
@@ -68,7 +68,7 @@ func (s *Service) newTxID() (string, error) {
 }
 
 // createAtProvider registers charge c at the PSP and returns its BR Code;
-// a real PSP's failure is the 502 of CONTRACT §8, logged with its cause.
+// a real PSP's failure is a 502 "Payment provider unavailable", logged with its cause.
 func (s *Service) createAtProvider(ctx context.Context, c provider.Charge) (string, error) {
 	code, err := s.Provider.CreateCharge(ctx, c)
 	if err == nil {

@@ -20,7 +20,7 @@ import (
 )
 
 // scriptedPSP is an in-memory PSP whose answers each test scripts: the
-// gateway's side of CONTRACT §8 (what it sends, when it reads before it
+// gateway's side of the PSP integration (what it sends, when it reads before it
 // sends again, what it credits) is tested here on both databases; the
 // HTTP providers against the simulator are tested in their packages and
 // end to end in cli.
@@ -590,7 +590,7 @@ func TestPSPRefunds(t *testing.T) {
 	})
 }
 
-// A provider without payouts (apipix) refuses a payout with the contract's 422.
+// A provider without payouts (apipix) answers a payout 422 "Payouts are not available with this provider".
 func TestPSPWithoutPayouts(t *testing.T) {
 	t.Parallel()
 	f := newPSPFixture(t, func(t *testing.T) *store.DB { return testkit.OpenSQLite(t) })

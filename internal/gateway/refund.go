@@ -154,7 +154,7 @@ func replayRefund(prev store.Refund, hash string) (RefundResponse, bool, error) 
 }
 
 // RefundView is a refund as GET /api/v1/gateway/refunds/{refund_id} shows
-// it (CONTRACT §4a): reason is null when none was given, settled_at null
+// it (docs/api.md): reason is null when none was given, settled_at null
 // while the refund is PENDING.
 type RefundView struct {
 	RefundID  string           `json:"refund_id"`

@@ -14,7 +14,7 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// Statement limits and messages (CONTRACT §4a).
+// Statement limits and messages (README.md#statement).
 const (
 	MsgStatementOK     = "Extrato gerado com sucesso."
 	MaxStatementWindow = 366 * 24 * time.Hour

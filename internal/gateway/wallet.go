@@ -14,7 +14,7 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// Wallet messages (spec §7, to the letter).
+// Wallet messages: fixed texts of the API that clients may match, kept to the letter.
 const (
 	MsgLookupNeedsID    = "Informe 'payment_id', 'external_id' ou ambos para buscar a transação."
 	MsgLookupMismatch   = "O 'payment_id' e o 'external_id' informados não correspondem à mesma transação."
@@ -43,7 +43,7 @@ func (s *Service) Balance(ctx context.Context, c store.Client) (Balance, error) 
 
 // insufficientBalance is the 422 for an operation that needs need
 // centavos (amount + tax) from client c's available balance, with a detail
-// stating both amounts (CONTRACT §4a). The balance is read after the
+// stating both amounts (docs/api.md, Errors). The balance is read after the
 // database refused the reservation, so a credit that arrived in between can
 // make it enough; the detail then says so rather than claim a shortfall.
 func (s *Service) insufficientBalance(ctx context.Context, c store.Client, need pix.Amount) error {
@@ -98,7 +98,7 @@ func View(t store.Transaction) TransactionView {
 }
 
 // Lookup finds client c's transaction by payment_id, external_id or both
-// (spec §4.4): neither given → EInvalid; both given and not the same
+// (POST /api/v1/wallet/transaction): neither given → EInvalid; both given and not the same
 // transaction → EInvalid; nothing found → ENotFound. An empty string counts
 // as not given.
 func (s *Service) Lookup(ctx context.Context, c store.Client, paymentID, externalID string) (store.Transaction, error) {

@@ -27,7 +27,7 @@ const MaxBodyBytes = 64 << 10
 // with the offending field in Details (and, for the strict-reading rules, a
 // message naming it that wallet endpoints show).
 //
-// The body is read strictly (CONTRACT §4a) so that pixgate never reads a
+// The body is read strictly (docs/api.md, Input rules) so that pixgate never reads a
 // different request than a proxy, WAF or signing layer in front of it:
 // a member name that appears twice in one object, or that differs from a
 // documented field name only by letter case, is refused; so is a string

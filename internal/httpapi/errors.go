@@ -10,7 +10,7 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
-// family is the error body shape of an endpoint group (spec §7): wallet
+// family is the error body shape of an endpoint group (docs/api.md, Errors): wallet
 // endpoints answer {statusCode, message}; all others add error.
 type family int
 
@@ -48,7 +48,7 @@ var errorTable = map[pix.Code]errorSpec{
 	pix.EInternal:            {http.StatusInternalServerError, "Internal server error", "Erro interno.", false},
 }
 
-// errorBody is the spec §7 error envelope. Error is omitted for wallet
+// errorBody is the error envelope of docs/api.md (Errors). Error is omitted for wallet
 // endpoints; Details only on gateway endpoints (validation errors, a key's
 // expected form, the amounts behind Insufficient balance); RetryAfter only
 // on 429.
@@ -76,7 +76,7 @@ var (
 	errMethodNotAllowed = &httpError{http.StatusMethodNotAllowed, "Method not allowed", "Método não permitido."}
 )
 
-// writeError writes err as the spec §7 body of the request's endpoint family.
+// writeError writes err as the error body of the request's endpoint family.
 // Anything that is not a domain or HTTP error is logged and becomes the 500 body.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	fam := familyOf(r)

@@ -16,7 +16,7 @@ const (
 )
 
 // TestIdempotencyMismatchNamesTheKey: a reused key with a different body
-// gets a 422 naming the key that clashed (CONTRACT §3), on charges, payouts
+// gets a 422 naming the key that clashed (docs/api.md, Idempotency), on charges, payouts
 // and refunds. When both keys are sent, the earlier request is looked up by
 // external_id first: external_id is named when it matched an earlier
 // request, the header when only the header did.

@@ -159,7 +159,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 // mux's plain text. It never lets the mux redirect: a path that is not in
 // canonical form (//api/v1/…, /a/../b) or lacks a subtree's trailing slash
 // is not a route, so it answers 404 — after authentication when it lies
-// under /api/v1, which authenticates first (CONTRACT §4a). A matched
+// under /api/v1, which authenticates every path first. A matched
 // request whose path, query or Idempotency-Key holds a NUL character or
 // invalid UTF-8 answers 400 naming the path value, parameter or header.
 func (s *Server) routed(mux *http.ServeMux) http.Handler {
@@ -250,7 +250,7 @@ func cleanPath(p string) string {
 }
 
 // requestTextError checks the request's path, query and Idempotency-Key
-// header: each must be valid UTF-8 without NUL characters (CONTRACT §4a),
+// header: each must be valid UTF-8 without NUL characters (docs/api.md, Input rules),
 // since identifiers read from them reach the database, and PostgreSQL
 // refuses both. pattern names the path's wildcards.
 func requestTextError(r *http.Request, pattern string) error {

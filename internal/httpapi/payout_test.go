@@ -415,7 +415,7 @@ func TestPayoutInsufficientAndIdempotent(t *testing.T) {
 }
 
 // TestInsufficientBalanceDetails: the 422 states the available amount and
-// amount + tax in reais, exact from centavos (CONTRACT §4a).
+// amount + tax in reais, exact from centavos (docs/api.md, Errors).
 func TestInsufficientBalanceDetails(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {

@@ -12,7 +12,7 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 )
 
-// The PSP's calls (CONTRACT §8): the PSP POSTs the Pix it received to
+// The PSP's calls (docs/psp.md, The webhook): the PSP POSTs the Pix it received to
 // <PIXGATE_PSP_WEBHOOK_URL>/pix, that is /psp/webhook/<secret>/pix. The
 // secret in the path is the PSP's only authentication, so it is compared in
 // constant time and never written to a log: the access log and metrics name
@@ -51,8 +51,8 @@ type pspNotification struct {
 func pspWebhookSecretSum(secret string) [sha256.Size]byte { return sha256.Sum256([]byte(secret)) }
 
 // pspWebhook answers every path under /psp/webhook/. A wrong secret, a
-// path other than <secret>/pix (the bare <secret> included: CONTRACT §8
-// admits one path) and an unusable request all answer the same 404 body, so that a caller without
+// path other than <secret>/pix (the bare <secret> included: the PSP calls
+// no other path) and an unusable request all answer the same 404 body, so that a caller without
 // the secret learns nothing about it; at the right path a method other
 // than POST answers 405.
 func (s *Server) pspWebhook() http.Handler {

@@ -247,7 +247,7 @@ func TestRandomConcurrentMix(t *testing.T) {
 }
 
 // TestRefundLookup: GET /api/v1/gateway/refunds/{refund_id} shows the
-// caller's refund as CONTRACT §4a fixes it, through PENDING, COMPLETED and
+// caller's refund as docs/api.md describes it, through PENDING, COMPLETED and
 // FAILED; another client's, unknown and malformed ids are 404. Refund
 // events carry type "refund".
 func TestRefundLookup(t *testing.T) {

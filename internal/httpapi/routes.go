@@ -1,5 +1,5 @@
 // Package httpapi is pixgate's HTTP API: the one route table, authentication,
-// request decoding, and the mapping of domain errors to the spec §7 bodies.
+// request decoding, and the mapping of domain errors to the error bodies of docs/api.md.
 // Handlers return errors; writing and logging them happens in one place.
 package httpapi
 
@@ -56,7 +56,7 @@ type Options struct {
 	// Admin, when set, is the administration panel, served at /admin/.
 	Admin http.Handler
 	// PSPWebhookSecret, when set, is the <secret> of the PSP's webhook
-	// URL: POST /psp/webhook/<secret>/pix is served (CONTRACT §8). Unset,
+	// URL: POST /psp/webhook/<secret>/pix is served (docs/psp.md). Unset,
 	// everything under /psp/webhook/ is 404.
 	PSPWebhookSecret string
 }

@@ -63,7 +63,7 @@ func requireWalletError(t *testing.T, r response, field, label string) {
 // TestStrictJSONNames: a member name sent twice, or differing from a
 // documented field name only by letter case, is a 400 naming the field on
 // every endpoint with a body, and creates nothing; unknown members are
-// still ignored (CONTRACT §4a).
+// still ignored (docs/api.md, Input rules).
 func TestStrictJSONNames(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
@@ -138,7 +138,7 @@ func mustJSON(t *testing.T, v any) string {
 // TestTextMustBeValid: a NUL character or invalid UTF-8 in any text field
 // or identifier — body strings at any depth, query parameters, path values,
 // the Idempotency-Key header — is a 400 on both databases, never a 500
-// (PostgreSQL refuses both) and never stored as U+FFFD (CONTRACT §4a).
+// (PostgreSQL refuses both) and never stored as U+FFFD (docs/api.md, Input rules).
 func TestTextMustBeValid(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {

@@ -9,7 +9,7 @@ import (
 )
 
 // Code classifies a domain error; the HTTP layer maps each code to a status
-// and to the spec §7 body of the endpoint family, in one table.
+// and to the error body of the endpoint family (docs/api.md), in one table.
 type Code string
 
 // Error codes. Every error a use case returns to a client carries one.

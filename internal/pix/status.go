@@ -6,7 +6,7 @@ package pix
 // that a refund status cannot be passed where a transaction status is meant.
 
 // TxStatus is a transaction's status as the lookup endpoint shows it
-// (spec §2.1); it is stored as transactions.status.
+// (POST /api/v1/wallet/transaction); it is stored as transactions.status.
 type TxStatus string
 
 // Transaction statuses.

@@ -205,7 +205,7 @@ func ValidExternalID(s string) bool {
 // KeyType is the type of a PIX key (the keyType request field).
 type KeyType string
 
-// PIX key types (spec §1).
+// PIX key types: the keyType values a payout accepts.
 const (
 	KeyCPF   KeyType = "CPF"
 	KeyCNPJ  KeyType = "CNPJ"
@@ -355,7 +355,7 @@ func maskGeneric(s string) string {
 }
 
 // ValidText reports whether s is valid UTF-8 without NUL characters: what
-// every text field and identifier must be (CONTRACT §4a), since PostgreSQL
+// every text field and identifier must be (docs/api.md, Input rules), since PostgreSQL
 // can neither store nor compare anything else.
 func ValidText(s string) bool {
 	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0

@@ -35,7 +35,7 @@ func issueOf(t *testing.T, err error, field string) string {
 // TestWebhookURLIssues: the gateway, wired to the guard as serve wires it,
 // answers a refused destination with "destination not allowed" and a URL
 // that is not acceptable as written with "must be an absolute … URL", for
-// postbackUrl and callbackUrl alike (CONTRACT §4a).
+// postbackUrl and callbackUrl alike (docs/api.md, Input rules).
 func TestWebhookURLIssues(t *testing.T) {
 	t.Parallel()
 	f := setup(t, testkit.OpenSQLite(t))

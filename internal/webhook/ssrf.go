@@ -74,7 +74,7 @@ type Guard struct {
 	allow func(netip.AddrPort) bool
 	// internalOnly makes the dialer accept only hosts whose every address
 	// is not public: the dialer of http requests when RequireHTTPS and
-	// AllowPrivate (an internal receiver in production, CONTRACT §4a).
+	// AllowPrivate (an internal receiver in production).
 	internalOnly bool
 }
 
@@ -146,7 +146,7 @@ func IsPublicIP(ip netip.Addr) bool {
 // is judged in its ASCII (IDNA) form, the form net/http dials, so that
 // "127。0。0。1" is the loopback address it means.
 //
-// Rules (CONTRACT §4a): unless AllowPrivate, localhost names and IP literals
+// Rules (docs/api.md, Input rules): unless AllowPrivate, localhost names and IP literals
 // that are not public are forbidden. With RequireHTTPS (production), http is
 // accepted only with AllowPrivate and only for a host that resolves only to
 // non-public addresses: IP literals and localhost names are judged as they

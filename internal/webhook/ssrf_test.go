@@ -489,7 +489,7 @@ func TestRequireHTTPS(t *testing.T) {
 
 // TestProductionInternalReceiver: in production (RequireHTTPS) with
 // AllowPrivate, an http URL is accepted when its host resolves only to
-// non-public addresses (CONTRACT §4a), at creation (CheckURL, resolving
+// non-public addresses (docs/api.md, Input rules), at creation (CheckURL, resolving
 // names) and at delivery (the http dialer refuses any public address).
 // Without AllowPrivate such URLs stay refused.
 func TestProductionInternalReceiver(t *testing.T) {

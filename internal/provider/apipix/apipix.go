@@ -55,7 +55,7 @@ type Config struct {
 // Timeouts and limits of the calls to the PSP.
 const (
 	// DefaultChargeTimeout bounds CreateCharge, retries included: a payer
-	// is waiting for the BR Code (CONTRACT §8).
+	// is waiting for the BR Code.
 	DefaultChargeTimeout = 5 * time.Second
 	// DefaultCallTimeout bounds every other call, retries included.
 	DefaultCallTimeout = 10 * time.Second

@@ -75,7 +75,7 @@ type pixList struct {
 		} `json:"paginacao"`
 	} `json:"parametros"`
 	// Pix holds the items, as real PSPs send them (the OpenAPI's schema
-	// names them cobs, a known slip; CONTRACT §8).
+	// names them cobs, a known slip of its version 2.9.0).
 	Pix []pixWire `json:"pix"`
 }
 

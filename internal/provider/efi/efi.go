@@ -34,7 +34,7 @@ func newClient(cfg apipix.Config, opts ...apipix.Option) (*Client, error) {
 		apipix.WithName(provider.NameEfi),
 		// pixgate authenticates Efí's webhook calls by their secret path
 		// and confirms every Pix with a GET, so Efí is told not to insist
-		// on mutual TLS towards pixgate (CONTRACT §8).
+		// on mutual TLS towards pixgate (docs/psp.md, The webhook).
 		apipix.WithWebhookHeader("x-skip-mtls-checking", "true"),
 	}, opts...)
 	c, err := apipix.New(cfg, opts...)

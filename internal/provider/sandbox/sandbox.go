@@ -1,7 +1,7 @@
 // Package sandbox simulates the PIX network for the sandbox environment:
 // static BR Codes written by pixgate itself, payers paying charges on
 // request, and outgoing transfers whose outcome is chosen by the
-// beneficiary's key (CONTRACT §4). Nothing leaves the process.
+// beneficiary's key (README.md, A first payout and refund). Nothing leaves the process.
 package sandbox
 
 import (
@@ -35,7 +35,7 @@ func (Provider) Capabilities() provider.Capabilities {
 // Start does nothing: there is no PSP to reach.
 func (Provider) Start(context.Context) error { return nil }
 
-// CreateCharge writes the static BR Code of c (CONTRACT §3).
+// CreateCharge writes c's static BR Code: p's key and merchant, c's amount and txid.
 func (p Provider) CreateCharge(_ context.Context, c provider.Charge) (string, error) {
 	code, err := brcode.Encode(brcode.Payload{Key: p.PixKey, MerchantName: p.MerchantName,
 		MerchantCity: p.MerchantCity, Amount: int64(c.Amount), TxID: c.TxID})

@@ -1,5 +1,5 @@
 -- +goose Up
--- Real PSPs (CONTRACT §8). end_to_end_id is the PIX network's id of the
+-- Real PSPs (docs/psp.md). end_to_end_id is the PIX network's id of the
 -- operation: a charge's credited payment (unique: one payment credits
 -- once), a payout's send, a refund's return. send_state tracks an outgoing
 -- transfer at a PSP: 'to_send' (committed, never sent), 'unknown' (a send
