@@ -49,18 +49,24 @@ func TestTwoNodesActAsOne(t *testing.T) {
 	// The same idempotent charge, at once on both nodes.
 	body := charge("two-nodes-1", 50)
 	body["postbackUrl"] = recv.URL
-	ids := make([]string, 2)
+	statuses := make([]int, len(nodes))
+	resps := make([]map[string]any, len(nodes))
+	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
 	for i, addr := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			status, resp := api(t, addr, c, "POST", "/api/v1/gateway/request-qrcode", body)
-			require.Equal(t, http.StatusCreated, status, "%v", resp)
-			ids[i] = resp["payment_id"].(string)
+			statuses[i], resps[i], errs[i] = tryAPI(addr, c, "POST", "/api/v1/gateway/request-qrcode", body)
 		}()
 	}
 	wg.Wait()
+	ids := make([]string, len(nodes))
+	for i := range nodes {
+		require.NoError(t, errs[i], nodes[i])
+		require.Equal(t, http.StatusCreated, statuses[i], "%v", resps[i])
+		ids[i] = resps[i]["payment_id"].(string)
+	}
 	require.Equal(t, ids[0], ids[1], "one transaction")
 	status, _ := api(t, a.addr, c, "POST", "/api/v1/sandbox/charges/"+ids[0]+"/pay", nil)
 	require.Equal(t, http.StatusOK, status)

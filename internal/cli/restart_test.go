@@ -15,25 +15,39 @@ import (
 // api sends one authenticated JSON request to a running serve.
 func api(t *testing.T, addr string, c creds, method, path string, body any) (int, map[string]any) {
 	t.Helper()
+	status, out, err := tryAPI(addr, c, method, path, body)
+	require.NoError(t, err)
+	return status, out
+}
+
+// tryAPI is api for goroutines: it returns the error instead of failing the
+// test, since require may only be called from the test's goroutine.
+func tryAPI(addr string, c creds, method, path string, body any) (int, map[string]any, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
-		require.NoError(t, err)
+		if err != nil {
+			return 0, nil, fmt.Errorf("encode body: %w", err)
+		}
 		rd = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequest(method, "http://"+addr+path, rd)
-	require.NoError(t, err)
+	if err != nil {
+		return 0, nil, fmt.Errorf("new request: %w", err)
+	}
 	req.Header.Set("stpi", c.ClientID)
 	req.Header.Set("stps", c.ClientSecret)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return 0, nil, err
+	}
 	defer resp.Body.Close()
 	var out map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return resp.StatusCode, out, nil
 }
 
 func charge(ext string, amount float64) map[string]any {

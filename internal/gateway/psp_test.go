@@ -326,14 +326,19 @@ func TestPSPReportedPayments(t *testing.T) {
 		report := []gateway.ReportedPix{{EndToEndID: pay.EndToEndID, TxID: "forged-txid"}}
 		other := f.node(t)
 		var wg sync.WaitGroup
-		for _, gw := range []*gateway.Service{f.gw, other, f.gw, other} {
+		nodes := []*gateway.Service{f.gw, other, f.gw, other}
+		errs := make([]error, len(nodes))
+		for i, gw := range nodes {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				require.NoError(t, gw.PSPReported(ctx, report))
+				errs[i] = gw.PSPReported(ctx, report)
 			}()
 		}
 		wg.Wait()
+		for i, err := range errs {
+			require.NoError(t, err, "report %d", i)
+		}
 		got := f.status(t, ch.ID)
 		require.Equal(t, pix.StatusPaid, got.Status)
 		require.Equal(t, pay.EndToEndID, got.EndToEndID)

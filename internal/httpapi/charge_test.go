@@ -122,27 +122,34 @@ func TestConcurrentDuplicateCharges(t *testing.T) {
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		b := setup(t, open, options{})
 		var wg sync.WaitGroup
-		ids := make([]string, 20)
-		replays := make([]string, 20)
-		for i := range ids {
+		resps := make([]response, 20)
+		errs := make([]error, len(resps))
+		for i := range resps {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r := b.do("POST", "/api/v1/gateway/request-qrcode", validCharge("dup", "99.99"))
-				if r.status == http.StatusCreated {
-					ids[i] = r.json["payment_id"].(string)
-					replays[i] = r.header.Get("Idempotent-Replayed")
-				} else {
-					require.Equal(t, http.StatusConflict, r.status, string(r.body))
-				}
+				resps[i], errs[i] = b.attempt("POST", "/api/v1/gateway/request-qrcode", validCharge("dup", "99.99"), "")
 			}()
 		}
 		wg.Wait()
+		ids := make([]string, len(resps))
+		replays := make([]string, len(resps))
+		created := ""
+		for i, r := range resps {
+			require.NoError(t, errs[i])
+			if r.status == http.StatusCreated {
+				ids[i] = r.json["payment_id"].(string)
+				replays[i] = r.header.Get("Idempotent-Replayed")
+				created = ids[i]
+			} else {
+				require.Equal(t, http.StatusConflict, r.status, string(r.body))
+			}
+		}
 		require.Equal(t, 1, b.count(b.cred.ClientID), "exactly one transaction")
 		fresh := 0
 		for i, id := range ids {
 			if id != "" {
-				require.Equal(t, ids[0], id)
+				require.Equal(t, created, id)
 				if replays[i] == "" {
 					fresh++
 				}

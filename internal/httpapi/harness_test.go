@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -108,6 +109,31 @@ func (b *bundle) doKey(path string, body any, key string) response {
 // given); body is sent as is (string, []byte) or as JSON.
 func (b *bundle) request(method, path string, body any, contentType string, cred ...gateway.Credentials) *http.Request {
 	b.t.Helper()
+	req, err := b.build(method, path, body, contentType, cred...)
+	require.NoError(b.t, err)
+	return req
+}
+
+// attempt is doKey (do when key is empty) for goroutines: it returns what
+// went wrong instead of failing the test, since require may only be called
+// from the test's goroutine; the test asserts after the join.
+func (b *bundle) attempt(method, path string, body any, key string) (response, error) {
+	req, err := b.build(method, path, body, "application/json")
+	if err != nil {
+		return response{}, err
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	r, err := fetch(b.http, req)
+	if err == nil && r.header.Get("X-Request-Id") == "" {
+		err = fmt.Errorf("%s %s: no X-Request-Id", method, path)
+	}
+	return r, err
+}
+
+// build is request without the test: it returns the error instead.
+func (b *bundle) build(method, path string, body any, contentType string, cred ...gateway.Credentials) (*http.Request, error) {
 	var rd io.Reader
 	switch v := body.(type) {
 	case nil:
@@ -117,11 +143,15 @@ func (b *bundle) request(method, path string, body any, contentType string, cred
 		rd = bytes.NewReader(v)
 	default:
 		raw, err := json.Marshal(v)
-		require.NoError(b.t, err)
+		if err != nil {
+			return nil, fmt.Errorf("encode body: %w", err)
+		}
 		rd = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequest(method, b.srv.URL+path, rd)
-	require.NoError(b.t, err)
+	if err != nil {
+		return nil, fmt.Errorf("new request: %w", err)
+	}
 	if rd != nil && contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
@@ -135,24 +165,37 @@ func (b *bundle) request(method, path string, body any, contentType string, cred
 	if cr.ClientSecret != "" {
 		req.Header.Set("stps", cr.ClientSecret)
 	}
-	return req
+	return req, nil
 }
 
 // exchange sends req with c and decodes the answer.
 func (b *bundle) exchange(c *http.Client, req *http.Request) response {
 	b.t.Helper()
-	resp, err := c.Do(req)
+	r, err := fetch(c, req)
 	require.NoError(b.t, err)
+	return r
+}
+
+// fetch is exchange without the test: it returns the error instead.
+func fetch(c *http.Client, req *http.Request) (response, error) {
+	resp, err := c.Do(req)
+	if err != nil {
+		return response{}, err
+	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
-	require.NoError(b.t, err)
+	if err != nil {
+		return response{}, fmt.Errorf("read body: %w", err)
+	}
 	r := response{status: resp.StatusCode, header: resp.Header, body: raw}
 	if len(raw) > 0 && raw[0] == '{' {
 		d := json.NewDecoder(bytes.NewReader(raw))
 		d.UseNumber()
-		require.NoError(b.t, d.Decode(&r.json), string(raw))
+		if err := d.Decode(&r.json); err != nil {
+			return response{}, fmt.Errorf("decode %s: %w", raw, err)
+		}
 	}
-	return r
+	return r, nil
 }
 
 // validCharge returns a charge request body that passes every rule.

@@ -440,26 +440,31 @@ func TestConcurrentPayoutsNeverOverdraw(t *testing.T) {
 		avail, _ := b.balance()
 		require.Equal(t, json.Number("10500"), avail)
 
-		var okCount, refused atomic.Int32
+		resps := make([]response, 30)
+		errs := make([]error, len(resps))
 		var wg sync.WaitGroup
-		for i := 0; i < 30; i++ {
+		for i := range resps {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r := b.do("POST", "/api/v1/gateway/pix-payment", payout("10", "CPF", "52998224725"))
-				switch r.status {
-				case http.StatusOK:
-					okCount.Add(1)
-				case http.StatusUnprocessableEntity:
-					refused.Add(1)
-				default:
-					t.Errorf("unexpected %d %s", r.status, r.body)
-				}
+				resps[i], errs[i] = b.attempt("POST", "/api/v1/gateway/pix-payment", payout("10", "CPF", "52998224725"), "")
 			}()
 		}
 		wg.Wait()
-		require.Equal(t, int32(10), okCount.Load())
-		require.Equal(t, int32(20), refused.Load())
+		var okCount, refused int
+		for i, r := range resps {
+			require.NoError(t, errs[i])
+			switch r.status {
+			case http.StatusOK:
+				okCount++
+			case http.StatusUnprocessableEntity:
+				refused++
+			default:
+				require.Failf(t, "unexpected answer", "%d %s", r.status, r.body)
+			}
+		}
+		require.Equal(t, 10, okCount)
+		require.Equal(t, 20, refused)
 		avail, pending := b.balance()
 		require.Equal(t, json.Number("0"), avail)
 		require.Equal(t, json.Number("10500"), pending)
@@ -479,24 +484,32 @@ func TestConcurrentDuplicatePayoutsAndRefunds(t *testing.T) {
 		b := setup(t, open, options{})
 		charge := b.paidCharge("dup-refund", "100")
 		var wg sync.WaitGroup
-		payoutIDs := make([]string, 20)
-		refundIDs := make([]string, 20)
-		for i := 0; i < 20; i++ {
+		payoutResps := make([]response, 20)
+		refundResps := make([]response, len(payoutResps))
+		payoutErrs := make([]error, len(payoutResps))
+		refundErrs := make([]error, len(payoutResps))
+		for i := range payoutResps {
 			wg.Add(2)
 			go func() {
 				defer wg.Done()
-				r := b.doKey("/api/v1/gateway/pix-payment", payout("7", "CPF", "52998224725"), "po-dup")
-				require.Equal(t, http.StatusOK, r.status, string(r.body))
-				payoutIDs[i] = r.json["transaction_id"].(string)
+				payoutResps[i], payoutErrs[i] = b.attempt("POST", "/api/v1/gateway/pix-payment", payout("7", "CPF", "52998224725"), "po-dup")
 			}()
 			go func() {
 				defer wg.Done()
-				r := b.doKey("/api/v1/gateway/refund", map[string]any{"payment_id": charge, "amount": json.Number("3")}, "rf-dup")
-				require.Equal(t, http.StatusOK, r.status, string(r.body))
-				refundIDs[i] = r.json["refund_id"].(string)
+				refundResps[i], refundErrs[i] = b.attempt("POST", "/api/v1/gateway/refund", map[string]any{"payment_id": charge, "amount": json.Number("3")}, "rf-dup")
 			}()
 		}
 		wg.Wait()
+		payoutIDs := make([]string, len(payoutResps))
+		refundIDs := make([]string, len(payoutResps))
+		for i := range payoutResps {
+			require.NoError(t, payoutErrs[i])
+			require.Equal(t, http.StatusOK, payoutResps[i].status, string(payoutResps[i].body))
+			payoutIDs[i] = payoutResps[i].json["transaction_id"].(string)
+			require.NoError(t, refundErrs[i])
+			require.Equal(t, http.StatusOK, refundResps[i].status, string(refundResps[i].body))
+			refundIDs[i] = refundResps[i].json["refund_id"].(string)
+		}
 		for i := range payoutIDs {
 			require.Equal(t, payoutIDs[0], payoutIDs[i])
 			require.Equal(t, refundIDs[0], refundIDs[i])

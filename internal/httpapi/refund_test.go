@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -190,51 +191,80 @@ func TestRandomConcurrentMix(t *testing.T) {
 		ctx := context.Background()
 		var mu sync.Mutex
 		var paid []string
+		// call sends a request and checks its status is one of want; the
+		// worker stops at its first error, which the test asserts after the
+		// join (require may only be called from the test's goroutine).
+		call := func(method, path string, body any, want ...int) (response, error) {
+			r, err := b.attempt(method, path, body, "")
+			if err == nil && !slices.Contains(want, r.status) {
+				err = fmt.Errorf("%s %s: %d %s, want one of %v", method, path, r.status, r.body, want)
+			}
+			return r, err
+		}
+		work := func(w int) error {
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			for i := 0; i < 25; i++ {
+				amount := fmt.Sprintf("%d.%02d", 1+r.IntN(50), r.IntN(100))
+				switch r.IntN(5) {
+				case 0, 1:
+					c, err := call("POST", "/api/v1/gateway/request-qrcode", validCharge(fmt.Sprintf("mix-%d-%d", w, i), amount), http.StatusCreated)
+					if err != nil {
+						return err
+					}
+					id, _ := c.json["payment_id"].(string)
+					if r.IntN(4) > 0 {
+						if _, err := call("POST", "/api/v1/sandbox/charges/"+id+"/pay", nil, http.StatusOK); err != nil {
+							return err
+						}
+						mu.Lock()
+						paid = append(paid, id)
+						mu.Unlock()
+					}
+				case 2:
+					keys := []string{"fornecedor@example.com", "x@fail.sandbox", "y@reverse.sandbox"}
+					if _, err := call("POST", "/api/v1/gateway/pix-payment", payout(amount, "EMAIL", keys[r.IntN(3)]), http.StatusOK, http.StatusUnprocessableEntity); err != nil {
+						return err
+					}
+				case 3:
+					mu.Lock()
+					var id string
+					if len(paid) > 0 {
+						id = paid[r.IntN(len(paid))]
+					}
+					mu.Unlock()
+					if id != "" {
+						body := map[string]any{"payment_id": id, "amount": json.Number(fmt.Sprintf("0.%02d", 1+r.IntN(99)))}
+						if _, err := call("POST", "/api/v1/gateway/refund", body, http.StatusOK, http.StatusUnprocessableEntity); err != nil {
+							return err
+						}
+					}
+				case 4:
+					if _, err := b.gw.SettleDue(ctx, 10); err != nil {
+						return fmt.Errorf("settle payouts: %w", err)
+					}
+					if _, err := b.gw.SettleRefundsDue(ctx, 10); err != nil {
+						return fmt.Errorf("settle refunds: %w", err)
+					}
+				}
+				if err := b.db.CheckLedger(ctx); err != nil {
+					return fmt.Errorf("ledger after step %d: %w", i, err)
+				}
+			}
+			return nil
+		}
+		errs := make([]error, 6)
 		var wg sync.WaitGroup
-		for w := 0; w < 6; w++ {
+		for w := range errs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r := rand.New(rand.NewPCG(uint64(w), 7))
-				for i := 0; i < 25; i++ {
-					amount := fmt.Sprintf("%d.%02d", 1+r.IntN(50), r.IntN(100))
-					switch r.IntN(5) {
-					case 0, 1:
-						c := b.do("POST", "/api/v1/gateway/request-qrcode", validCharge(fmt.Sprintf("mix-%d-%d", w, i), amount))
-						require.Equal(t, http.StatusCreated, c.status)
-						id := c.json["payment_id"].(string)
-						if r.IntN(4) > 0 {
-							require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/charges/"+id+"/pay", nil).status)
-							mu.Lock()
-							paid = append(paid, id)
-							mu.Unlock()
-						}
-					case 2:
-						keys := []string{"fornecedor@example.com", "x@fail.sandbox", "y@reverse.sandbox"}
-						p := b.do("POST", "/api/v1/gateway/pix-payment", payout(amount, "EMAIL", keys[r.IntN(3)]))
-						require.Contains(t, []int{http.StatusOK, http.StatusUnprocessableEntity}, p.status, string(p.body))
-					case 3:
-						mu.Lock()
-						var id string
-						if len(paid) > 0 {
-							id = paid[r.IntN(len(paid))]
-						}
-						mu.Unlock()
-						if id != "" {
-							rf := b.refund(map[string]any{"payment_id": id, "amount": json.Number(fmt.Sprintf("0.%02d", 1+r.IntN(99)))}, "")
-							require.Contains(t, []int{http.StatusOK, http.StatusUnprocessableEntity}, rf.status, string(rf.body))
-						}
-					case 4:
-						_, err := b.gw.SettleDue(ctx, 10)
-						require.NoError(t, err)
-						_, err = b.gw.SettleRefundsDue(ctx, 10)
-						require.NoError(t, err)
-					}
-					require.NoError(t, b.db.CheckLedger(ctx))
-				}
+				errs[w] = work(w)
 			}()
 		}
 		wg.Wait()
+		for w, err := range errs {
+			require.NoError(t, err, "worker %d", w)
+		}
 		b.settle()
 		require.NoError(t, b.db.CheckLedger(ctx))
 		bal, err := b.db.Balances(ctx, b.cred.ClientID)

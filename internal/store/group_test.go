@@ -41,16 +41,20 @@ func TestGroup(t *testing.T) {
 			return out, nil
 		}}
 		var wg sync.WaitGroup
-		for i := 0; i < 200; i++ {
+		got := make([]string, 200)
+		errs := make([]error, 200)
+		for i := range got {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got, err := g.do(ctx, i)
-				require.NoError(t, err)
-				require.Equal(t, fmt.Sprint("v", i), got)
+				got[i], errs[i] = g.do(ctx, i)
 			}()
 		}
 		wg.Wait()
+		for i := range got {
+			require.NoError(t, errs[i], i)
+			require.Equal(t, fmt.Sprint("v", i), got[i])
+		}
 		require.Less(t, runs.Load(), int64(200), "concurrent calls share runs")
 		require.LessOrEqual(t, biggest.Load(), int64(8), "no run takes more than max calls")
 		// Flushes end once the queue is empty (after their last answers).
@@ -73,24 +77,29 @@ func TestGroup(t *testing.T) {
 			return ins, nil
 		}}
 		var wg sync.WaitGroup
-		for i := 0; i < 50; i++ {
+		ins := make([]string, 50)
+		got := make([]string, len(ins))
+		errs := make([]error, len(ins))
+		for i := range ins {
+			ins[i] = fmt.Sprint("ok", i)
+			if i%10 == 0 {
+				ins[i] = fmt.Sprint("bad", i)
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				in := fmt.Sprint("ok", i)
-				if i%10 == 0 {
-					in = fmt.Sprint("bad", i)
-				}
-				got, err := g.do(ctx, in)
-				if i%10 == 0 {
-					require.EqualError(t, err, "refused "+in)
-					return
-				}
-				require.NoError(t, err)
-				require.Equal(t, in, got)
+				got[i], errs[i] = g.do(ctx, ins[i])
 			}()
 		}
 		wg.Wait()
+		for i, in := range ins {
+			if i%10 == 0 {
+				require.EqualError(t, errs[i], "refused "+in)
+				continue
+			}
+			require.NoError(t, errs[i], in)
+			require.Equal(t, in, got[i])
+		}
 	})
 
 	t.Run("a held flush leaves the other slots free, and no more", func(t *testing.T) {
