@@ -35,28 +35,41 @@ const (
 )
 
 // ChargeRequest creates a charge (POST /api/v1/gateway/request-qrcode).
+// Every field is required except IdempotencyKey: Amount, ExternalID, the
+// whole Payer (name, document, phone number, e-mail and all six address
+// fields), PayerQuestion, PostbackURL and at least one Product. A missing
+// or invalid field is a 400 whose Details name it (payer.address.zipCode,
+// products[0].price, …).
 type ChargeRequest struct {
-	Amount        Amount    `json:"amount"`
-	ExternalID    string    `json:"external_id"`
-	Payer         Payer     `json:"payer"`
-	PayerQuestion string    `json:"payerQuestion"`
-	PostbackURL   string    `json:"postbackUrl"`
-	Products      []Product `json:"products"`
-	// IdempotencyKey is sent as the Idempotency-Key header; generated when
-	// empty. Set it to repeat a creation safely across process restarts.
+	Amount Amount `json:"amount"` // greater than 0, at most R$ 1,000,000.00
+	// ExternalID is your reference for the charge, unique per client
+	// across charges and payouts: 1–64 characters of A-Z a-z 0-9 . _ : -.
+	// A charge sent again with the same ExternalID and body replays the
+	// first one instead of creating another.
+	ExternalID    string `json:"external_id"`
+	Payer         Payer  `json:"payer"`
+	PayerQuestion string `json:"payerQuestion"` // the message shown to the payer, at most 140 characters
+	// PostbackURL receives the charge's webhooks: an absolute https URL
+	// (http is accepted in the sandbox).
+	PostbackURL string    `json:"postbackUrl"`
+	Products    []Product `json:"products"` // 1 to 100 lines
+	// IdempotencyKey is sent as the Idempotency-Key header (1–255 visible
+	// ASCII characters); optional, generated when empty. Set it (see
+	// NewIdempotencyKey) to repeat a creation safely after a *RetryError or
+	// a restart.
 	IdempotencyKey string `json:"-"`
 }
 
-// Payer is who pays a charge.
+// Payer is who pays a charge. Every field is required.
 type Payer struct {
-	Name        string  `json:"name"`
-	Document    string  `json:"document"` // CPF or CNPJ, digits only
-	PhoneNumber string  `json:"phoneNumber"`
+	Name        string  `json:"name"`        // at most 200 characters
+	Document    string  `json:"document"`    // CPF or CNPJ with valid check digits, digits only
+	PhoneNumber string  `json:"phoneNumber"` // area code and number, 10 or 11 digits, optionally prefixed by +55
 	Email       string  `json:"email"`
 	Address     Address `json:"address"`
 }
 
-// Address is a payer's address.
+// Address is a payer's address. Every field is required.
 type Address struct {
 	Street       string `json:"street"`
 	Number       string `json:"number"`
@@ -66,11 +79,11 @@ type Address struct {
 	ZipCode      string `json:"zipCode"` // CEP, 8 digits
 }
 
-// Product is one line of a charge.
+// Product is one line of a charge. Every field is required.
 type Product struct {
 	Name     string `json:"name"`
-	Quantity string `json:"quantity"`
-	Price    Amount `json:"price"`
+	Quantity string `json:"quantity"` // a string of digits, greater than 0: "1"
+	Price    Amount `json:"price"`    // greater than 0
 }
 
 // Charge is a created charge.
@@ -85,7 +98,8 @@ type Charge struct {
 	ExpiresAt   time.Time `json:"expires_at"`
 }
 
-// CreateCharge creates a PIX charge.
+// CreateCharge creates a PIX charge. An error whose outcome is unknown is
+// a *RetryError carrying the Idempotency-Key to repeat it with.
 func (c *Client) CreateCharge(ctx context.Context, r ChargeRequest) (*Charge, error) {
 	var out Charge
 	resp, err := c.do(ctx, call{method: http.MethodPost, path: "/api/v1/gateway/request-qrcode",
@@ -98,22 +112,39 @@ func (c *Client) CreateCharge(ctx context.Context, r ChargeRequest) (*Charge, er
 }
 
 // PayoutRequest sends a PIX payment (POST /api/v1/gateway/pix-payment).
+// Amount, Description, CreditParty (its KeyType and Key) and CallbackURL
+// are required; ExternalID and IdempotencyKey are optional. A missing or
+// invalid field is a 400 whose Details name it; a key that does not match
+// its KeyType is a 400 "Invalid key format".
+//
+// A payout is money leaving the wallet: give it an IdempotencyKey chosen
+// and stored before the call (or an ExternalID), so that it can be repeated
+// after an unknown outcome (*RetryError) without paying twice.
 type PayoutRequest struct {
-	Amount      Amount      `json:"amount"`
-	Description string      `json:"description"`
+	Amount      Amount      `json:"amount"`      // greater than 0, at most R$ 1,000,000.00
+	Description string      `json:"description"` // at most 140 characters
 	CreditParty CreditParty `json:"creditParty"`
-	CallbackURL string      `json:"callbackUrl"`
-	ExternalID  string      `json:"external_id,omitempty"`
-	// IdempotencyKey is sent as the Idempotency-Key header; generated when
-	// empty.
+	// CallbackURL receives the payout's webhooks: an absolute https URL
+	// (http is accepted in the sandbox).
+	CallbackURL string `json:"callbackUrl"`
+	// ExternalID is your optional reference for the payout, unique per
+	// client across charges and payouts; like IdempotencyKey, it makes a
+	// repeated request replay the first one.
+	ExternalID string `json:"external_id,omitempty"`
+	// IdempotencyKey is sent as the Idempotency-Key header (1–255 visible
+	// ASCII characters); generated when empty, but then only this call's
+	// own retries share it.
 	IdempotencyKey string `json:"-"`
 }
 
-// CreditParty is the beneficiary of a payout.
+// CreditParty is the beneficiary of a payout. KeyType and Key are
+// required; Name is optional.
 type CreditParty struct {
 	Name    string `json:"name,omitempty"`
-	KeyType string `json:"keyType"` // KeyCPF, KeyEmail, …
-	Key     string `json:"key"`
+	KeyType string `json:"keyType"` // KeyCPF, KeyCNPJ, KeyEmail, KeyPhone or KeyEVP
+	// Key is the PIX key, in the form of its KeyType: CPF or CNPJ digits,
+	// an e-mail, +55 and 10–11 digits, or a UUID v4.
+	Key string `json:"key"`
 }
 
 // Payout is an accepted payout.
@@ -127,6 +158,9 @@ type Payout struct {
 }
 
 // CreatePayout sends a PIX payment; amount + tax is held from the balance.
+// An error whose outcome is unknown is a *RetryError carrying the
+// Idempotency-Key to repeat it with: repeating it with another key may pay
+// twice.
 func (c *Client) CreatePayout(ctx context.Context, r PayoutRequest) (*Payout, error) {
 	var out Payout
 	resp, err := c.do(ctx, call{method: http.MethodPost, path: "/api/v1/gateway/pix-payment",
@@ -147,7 +181,8 @@ type RefundRequest struct {
 	Amount Amount `json:"amount,omitzero"`
 	Reason string `json:"reason,omitempty"`
 	// IdempotencyKey is sent as the Idempotency-Key header; generated when
-	// empty.
+	// empty, but then only this call's own retries share it: set it to
+	// repeat the refund safely after a *RetryError.
 	IdempotencyKey string `json:"-"`
 }
 
@@ -160,7 +195,9 @@ type Refund struct {
 	Status    string `json:"status"`
 }
 
-// CreateRefund refunds all or part of a paid charge.
+// CreateRefund refunds all or part of a paid charge. An error whose outcome
+// is unknown is a *RetryError carrying the Idempotency-Key to repeat it
+// with.
 func (c *Client) CreateRefund(ctx context.Context, r RefundRequest) (*Refund, error) {
 	var out Refund
 	resp, err := c.do(ctx, call{method: http.MethodPost, path: "/api/v1/gateway/refund",

@@ -13,6 +13,34 @@
 // on network errors, 5xx and 409 (a duplicate still in progress), so a lost
 // answer never creates twice. Reads are retried the same way. A 429 is
 // waited out for Retry-After and retried. Every wait honours the context.
+//
+// # Repeating a creation safely
+//
+// When the retries run out (or the context ends) without an answer that
+// settles it, a creation returns a *RetryError: the request may or may not
+// have been carried out. Calling again with a fresh key could then pay
+// twice; calling again with the same key cannot, because the server replays
+// the first answer instead of creating anything. So choose the key before
+// the call, keep it with the order it belongs to (in your database, next to
+// the order, so that it survives a restart), and send it again until an
+// answer settles the request:
+//
+//	key := client.NewIdempotencyKey() // stored with the order before the call
+//	payout, err := c.CreatePayout(ctx, client.PayoutRequest{IdempotencyKey: key, …})
+//	if re := client.AsRetryError(err); re != nil {
+//		// Unknown outcome: later, call again with re.Key (== key), never with a new key.
+//	}
+//
+// An answer that settles the request (a created transaction, its replay,
+// or an error such as a 400 or a 422 that created nothing) is not a
+// *RetryError.
+//
+// # Redirects
+//
+// The client never follows a redirect: following one would send the
+// client's credentials (header stps), the body and the Idempotency-Key to
+// wherever the Location header points. A 3xx answer is returned as an error
+// naming its status and Location; correct the base URL instead.
 package client
 
 import (
@@ -52,7 +80,26 @@ type Option func(*Client)
 // client with a 30 s timeout). Its Timeout bounds each attempt whole,
 // except for statements (Statement, StatementCSV), read as they arrive:
 // there it bounds the wait for the answer and each pause in it.
-func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+//
+// The client uses a copy of h whose CheckRedirect refuses every redirect
+// (see the package documentation); h itself is left as it is. A nil h
+// keeps the default.
+func WithHTTPClient(h *http.Client) Option {
+	return func(c *Client) {
+		if h != nil {
+			c.http = noRedirects(h)
+		}
+	}
+}
+
+// noRedirects returns a copy of h that does not follow redirects: with
+// credentials in custom headers (which net/http does not strip on a
+// redirect to another host) following one would hand them to that host.
+func noRedirects(h *http.Client) *http.Client {
+	hc := *h
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &hc
+}
 
 // WithMaxRetries sets how many times a request may be repeated after the
 // first attempt (default 3; 0 disables retries, 429 included).
@@ -91,7 +138,7 @@ func New(baseURL, clientID, secret string, opts ...Option) (*Client, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	c := &Client{
 		base: u, id: clientID, secret: secret,
-		http:        &http.Client{Timeout: 30 * time.Second},
+		http:        noRedirects(&http.Client{Timeout: 30 * time.Second}),
 		maxRetries:  3,
 		backoffBase: 250 * time.Millisecond,
 		backoffMax:  5 * time.Second,
@@ -158,26 +205,55 @@ func (c *Client) do(ctx context.Context, k call, out any) (Response, error) {
 	}
 	target := c.target(k.path, k.query)
 
-	return c.retrying(ctx, func(attempt int) (Response, bool, error) {
-		resp, status, raw, err := c.attempt(ctx, k.method, target, payload, k.idemKey)
-		resp.Attempts = attempt
-		resp.IdempotencyKey = k.idemKey
-		if err != nil {
-			return resp, k.policy.network, err
-		}
-		if status >= 200 && status < 300 {
-			if out != nil && len(raw) > 0 {
-				if err := json.Unmarshal(raw, out); err != nil {
-					return resp, false, fmt.Errorf("client: decoding %s %s answer: %w", k.method, k.path, err)
-				}
-			}
-			return resp, false, nil
-		}
-		retry := status == http.StatusTooManyRequests ||
-			(status >= 500 && k.policy.status5x) ||
-			(status == http.StatusConflict && k.policy.conflict)
-		return resp, retry, decodeError(resp, status, raw)
+	// unsettled says whether the last failure was one worth retrying,
+	// which leaves a creation's outcome unknown.
+	var unsettled bool
+	resp, err := c.retrying(ctx, func(attempt int) (Response, bool, error) {
+		resp, retry, err := c.try(ctx, k, target, payload, attempt, out)
+		unsettled = retry
+		return resp, retry, err
 	})
+	if err != nil && unsettled && k.idemKey != "" {
+		err = &RetryError{Key: k.idemKey, Attempts: resp.Attempts, Err: err, op: k.method + " " + k.path}
+	}
+	return resp, err
+}
+
+// try makes attempt number attempt of k and says whether a failure may be
+// retried under k's policy.
+func (c *Client) try(ctx context.Context, k call, target string, payload []byte, attempt int, out any) (Response, bool, error) {
+	resp, status, raw, err := c.attempt(ctx, k.method, target, payload, k.idemKey)
+	resp.Attempts = attempt
+	resp.IdempotencyKey = k.idemKey
+	if err != nil {
+		return resp, k.policy.network, err
+	}
+	if status >= 200 && status < 300 {
+		if out != nil && len(raw) > 0 {
+			if err := json.Unmarshal(raw, out); err != nil {
+				return resp, false, fmt.Errorf("client: decoding %s %s answer: %w", k.method, k.path, err)
+			}
+		}
+		return resp, false, nil
+	}
+	if status >= 300 && status < 400 {
+		return resp, false, redirectError(k.method, k.path, status, resp.Header)
+	}
+	retry := status == http.StatusTooManyRequests ||
+		(status >= 500 && k.policy.status5x) ||
+		(status == http.StatusConflict && k.policy.conflict)
+	return resp, retry, decodeError(resp, status, raw)
+}
+
+// redirectError is the error of a 3xx answer, which the client does not
+// follow (see noRedirects).
+func redirectError(method, path string, status int, h http.Header) error {
+	where := ""
+	if loc := h.Get("Location"); loc != "" {
+		where = fmt.Sprintf(" to %q", loc)
+	}
+	return fmt.Errorf("client: %s %s answered %d %s%s; redirects are not followed, so that the credentials "+
+		"are sent nowhere else: check the base URL", method, path, status, http.StatusText(status), where)
 }
 
 // target is the URL of the API's path with query.

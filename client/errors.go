@@ -10,7 +10,9 @@ import (
 
 // Error is every error answer of the API (any status of 400 or more). Test
 // it with errors.As or with the Is… helpers. Failures that never reached an
-// answer (network errors, a cancelled context) are returned as they are.
+// answer (network errors, a cancelled context) are returned as they are,
+// except that a creation whose outcome they leave unknown wraps the last
+// failure, *Error or not, in a *RetryError.
 type Error struct {
 	// StatusCode is the HTTP status (the body's statusCode).
 	StatusCode int
@@ -27,6 +29,47 @@ type Error struct {
 	// Response holds the headers of the answer: request id, rate limit, and
 	// how many attempts were made.
 	Response Response
+}
+
+// RetryError is the error of a creation (CreateCharge, CreatePayout,
+// CreateRefund) whose outcome is unknown: its last attempt failed in a way
+// worth retrying (no answer, a 5xx, a 409 "in progress", a 429) and the
+// retries ran out or the context ended. The server may or may not have
+// created the transaction. Calling again with Key as the request's
+// IdempotencyKey (and the same body) is safe: the server replays the
+// transaction if it exists and creates it once if it does not. Calling
+// again with another key may create it twice.
+//
+// Err is the last failure: an *Error for an answer (AsError finds it
+// through RetryError), otherwise a network or context error (errors.Is
+// finds context.Canceled and context.DeadlineExceeded through it).
+type RetryError struct {
+	// Key is the Idempotency-Key every attempt carried: the request's
+	// IdempotencyKey, or the one generated when it had none.
+	Key string
+	// Attempts is how many HTTP attempts were made.
+	Attempts int
+	// Err is the last failure.
+	Err error
+
+	op string // method and path, for the message
+}
+
+func (e *RetryError) Error() string {
+	return fmt.Sprintf("pixgate: %s: outcome unknown after %d attempt(s); repeat it with Idempotency-Key %s: %v",
+		e.op, e.Attempts, e.Key, e.Err)
+}
+
+// Unwrap returns the last failure.
+func (e *RetryError) Unwrap() error { return e.Err }
+
+// AsRetryError returns the *RetryError in err's chain, or nil.
+func AsRetryError(err error) *RetryError {
+	var e *RetryError
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
 }
 
 // ErrorDetail is one entry of an error's details.

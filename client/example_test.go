@@ -6,6 +6,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/pixgate/pixgate/client"
 )
@@ -50,6 +51,38 @@ func Example() {
 		}
 		fmt.Println(tx.PaymentID, tx.Status, tx.Amount)
 	}
+}
+
+// A payout that can be repeated safely: its Idempotency-Key is chosen and
+// stored before the call, and sent again, never replaced, while the outcome
+// is unknown.
+func ExampleClient_CreatePayout() {
+	ctx := context.Background()
+	c, err := client.New("http://127.0.0.1:8080", os.Getenv("PIXGATE_CLIENT_ID"), os.Getenv("PIXGATE_CLIENT_SECRET"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// In a real program the key is saved with the order (in the same
+	// database transaction) before the call, and read back after a restart.
+	key := client.NewIdempotencyKey()
+	req := client.PayoutRequest{
+		Amount: client.Reais("25.00"), Description: "Pagamento fornecedor 78",
+		CreditParty: client.CreditParty{KeyType: client.KeyEmail, Key: "joao@example.com"},
+		CallbackURL: "https://merchant.example.com/webhooks/pix", IdempotencyKey: key,
+	}
+	payout, err := c.CreatePayout(ctx, req)
+	for client.AsRetryError(err) != nil {
+		// Unknown outcome: the payout may exist. Repeat with the same key
+		// (the error's Key is key): the server replays it if it does,
+		// creates it once if it does not.
+		fmt.Println("payout outcome unknown; sending it again with the same key")
+		time.Sleep(time.Minute)
+		payout, err = c.CreatePayout(ctx, req)
+	}
+	if err != nil {
+		log.Fatal(err) // settled: nothing was created (400, 422, …)
+	}
+	fmt.Println("payout", payout.TransactionID, "replayed:", payout.IdempotentReplayed)
 }
 
 // A webhook receiver that dispatches events by type.

@@ -180,6 +180,9 @@ func (c *Client) streamAttempt(ctx context.Context, h *http.Client, stall time.D
 	defer res.Body.Close()
 	resp = responseOf(res)
 	resp.Attempts = attempt
+	if res.StatusCode >= 300 && res.StatusCode < 400 {
+		return resp, true, redirectError(http.MethodGet, req.URL.Path, res.StatusCode, res.Header)
+	}
 	if res.StatusCode < 200 || res.StatusCode >= 300 {
 		raw, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
 		if err != nil {

@@ -147,12 +147,21 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "webhook: %s for %s, R$ %s (fee R$ %s)\n", e.Event, e.PaymentID, e.Value, e.Tax)
 
-	// 2. A payout of R$ 5.00 to a PIX key.
-	payout, err := c.CreatePayout(ctx, client.PayoutRequest{
+	// 2. A payout of R$ 5.00 to a PIX key. Its Idempotency-Key is chosen
+	// before the call (a real program stores it with what the payout pays
+	// for): when the outcome is unknown (a *client.RetryError), the same
+	// request goes again with the same key, and the server replays the
+	// payout instead of paying twice. A new key there could pay twice.
+	payReq := client.PayoutRequest{
 		Amount: client.Reais("5.00"), Description: "Pagamento fornecedor " + order,
 		CreditParty: client.CreditParty{Name: "Fornecedor Ltda", KeyType: client.KeyEmail, Key: "fornecedor@example.com"},
-		CallbackURL: hook,
-	})
+		CallbackURL: hook, IdempotencyKey: client.NewIdempotencyKey(),
+	}
+	payout, err := c.CreatePayout(ctx, payReq)
+	if re := client.AsRetryError(err); re != nil {
+		fmt.Fprintf(out, "payout: outcome unknown (%v); sending it again with Idempotency-Key %s\n", re.Err, re.Key)
+		payout, err = c.CreatePayout(ctx, payReq)
+	}
 	if err != nil {
 		return fmt.Errorf("create payout: %w", err)
 	}
