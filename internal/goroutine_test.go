@@ -108,7 +108,7 @@ func (s *stopScan) closeOver() {
 				if fd.Recv != nil {
 					key = "." + key
 				}
-				if !s.stops[dir][key] && s.stopsIn(f, fd.Body, false) != "" {
+				if !s.stops[dir][key] && s.stopsIn(f, fd.Body, false, "") != "" {
 					s.stops[dir][key], changed = true, true
 				}
 			}
@@ -122,7 +122,7 @@ func (s *stopScan) closeOver() {
 				for i, rhs := range as.Rhs {
 					lit, ok := rhs.(*ast.FuncLit)
 					id, isIdent := as.Lhs[i].(*ast.Ident)
-					if ok && isIdent && !f.locals[id.Name] && s.stopsIn(f, lit.Body, false) != "" {
+					if ok && isIdent && !f.locals[id.Name] && s.stopsIn(f, lit.Body, false, "") != "" {
 						f.locals[id.Name], changed = true, true
 					}
 				}
@@ -135,10 +135,25 @@ func (s *stopScan) closeOver() {
 // stopsIn returns a description of the first call in body that may end
 // the calling goroutine, or "". Function literals inside body are entered
 // only when deep is set: a helper that hands one to t.Cleanup does not run
-// it, a goroutine that defines and calls one does.
-func (s *stopScan) stopsIn(f *goFile, body ast.Node, deep bool) string {
+// it, a goroutine that defines and calls one does. collector, when not
+// empty, names an *assert.CollectT that may stop the goroutine (the
+// condition of EventuallyWithT): calls through it, or handing it on, are
+// allowed.
+func (s *stopScan) stopsIn(f *goFile, body ast.Node, deep bool, collector string) string {
 	dir := filepath.Dir(f.path)
 	found := ""
+	isCollector := func(e ast.Expr) bool {
+		id, ok := e.(*ast.Ident)
+		return ok && collector != "" && id.Name == collector
+	}
+	takesCollector := func(call *ast.CallExpr) bool {
+		for _, a := range call.Args {
+			if isCollector(a) {
+				return true
+			}
+		}
+		return false
+	}
 	ast.Inspect(body, func(n ast.Node) bool {
 		if found != "" {
 			return false
@@ -148,6 +163,9 @@ func (s *stopScan) stopsIn(f *goFile, body ast.Node, deep bool) string {
 		}
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
+			return true
+		}
+		if takesCollector(call) {
 			return true
 		}
 		switch fun := call.Fun.(type) {
@@ -165,7 +183,7 @@ func (s *stopScan) stopsIn(f *goFile, body ast.Node, deep bool) string {
 				if s.stops[f.imports[x.Name]][name] {
 					found = x.Name + "." + name + " (a helper that stops the goroutine)"
 				}
-			case stopNames[name]:
+			case stopNames[name] && !isCollector(fun.X):
 				found = "." + name
 			case s.stops[dir]["."+name]:
 				found = "." + name + " (a helper method that stops the goroutine)"
@@ -176,29 +194,53 @@ func (s *stopScan) stopsIn(f *goFile, body ast.Node, deep bool) string {
 	return found
 }
 
-// goroutineBodies returns the code each goroutine started in f runs: the
+// goroutine is code that runs in a goroutine of its own, and the name of
+// the *assert.CollectT it may fail through ("" if none).
+type goroutine struct {
+	body      ast.Node
+	collector string
+}
+
+// goroutines returns the code each goroutine started in f runs: the
 // function literal of a go statement or given to a Go method
-// (sync.WaitGroup, errgroup), or the call of a go statement itself.
-func goroutineBodies(f *goFile) []ast.Node {
-	var bodies []ast.Node
+// (sync.WaitGroup, errgroup), the call of a go statement itself, and the
+// condition of testify's Eventually, Never and EventuallyWithT, which
+// testify runs in a goroutine of its own.
+func goroutines(f *goFile) []goroutine {
+	var out []goroutine
 	ast.Inspect(f.ast, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GoStmt:
 			if lit, ok := n.Call.Fun.(*ast.FuncLit); ok {
-				bodies = append(bodies, lit.Body)
+				out = append(out, goroutine{body: lit.Body})
 			} else {
-				bodies = append(bodies, n.Call)
+				out = append(out, goroutine{body: n.Call})
 			}
 		case *ast.CallExpr:
-			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Go" && len(n.Args) == 1 {
-				if lit, ok := n.Args[0].(*ast.FuncLit); ok {
-					bodies = append(bodies, lit.Body)
+			sel, ok := n.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			for _, a := range n.Args {
+				lit, ok := a.(*ast.FuncLit)
+				if !ok {
+					continue
+				}
+				switch sel.Sel.Name {
+				case "Go", "Eventually", "Never":
+					out = append(out, goroutine{body: lit.Body})
+				case "EventuallyWithT":
+					g := goroutine{body: lit.Body}
+					if ps := lit.Type.Params.List; len(ps) == 1 && len(ps[0].Names) == 1 {
+						g.collector = ps[0].Names[0].Name
+					}
+					out = append(out, g)
 				}
 			}
 		}
 		return true
 	})
-	return bodies
+	return out
 }
 
 // violations lists, for every _test.go file of s, each goroutine that may
@@ -209,9 +251,9 @@ func (s *stopScan) violations(root string) []string {
 		if !strings.HasSuffix(f.path, "_test.go") {
 			continue
 		}
-		for _, body := range goroutineBodies(f) {
-			if what := s.stopsIn(f, body, true); what != "" {
-				pos := s.fset.Position(body.Pos())
+		for _, g := range goroutines(f) {
+			if what := s.stopsIn(f, g.body, true, g.collector); what != "" {
+				pos := s.fset.Position(g.body.Pos())
 				rel, err := filepath.Rel(root, pos.Filename)
 				if err != nil {
 					rel = pos.Filename
@@ -307,6 +349,13 @@ func TestPlanted(t *testing.T) {
 	go func() { assert.NoError(t, f.get()) }()            // good: assert reports with Errorf
 	go func() { helper.Report(t, nil); helper.Later(t) }() // good
 	wg.Wait()
+	req.Eventually(t, func() bool { req.NoError(t, nil); return true }, 0, 0)          // bad: a condition runs in a goroutine
+	req.Never(t, func() bool { f.check(); return false }, 0, 0)                       // bad
+	req.EventuallyWithT(t, func(c *assert.CollectT) { req.NoError(t, nil) }, 0, 0)    // bad: through t, not the collector
+	req.EventuallyWithT(t, func(c *assert.CollectT) { helper.Must(t, nil) }, 0, 0)    // bad
+	req.EventuallyWithT(t, func(c *assert.CollectT) { req.NoError(c, f.get()) }, 0, 0) // good
+	req.EventuallyWithT(t, func(c *assert.CollectT) { helper.Must(c, nil); c.FailNow() }, 0, 0) // good
+	req.Eventually(t, func() bool { return true }, 0, 0)                               // good
 }
 `,
 	}
@@ -323,5 +372,6 @@ func TestPlanted(t *testing.T) {
 	require.Equal(t, []string{
 		"p/p_test.go:23", "p/p_test.go:24", "p/p_test.go:25", "p/p_test.go:26",
 		"p/p_test.go:27", "p/p_test.go:28", "p/p_test.go:29", "p/p_test.go:30",
+		"p/p_test.go:34", "p/p_test.go:35", "p/p_test.go:36", "p/p_test.go:37",
 	}, lines, strings.Join(bad, "\n"))
 }

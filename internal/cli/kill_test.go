@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/ledger"
@@ -221,23 +222,25 @@ func TestKillUnderLoad(t *testing.T) {
 		db := ledgerOf(t, dbURL)
 		ctx := context.Background()
 		// Pending work finishes after the last restart.
-		require.Eventually(t, func() bool {
+		// The condition runs in a goroutine of its own: it fails through ct,
+		// never through t.
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
 			counts, err := db.StatusCounts(ctx)
-			require.NoError(t, err)
+			require.NoError(ct, err)
 			pendingPayouts := counts[string(pix.TypeCashout)]["PENDING"]
 			b, err := db.Balances(ctx, c.ClientID)
-			require.NoError(t, err)
+			require.NoError(ct, err)
 			// Returned payouts are PAID with their return still scheduled.
 			scheduled, err := db.DueSettlements(ctx, time.Now().Add(time.Hour), 1)
-			require.NoError(t, err)
+			require.NoError(ct, err)
 			refunds, err := db.DueRefunds(ctx, time.Now().Add(time.Hour), 1)
-			require.NoError(t, err)
+			require.NoError(ct, err)
 			// The outbox last: work that finishes between these reads writes
 			// its event with it, so an empty outbox read after they all show
 			// nothing left means every event was delivered.
 			lag, _, err := db.OutboxLag(ctx, time.Now())
-			require.NoError(t, err)
-			return pendingPayouts == 0 && lag == 0 && b[ledger.Pending] == 0 && len(scheduled) == 0 && len(refunds) == 0
+			require.NoError(ct, err)
+			assert.True(ct, pendingPayouts == 0 && lag == 0 && b[ledger.Pending] == 0 && len(scheduled) == 0 && len(refunds) == 0)
 		}, 30*time.Second, 100*time.Millisecond, "payouts, refunds and deliveries finish after restart")
 
 		require.NoError(t, db.CheckLedger(ctx))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/pix"
@@ -82,20 +83,18 @@ func TestTwoNodesActAsOne(t *testing.T) {
 	}
 	db := ledgerOf(t, dbURL)
 	ctx := context.Background()
-	require.Eventually(t, func() bool {
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { // its own goroutine: fails through ct, not t
 		// Settled first, then delivered: a payout settles with its event in
 		// one transaction, so once none is PENDING every event exists, and an
 		// empty outbox read after that means all were delivered. (Read the
 		// other way round, a payout settling between the two reads leaves
 		// its event undelivered.)
 		counts, err := db.StatusCounts(ctx)
-		require.NoError(t, err)
-		if counts[string(pix.TypeCashout)]["PENDING"] != 0 {
-			return false
-		}
+		require.NoError(ct, err)
+		require.Zero(ct, counts[string(pix.TypeCashout)]["PENDING"], "payouts pending")
 		lag, _, err := db.OutboxLag(ctx, time.Now())
-		require.NoError(t, err)
-		return lag == 0
+		require.NoError(ct, err)
+		assert.Zero(ct, lag, "events not delivered")
 	}, 15*time.Second, 50*time.Millisecond)
 	for _, id := range payouts {
 		ps, err := db.Postings(ctx, id)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -86,13 +87,21 @@ func TestJobsSurviveRestart(t *testing.T) {
 		time.Sleep(2500 * time.Millisecond)
 		second := startServe(t, dbURL, flags...)
 		require.Empty(t, second.stdout.String(), "no second sandbox client")
-		lookup := func(id string) string {
-			status, body := api(t, second.addr, c, "POST", "/api/v1/wallet/transaction", map[string]any{"payment_id": id})
-			require.Equal(t, http.StatusOK, status)
-			return body["data"].(map[string]any)["status"].(string)
+		// lookupBy fails through tt: the test, or the collector of a
+		// condition that runs in a goroutine of its own.
+		lookupBy := func(tt require.TestingT, id string) string {
+			status, body, err := tryAPI(second.addr, c, "POST", "/api/v1/wallet/transaction", map[string]any{"payment_id": id})
+			require.NoError(tt, err)
+			require.Equal(tt, http.StatusOK, status)
+			data, _ := body["data"].(map[string]any)
+			st, _ := data["status"].(string)
+			return st
 		}
-		require.Eventually(t, func() bool { return lookup(unpaid) == "CANCELLED" && lookup(payout) == "PAID" },
-			5*time.Second, 50*time.Millisecond, "the second process finishes the first one's work")
+		lookup := func(id string) string { return lookupBy(t, id) }
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			assert.Equal(ct, "CANCELLED", lookupBy(ct, unpaid))
+			assert.Equal(ct, "PAID", lookupBy(ct, payout))
+		}, 5*time.Second, 50*time.Millisecond, "the second process finishes the first one's work")
 		require.Equal(t, "PAID", lookup(paid))
 		status, body = api(t, second.addr, c, "GET", "/api/v1/wallet/balance", nil)
 		require.Equal(t, http.StatusOK, status)

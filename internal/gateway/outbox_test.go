@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
@@ -104,10 +105,10 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		if len(claimed) == 0 {
 			// This node's claim had the row locked (SKIP LOCKED skipped
 			// it) and may not have committed yet.
-			require.Eventually(t, func() bool {
+			require.EventuallyWithT(t, func(ct *assert.CollectT) { // its own goroutine: fails through ct, not t
 				e5, err := db.Event(ctx, "evt_outbox5")
-				require.NoError(t, err)
-				return e5.LeaseOwner == d.Owner
+				require.NoError(ct, err)
+				assert.Equal(ct, d.Owner, e5.LeaseOwner)
 			}, 10*time.Second, time.Millisecond, "nobody claimed the event written unleased")
 		} else {
 			require.Equal(t, []string{"evt_outbox5"}, ids, "another node claimed only the event written unleased")

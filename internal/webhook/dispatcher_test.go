@@ -126,7 +126,9 @@ func (f *fixture) paidCharge(t *testing.T, ext, url string) string {
 	return resp.PaymentID
 }
 
-func (f *fixture) deliveries(t *testing.T, id string) []gateway.DeliveryView {
+// deliveries fails through t: the test, or the collector of a condition
+// that runs in a goroutine of its own.
+func (f *fixture) deliveries(t require.TestingT, id string) []gateway.DeliveryView {
 	v, err := f.gw.Deliveries(context.Background(), f.c, id)
 	require.NoError(t, err)
 	return v

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/store"
@@ -44,13 +45,11 @@ func TestEventsWrittenHereNeedNoClaim(t *testing.T) {
 		}
 		rec.mu.Unlock()
 		require.Equal(t, everyEventKindSent, seen)
-		require.Eventually(t, func() bool {
-			for _, d := range f.deliveries(t, paid) {
-				if d.Status != "delivered" || len(d.Attempts) != 1 {
-					return false
-				}
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			for _, d := range f.deliveries(ct, paid) {
+				assert.Equal(ct, "delivered", d.Status, d.EventID)
+				assert.Len(ct, d.Attempts, 1, d.EventID)
 			}
-			return true
 		}, 10*time.Second, 5*time.Millisecond, "each attempt recorded, each event delivered")
 		require.Equal(t, 8, rec.count(), "nothing sent twice")
 	})

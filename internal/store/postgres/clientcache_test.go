@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/pix"
@@ -43,24 +44,28 @@ func TestClientsInMemory(t *testing.T) {
 	}
 
 	c := storetest.NewClient(t, writer)
-	behindTheBack := func(hash string) {
+	// behindTheBackBy and readBy fail through tt: the test, or the
+	// collector of a condition that runs in a goroutine of its own.
+	behindTheBackBy := func(tt require.TestingT, hash string) {
 		_, err := raw.ExecContext(ctx, `UPDATE clients SET secret_hash = $2 WHERE id = $1`, c.ID, hash)
-		require.NoError(t, err)
+		require.NoError(tt, err)
 	}
-	read := func(n *store.DB) store.Client {
+	readBy := func(tt require.TestingT, n *store.DB) store.Client {
 		got, err := n.Client(ctx, c.ID)
-		require.NoError(t, err)
+		require.NoError(tt, err)
 		return got
 	}
+	behindTheBack := func(hash string) { behindTheBackBy(t, hash) }
+	read := func(n *store.DB) store.Client { return readBy(t, n) }
 	// cached waits until node n serves the client from memory: a change
 	// made behind the store's back stays unseen.
 	cached := func(n *store.DB) {
 		t.Helper()
-		require.Eventually(t, func() bool {
-			want := read(n).SecretHash
-			behindTheBack(want + "-unannounced")
-			defer behindTheBack(want)
-			return read(n).SecretHash == want
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			want := readBy(ct, n).SecretHash
+			behindTheBackBy(ct, want+"-unannounced")
+			defer behindTheBackBy(ct, want)
+			assert.Equal(ct, want, readBy(ct, n).SecretHash)
 		}, 10*time.Second, 20*time.Millisecond, "the node never served the client from memory")
 	}
 	for _, n := range nodes {
@@ -95,7 +100,7 @@ func TestClientsInMemory(t *testing.T) {
 		WHERE datname = current_database() AND application_name = 'pixgate-clients'`)
 	require.NoError(t, err)
 	behindTheBack("while-deaf")
-	require.Eventually(t, func() bool { return read(nodes[0]).SecretHash == "while-deaf" }, 5*time.Second, 10*time.Millisecond,
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "while-deaf", readBy(ct, nodes[0]).SecretHash) }, 5*time.Second, 10*time.Millisecond,
 		"a node that cannot hear changes must not answer from memory")
 	// It listens again, and changes reach it at once again.
 	cached(nodes[0])
