@@ -263,10 +263,17 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
+	if !s.caps.Simulated {
+		// Committed before the PSP call: if this process dies before the
+		// charge is stored, the sweep withdraws the cob (orphan.go).
+		if err := s.db.InsertCobIntent(ctx, txid, c.ID, now); err != nil {
+			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+		}
+	}
 	code, err := s.createAtProvider(ctx, provider.Charge{TxID: txid, Amount: amount, TTL: s.ChargeTTL,
 		PayerName: r.Payer.Name, PayerDocument: r.Payer.Document, Question: r.PayerQuestion})
 	if err != nil {
-		return ChargeResponse{}, false, err
+		return ChargeResponse{}, false, err // a cob the PSP may have created is left to the sweep
 	}
 	details, err := json.Marshal(struct {
 		Payer         *Payer    `json:"payer"`
@@ -292,6 +299,9 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 			s.withdrawCharge(ctx, txid) // no charge exists to pay it for
 		}
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+	}
+	if !s.caps.Simulated && inserted {
+		s.intentDone(ctx, txid)
 	}
 	if !inserted {
 		if !s.caps.Simulated {

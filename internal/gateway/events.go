@@ -39,6 +39,11 @@ type EventBody struct {
 	Type              string       `json:"type"`
 	Tax               pix.Amount   `json:"tax"`
 	OccurredAt        string       `json:"occurred_at"`
+	// PaidAmount and AmountMismatch are set on pix.cashin.paid: what the
+	// payer paid (also Value), and whether it differs from the charge's
+	// amount.
+	PaidAmount     *pix.Amount `json:"paid_amount,omitempty"`
+	AmountMismatch *bool       `json:"amount_mismatch,omitempty"`
 }
 
 func (s *Service) newEventID() string {
@@ -65,6 +70,10 @@ func (s *Service) event(t store.Transaction, event string, status pix.TxStatus, 
 	}
 	if t.Type == pix.TypeCashout {
 		b.TransactionID = t.ID
+	}
+	if event == EventCashinPaid {
+		paid, mismatch := t.PaidAmount, t.AmountMismatch()
+		b.PaidAmount, b.AmountMismatch = &paid, &mismatch
 	}
 	if refundID != "" {
 		// A refund event reports the refund, not the charge it returns

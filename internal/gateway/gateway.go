@@ -60,6 +60,9 @@ type Config struct {
 	// CheckWebhookURL, when set, refuses webhook URLs that may not be
 	// called (SSRF guard); WebhookURLIssue's syntax checks always apply.
 	CheckWebhookURL func(string) error
+	// HoldUnmatched keeps money that matches no open charge for an
+	// operator instead of returning it to the payer at once.
+	HoldUnmatched bool
 }
 
 // Validate reports every problem of c at once, one error per line.
@@ -115,6 +118,11 @@ type Service struct {
 	// CheckWebhookURL, when set, refuses webhook URLs that may not be
 	// called (SSRF guard); WebhookURLIssue's syntax checks always apply.
 	CheckWebhookURL func(string) error
+	// HoldUnmatched keeps unmatched receipts for an operator (see
+	// Config.HoldUnmatched).
+	HoldUnmatched bool
+	// sweep spaces this node's looks for orphan cobs.
+	sweep *sweepClock
 }
 
 // New returns the Service c describes, or every problem of c.
@@ -124,7 +132,8 @@ func New(c Config) (*Service, error) {
 	}
 	s := &Service{db: c.DB, Env: c.Env, ChargeTTL: c.ChargeTTL, PayoutDelay: c.PayoutDelay,
 		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, Provider: c.Provider, caps: c.Provider.Capabilities(), retry: &backoffs{},
-		ReconcileEvery: c.ReconcileEvery, Wake: c.Wake, Courier: c.Courier, CheckWebhookURL: c.CheckWebhookURL}
+		ReconcileEvery: c.ReconcileEvery, Wake: c.Wake, Courier: c.Courier, CheckWebhookURL: c.CheckWebhookURL,
+		HoldUnmatched: c.HoldUnmatched, sweep: &sweepClock{}}
 	if s.ReconcileEvery <= 0 {
 		s.ReconcileEvery = DefaultReconcileEvery
 	}

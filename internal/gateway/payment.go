@@ -25,56 +25,66 @@ func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store
 // credit credits payment p to the charge with its txid, once per
 // end-to-end id. strict (the simulated payer) refuses what a real payer
 // cannot do: paying a charge that is not PENDING, or another amount. A
-// payment a real PSP confirmed is money received and is never refused:
-// a CANCELLED charge becomes PAID, and the PSP's amount is credited
-// as confirmed; only a second payment of a paid charge is left to the
-// operator, logged.
+// payment a real PSP confirmed is money received and is never refused: a
+// CANCELLED charge becomes PAID, another amount than the charge's is
+// credited as received (paid_amount, the fee on it, amount_mismatch), and
+// a payment no open charge takes — no charge holds its txid, or the charge
+// was paid already — becomes an unmatched receipt (recordUnmatched). The
+// returned transaction is the charge credited, or the zero Transaction
+// when the payment was recorded as unmatched.
 func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool) (store.Transaction, error) {
 	now := s.now()
+	paidAt := now
 	if !p.PaidAt.IsZero() {
-		now = p.PaidAt.UTC().Truncate(time.Millisecond)
+		paidAt = p.PaidAt.UTC().Truncate(time.Millisecond)
 	}
 	var out store.Transaction
 	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
+		out = store.Transaction{}
 		t, err := tx.ChargeByTxIDForUpdate(ctx, p.TxID)
+		if p.TxID == "" || errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != pix.TypeCashin) {
+			if strict {
+				return pix.Errorf(pix.ENotFound, "Charge not found")
+			}
+			return s.recordUnmatched(ctx, tx, p, store.Transaction{}, now)
+		}
 		if err != nil {
 			return err
 		}
-		out = t
 		switch {
 		case t.EndToEndID != "" && t.EndToEndID == p.EndToEndID:
+			out = t
 			return nil // already credited: a payment reported twice credits once
-		case t.Status == pix.StatusPaid || t.Status == pix.StatusRefunded:
-			if !strict {
-				s.Log.ErrorContext(ctx, "a second payment of a paid charge was not credited; return it to the payer or credit it by hand",
-					"charge", t.ID, "end_to_end_id", p.EndToEndID, "amount", p.Amount.String())
-			}
-			return nil
+		case (t.Status == pix.StatusPaid || t.Status == pix.StatusRefunded) && !strict:
+			return s.recordUnmatched(ctx, tx, p, t, now)
 		case t.Status == pix.StatusCancelled && !strict:
 		case t.Status != pix.StatusPending:
 			return pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be paid", t.Status)
 		case strict && p.Amount != t.Amount:
 			return pix.Errorf(pix.EUnprocessable, "Payment amount %s does not match the charge amount %s", p.Amount, t.Amount)
 		}
-		amount, tax := t.Amount, t.Tax
+		tax := t.Tax
 		if p.Amount != t.Amount {
-			s.Log.ErrorContext(ctx, "a payment's amount differs from its charge's; the amount received is credited",
-				"charge", t.ID, "end_to_end_id", p.EndToEndID, "amount", p.Amount.String(), "charge_amount", t.Amount.String())
-			amount, tax = p.Amount, min(t.Tax, p.Amount)
+			// The fee is the client's cash-in fee on what was received.
+			c, err := tx.Client(ctx, t.ClientID)
+			if err != nil {
+				return fmt.Errorf("client of charge %s: %w", t.ID, err)
+			}
+			tax = min(c.CashinFee.Fee(p.Amount), p.Amount)
+			s.Log.WarnContext(ctx, "a payment's amount differs from its charge's; the amount received is credited",
+				"charge", t.ID, "end_to_end_id", p.EndToEndID, "paid_amount", p.Amount.String(), "charge_amount", t.Amount.String())
 		}
-		ok, err := tx.CreditCharge(ctx, t.ID, t.Status, now, p.EndToEndID)
+		ok, err := tx.CreditCharge(ctx, t.ID, t.Status, paidAt, p.EndToEndID, p.Amount, tax)
 		if err != nil || !ok {
 			return errors.Join(err, fmt.Errorf("charge %s changed concurrently", t.ID))
 		}
-		out.Status, out.ConfirmedAt, out.EndToEndID = pix.StatusPaid, now, p.EndToEndID
-		if err := s.emit(ctx, tx, o, out, EventCashinPaid, pix.StatusPaid, amount, tax, "", now); err != nil {
+		out = t
+		out.Status, out.ConfirmedAt, out.EndToEndID, out.PaidAmount, out.Tax = pix.StatusPaid, paidAt, p.EndToEndID, p.Amount, tax
+		if err := s.emit(ctx, tx, o, out, EventCashinPaid, pix.StatusPaid, p.Amount, tax, "", paidAt); err != nil {
 			return err
 		}
-		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(amount, tax), now)
+		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(p.Amount, tax), paidAt)
 	})
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
-	}
 	if err != nil {
 		return store.Transaction{}, fmt.Errorf("receive payment: %w", err)
 	}

@@ -82,12 +82,24 @@ func (s *Service) createAtProvider(ctx context.Context, c provider.Charge) (stri
 }
 
 // withdrawCharge removes from the PSP a cob that no charge of ours holds,
-// so that no payer can pay it; best effort, logged.
+// so that no payer can pay it. If the PSP does not answer, the cob's
+// intent stays and the sweep (SweepOrphanCobs) tries again.
 func (s *Service) withdrawCharge(ctx context.Context, txid string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pspCallTimeout)
 	defer cancel()
-	if err := s.Provider.CancelCharge(ctx, txid); err != nil {
-		s.Log.WarnContext(ctx, "could not withdraw a cob that no charge holds", "txid", txid, "error", err.Error())
+	if err := s.Provider.CancelCharge(ctx, txid); err != nil && !errors.Is(err, provider.ErrNotFound) {
+		s.Log.WarnContext(ctx, "could not withdraw a cob that no charge holds; the sweep will", "txid", txid, "error", err.Error())
+		return
+	}
+	s.intentDone(ctx, txid)
+}
+
+// intentDone deletes the intent of cob txid, whose charge is stored or
+// whose cob is withdrawn. Best effort: an intent left behind costs the
+// sweep one reading, which finds the charge.
+func (s *Service) intentDone(ctx context.Context, txid string) {
+	if _, err := s.db.DeleteCobIntent(context.WithoutCancel(ctx), txid); err != nil {
+		s.Log.WarnContext(ctx, "could not delete a cob's intent; the sweep will", "txid", txid, "error", err.Error())
 	}
 }
 
@@ -135,17 +147,16 @@ func (s *Service) PSPReported(ctx context.Context, reported []ReportedPix) error
 }
 
 // receiveConfirmed credits a payment the PSP itself reported (its list, its
-// cob, or a webhook's payment read back) and settles the refunds of it the
-// PSP reports final.
+// cob, or a webhook's payment read back), or records it as unmatched when
+// no open charge takes it, and settles the devoluções of it the PSP
+// reports final.
 func (s *Service) receiveConfirmed(ctx context.Context, p provider.Payment) error {
 	charge, err := s.credit(ctx, p, false)
-	if pix.ErrorCode(err) == pix.ENotFound {
-		s.Log.ErrorContext(ctx, "the PSP received a payment for no charge of ours; return it to the payer or credit it by hand",
-			"txid", p.TxID, "end_to_end_id", p.EndToEndID, "amount", p.Amount.String())
-		return nil
-	}
 	if err != nil {
 		return err
+	}
+	if charge.ID == "" || charge.EndToEndID != p.EndToEndID {
+		return s.unmatchedReported(ctx, p)
 	}
 	for _, rs := range p.Refunds {
 		if rs.Status != provider.Completed && rs.Status != provider.Failed {
@@ -313,12 +324,13 @@ func (b *backoffs) done(key string) {
 
 // sendItem is a payout or refund due for a step with a real PSP.
 type sendItem struct {
-	refund   bool
-	id       string
-	state    string
-	settleAt time.Time
-	attempts int
-	transfer provider.Transfer
+	refund    bool
+	unmatched bool // the return of an unmatched receipt
+	id        string
+	state     string
+	settleAt  time.Time
+	attempts  int
+	transfer  provider.Transfer
 }
 
 // errStillSent marks a transfer the PSP accepted but cannot find now: it
@@ -388,19 +400,22 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		claimed = store.SendUnknown
 	}
 	lease := s.now().Add(sendLease)
-	ok, err := s.stepSend(ctx, store.SendStep{Refund: it.refund, ID: it.id, WasState: it.state, WasSettleAt: it.settleAt,
-		State: claimed, Next: lease, Attempt: true})
+	ok, err := s.stepSend(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state,
+		WasSettleAt: it.settleAt, State: claimed, Next: lease, Attempt: true})
 	if err != nil || !ok {
 		return 0, err // another node took this step
 	}
 	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
 	st, err := s.exchange(cctx, it.state, it.transfer)
 	cancel()
-	held := store.SendStep{Refund: it.refund, ID: it.id, WasState: claimed, WasSettleAt: lease}
+	held := store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: claimed, WasSettleAt: lease}
 	delay := backoff(it.attempts + 1)
 	kind := "payout"
-	if it.refund {
+	switch {
+	case it.refund:
 		kind = "refund"
+	case it.unmatched:
+		kind = "unmatched_receipt"
 	}
 	switch {
 	case errors.Is(err, errSendRefused):
@@ -485,6 +500,9 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 		ok, err := tx.StepSend(ctx, held)
 		if err != nil || !ok {
 			return errors.Join(err, errChanged)
+		}
+		if it.unmatched {
+			return s.finishUnmatched(ctx, tx, it.id, st, now)
 		}
 		if it.refund {
 			r, err := tx.RefundForUpdate(ctx, it.id)

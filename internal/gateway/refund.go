@@ -107,7 +107,8 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 			// A devolução names the payment it returns.
 			return pix.Errorf(pix.EUnprocessable, "This charge's payment is not known to the payment provider and cannot be refunded through it")
 		}
-		left := t.Amount - t.RefundedAmount - t.RefundPending
+		// What was paid, when a payer paid less than the charge asked.
+		left := t.Refundable() - t.RefundedAmount - t.RefundPending
 		ref.Amount = amount
 		if amount == 0 {
 			ref.Amount = left

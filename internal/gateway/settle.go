@@ -359,7 +359,7 @@ func (s *Service) finishRefund(ctx context.Context, tx *store.Tx, o *outbox, r s
 		return err
 	}
 	charge.RefundedAmount += settled
-	if charge.RefundedAmount == charge.Amount && charge.Status == pix.StatusPaid {
+	if charge.RefundedAmount >= charge.Refundable() && charge.Status == pix.StatusPaid {
 		if err := tx.SetStatus(ctx, charge.ID, pix.StatusRefunded); err != nil {
 			return err
 		}

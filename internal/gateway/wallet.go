@@ -14,14 +14,16 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// Wallet messages: fixed texts of the API that clients may match, kept to the letter.
+// Wallet messages. The lookup's errors are the API specification's texts,
+// kept to the letter (clients may match them); the others are English, as
+// is every message the specification does not fix (docs/api.md).
 const (
 	MsgLookupNeedsID    = "Informe 'payment_id', 'external_id' ou ambos para buscar a transação."
 	MsgLookupMismatch   = "O 'payment_id' e o 'external_id' informados não correspondem à mesma transação."
 	MsgLookupNotFound   = "Transação não encontrada."
-	MsgBalanceOK        = "Saldo consultado com sucesso."
-	MsgLookupOK         = "Transação encontrada."
-	MsgHistoryOK        = "Transações listadas com sucesso."
+	MsgBalanceOK        = "Balance retrieved successfully."
+	MsgLookupOK         = "Transaction found."
+	MsgHistoryOK        = "Transactions listed successfully."
 	balanceTimeFormat   = "2006-01-02T15:04:05.000-07:00"
 	defaultHistoryLimit = 50
 )
@@ -80,6 +82,11 @@ type TransactionView struct {
 	Type           pix.TxType   `json:"type"`
 	Tax            pix.Amount   `json:"tax"`
 	RefundedAmount pix.Amount   `json:"refunded_amount"`
+	// PaidAmount is what the payer paid: null until a charge is paid (and
+	// for payouts). It may differ from Amount when the PSP confirmed
+	// another amount; AmountMismatch (charges only) then says so.
+	PaidAmount     *pix.Amount `json:"paid_amount"`
+	AmountMismatch *bool       `json:"amount_mismatch,omitempty"`
 }
 
 // View returns the API view of t.
@@ -93,6 +100,14 @@ func View(t store.Transaction) TransactionView {
 	if !t.ConfirmedAt.IsZero() {
 		c := FormatTime(t.ConfirmedAt)
 		v.ConfirmedDate = &c
+	}
+	if t.Type == pix.TypeCashin {
+		mismatch := t.AmountMismatch()
+		v.AmountMismatch = &mismatch
+		if t.PaidAmount > 0 {
+			paid := t.PaidAmount
+			v.PaidAmount = &paid
+		}
 	}
 	return v
 }
@@ -190,7 +205,7 @@ func (s *Service) History(ctx context.Context, c store.Client, q HistoryQuery) (
 		}
 		t, err := time.Parse(time.RFC3339Nano, p.v)
 		if err != nil {
-			is.add(p.name, issueHistoryTime)
+			is.add(p.name, timeIssue(issueHistoryTime, p.v))
 			continue
 		}
 		*p.dst = t
@@ -206,6 +221,22 @@ func (s *Service) History(ctx context.Context, c store.Client, q HistoryQuery) (
 		return nil, "", fmt.Errorf("history: %w", err)
 	}
 	return rows, next, nil
+}
+
+// issuePlusAsSpace ends a date-time issue when the value parses once a
+// space is read back as '+': an offset such as +03:00 sent unescaped in a
+// URL query arrives as a space.
+const issuePlusAsSpace = " (a '+' in a URL query must be sent as %2B)"
+
+// timeIssue returns issue for the date-time v that did not parse, with the
+// hint about '+' when that is what went wrong.
+func timeIssue(issue, v string) string {
+	if i := strings.LastIndexByte(v, ' '); i >= 0 {
+		if _, err := time.Parse(time.RFC3339Nano, v[:i]+"+"+v[i+1:]); err == nil {
+			return issue + issuePlusAsSpace
+		}
+	}
+	return issue
 }
 
 // historyError is the 400 of a bad history query. The wallet body is only

@@ -23,13 +23,17 @@ const (
 	Pending    Kind = "pending"
 	Settlement Kind = "settlement"
 	Fees       Kind = "fees"
+	// Suspense is the house's account for money the PSP received that no
+	// open charge takes (an unmatched receipt), until it is returned.
+	Suspense Kind = "suspense"
 )
 
-// Kinds lists every account kind, in a fixed order.
+// Kinds lists the account kinds every client has, in a fixed order (the
+// house has settlement and suspense).
 var Kinds = [...]Kind{Available, Pending, Settlement, Fees}
 
 // NonNegative reports whether an account of kind k must never go below zero.
-func NonNegative(k Kind) bool { return k == Available || k == Pending }
+func NonNegative(k Kind) bool { return k == Available || k == Pending || k == Suspense }
 
 // Entry moves Amount (signed centavos) into one account of the client.
 type Entry struct {
@@ -143,6 +147,17 @@ func RefundCompleted(amount pix.Amount) Posting {
 // RefundFailed releases a failed refund back to available.
 func RefundFailed(amount pix.Amount) Posting {
 	return build("refund.failed", Entry{Pending, -amount}, Entry{Available, amount})
+}
+
+// UnmatchedReceived records money the PSP received that no open charge
+// takes: it arrives from the PIX network into the house's suspense account.
+func UnmatchedReceived(amount pix.Amount) Posting {
+	return build("unmatched.received", Entry{Settlement, -amount}, Entry{Suspense, amount})
+}
+
+// UnmatchedReturned sends an unmatched receipt back to its payer.
+func UnmatchedReturned(amount pix.Amount) Posting {
+	return build("unmatched.returned", Entry{Suspense, -amount}, Entry{Settlement, amount})
 }
 
 // Balances is one client's account balances.

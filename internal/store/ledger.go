@@ -271,7 +271,7 @@ func (q *Q) CheckLedger(ctx context.Context) error {
 	}
 	err = q.q.QueryRowContext(ctx, `SELECT COALESCE(MIN(a.id), '') FROM accounts a
 		LEFT JOIN (SELECT account_id, SUM(amount) AS s FROM entries GROUP BY account_id) e ON e.account_id = a.id
-		WHERE a.balance <> COALESCE(e.s, 0) OR (a.kind IN ('available', 'pending') AND a.balance < 0)`).Scan(&bad)
+		WHERE a.balance <> COALESCE(e.s, 0) OR (a.kind IN ('available', 'pending', 'suspense') AND a.balance < 0)`).Scan(&bad)
 	if err != nil {
 		return fmt.Errorf("check ledger: %w", err)
 	}

@@ -30,6 +30,7 @@ const (
 // still has them: the claim of a step by one node, and its outcome.
 type SendStep struct {
 	Refund      bool
+	Unmatched   bool // the return of an unmatched receipt
 	ID          string
 	WasState    string
 	WasSettleAt time.Time
@@ -42,8 +43,11 @@ type SendStep struct {
 // StepSend applies st and reports whether the row was still as read.
 func (tx *Tx) StepSend(ctx context.Context, st SendStep) (bool, error) {
 	table := "transactions"
-	if st.Refund {
+	switch {
+	case st.Refund:
 		table = "refunds"
+	case st.Unmatched:
+		table = "unmatched_receipts"
 	}
 	attempt := 0
 	if st.Attempt {
@@ -60,10 +64,11 @@ func (tx *Tx) StepSend(ctx context.Context, st SendStep) (bool, error) {
 }
 
 // CreditCharge moves a charge from status from to PAID, confirmed at
-// confirmed by the payment e2e, and reports whether it did.
-func (tx *Tx) CreditCharge(ctx context.Context, id string, from pix.TxStatus, confirmed time.Time, e2e string) (bool, error) {
-	n, err := tx.affected(ctx, `UPDATE transactions SET status = 'PAID', confirmed_at = $3, end_to_end_id = $4
-		WHERE id = $1 AND status = $2`, id, from, ms(confirmed), nullString(e2e))
+// confirmed by the payment e2e of paid centavos with fee tax, and reports
+// whether it did.
+func (tx *Tx) CreditCharge(ctx context.Context, id string, from pix.TxStatus, confirmed time.Time, e2e string, paid, tax pix.Amount) (bool, error) {
+	n, err := tx.affected(ctx, `UPDATE transactions SET status = 'PAID', confirmed_at = $3, end_to_end_id = $4, paid_amount = $5, tax = $6
+		WHERE id = $1 AND status = $2`, id, from, ms(confirmed), nullString(e2e), int64(paid), int64(tax))
 	if err != nil {
 		return false, fmt.Errorf("credit charge: %w", err)
 	}

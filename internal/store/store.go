@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 )
@@ -292,6 +293,11 @@ func fromNullMS(v sql.NullInt64) time.Time {
 		return time.Time{}
 	}
 	return fromMS(v.Int64)
+}
+
+// nullAmount converts an optional amount (0 = NULL) for storage.
+func nullAmount(a pix.Amount) sql.NullInt64 {
+	return sql.NullInt64{Int64: int64(a), Valid: a != 0}
 }
 
 func nullString(s string) sql.NullString {

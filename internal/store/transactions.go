@@ -42,20 +42,36 @@ type Transaction struct {
 	// "" with the sandbox simulator.
 	SendState    string
 	SendAttempts int
+	// PaidAmount is what the payer paid (charges; 0 until paid). It may
+	// differ from Amount when a PSP confirms another amount.
+	PaidAmount pix.Amount
 }
+
+// Refundable is how much of a paid charge can be returned: what was paid,
+// at most the amount asked for.
+func (t Transaction) Refundable() pix.Amount {
+	if t.PaidAmount > 0 {
+		return min(t.Amount, t.PaidAmount)
+	}
+	return t.Amount
+}
+
+// AmountMismatch reports whether a paid charge was paid with another amount
+// than it asked for.
+func (t Transaction) AmountMismatch() bool { return t.PaidAmount > 0 && t.PaidAmount != t.Amount }
 
 const txColumns = `id, client_id, type, external_id, idempotency_key, request_hash, status, amount, tax,
 	refunded_amount, refund_pending, created_at, confirmed_at, expires_at, settle_at, txid, qrcode, callback_url, details,
-	end_to_end_id, send_state, send_attempts`
+	end_to_end_id, send_state, send_attempts, paid_amount`
 
 func scanTransaction(row scanner) (Transaction, error) {
 	var t Transaction
 	var ext, idem, txid, e2e sql.NullString
 	var amount, tax, refunded, refundPending, created int64
-	var confirmed, expires, settle sql.NullInt64
+	var confirmed, expires, settle, paid sql.NullInt64
 	err := row.Scan(&t.ID, &t.ClientID, &t.Type, &ext, &idem, &t.RequestHash, &t.Status, &amount, &tax,
 		&refunded, &refundPending, &created, &confirmed, &expires, &settle, &txid, &t.QRCode, &t.CallbackURL, &t.Details,
-		&e2e, &t.SendState, &t.SendAttempts)
+		&e2e, &t.SendState, &t.SendAttempts, &paid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Transaction{}, ErrNotFound
 	}
@@ -64,7 +80,7 @@ func scanTransaction(row scanner) (Transaction, error) {
 	}
 	t.ExternalID, t.IdempotencyKey, t.TxID, t.EndToEndID = ext.String, idem.String, txid.String, e2e.String
 	t.Amount, t.Tax, t.RefundedAmount, t.RefundPending = pix.Amount(amount), pix.Amount(tax), pix.Amount(refunded), pix.Amount(refundPending)
-	t.CreatedAt = fromMS(created)
+	t.CreatedAt, t.PaidAmount = fromMS(created), pix.Amount(paid.Int64)
 	t.ConfirmedAt, t.ExpiresAt, t.SettleAt = fromNullMS(confirmed), fromNullMS(expires), fromNullMS(settle)
 	return t, nil
 }
@@ -110,15 +126,15 @@ func (tx *Tx) CreateTransaction(ctx context.Context, t Transaction) error {
 
 const (
 	insertTransactionHead = `INSERT INTO transactions (` + txColumns + `) VALUES `
-	insertTransactionSQL  = insertTransactionHead + `($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22)`
-	txColumnCount         = 22
+	insertTransactionSQL  = insertTransactionHead + `($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)`
+	txColumnCount         = 23
 )
 
 func transactionArgs(t Transaction) []any {
 	return []any{t.ID, t.ClientID, t.Type, nullString(t.ExternalID), nullString(t.IdempotencyKey), t.RequestHash, t.Status,
 		int64(t.Amount), int64(t.Tax), int64(t.RefundedAmount), int64(t.RefundPending), ms(t.CreatedAt),
 		nullMS(t.ConfirmedAt), nullMS(t.ExpiresAt), nullMS(t.SettleAt), nullString(t.TxID), t.QRCode, t.CallbackURL, t.Details,
-		nullString(t.EndToEndID), t.SendState, t.SendAttempts}
+		nullString(t.EndToEndID), t.SendState, t.SendAttempts, nullAmount(t.PaidAmount)}
 }
 
 // Transaction returns the client's transaction with the given id, or ErrNotFound.

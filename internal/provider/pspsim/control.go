@@ -85,15 +85,19 @@ type FaultsRequest struct {
 
 // controlHandler is the plain-HTTP control API for people and scripts:
 //
-//	POST /sim/pay/{txid}   a payer pays the cob → {"endToEndId": …}
+//	POST /sim/pay/{txid}   a payer pays the cob → {"endToEndId": …}; an
+//	                       optional body {"valor": "0.01", "again": true}
+//	                       pays another amount, or a cob no longer ATIVA
 //	POST /sim/pay          the same, the body being the cob's copy-and-paste code
+//	POST /sim/pix          {"txid": "…", "valor": "10.00"}: a Pix to the key
+//	                       that no cob holds (txid unknown or "")
 //	POST /sim/faults       FaultsRequest
 //	POST /sim/settle       settle every pending send and devolução now
 //	GET  /sim/state        State
 func (s *Server) controlHandler() http.Handler {
 	mux := http.NewServeMux()
-	pay := func(w http.ResponseWriter, r *http.Request, txid string) {
-		e2eid, err := s.Pay(r.Context(), txid)
+	pay := func(w http.ResponseWriter, r *http.Request, txid string, o PayOptions) {
+		e2eid, err := s.PayWith(r.Context(), txid, o)
 		switch {
 		case errors.Is(err, ErrUnknownCharge):
 			writeProblem(w, http.StatusNotFound, "CobNaoEncontrado", "Cobrança não encontrada", err.Error(), nil)
@@ -103,14 +107,60 @@ func (s *Server) controlHandler() http.Handler {
 			writeJSON(w, http.StatusOK, map[string]string{"endToEndId": e2eid, "txid": txid})
 		}
 	}
-	mux.HandleFunc("POST /sim/pay/{txid}", func(w http.ResponseWriter, r *http.Request) { pay(w, r, r.PathValue("txid")) })
+	mux.HandleFunc("POST /sim/pay/{txid}", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Valor string `json:"valor"`
+			Again bool   `json:"again"`
+		}
+		var o PayOptions
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			err = json.Unmarshal(b, &req)
+		}
+		if err == nil && req.Valor != "" {
+			var ok bool
+			if o.Valor, ok = parseValor(req.Valor); !ok || o.Valor <= 0 {
+				err = errors.New("valor must be like 10.00 and above 0.00")
+			}
+		}
+		if err != nil {
+			writeProblem(w, http.StatusBadRequest, "RequisicaoInvalida", "Requisição inválida", err.Error(), nil)
+			return
+		}
+		o.Again = req.Again
+		pay(w, r, r.PathValue("txid"), o)
+	})
+	mux.HandleFunc("POST /sim/pix", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			TxID  string `json:"txid"`
+			Valor string `json:"valor"`
+		}
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err == nil {
+			err = json.Unmarshal(b, &req)
+		}
+		valor, ok := parseValor(req.Valor)
+		if err == nil && (!ok || valor <= 0) {
+			err = errors.New("valor must be like 10.00 and above 0.00")
+		}
+		if err != nil {
+			writeProblem(w, http.StatusBadRequest, "RequisicaoInvalida", "Requisição inválida", err.Error(), nil)
+			return
+		}
+		e2eid, err := s.Receive(r.Context(), req.TxID, valor)
+		if err != nil {
+			writeProblem(w, http.StatusBadRequest, "RequisicaoInvalida", "Requisição inválida", err.Error(), nil)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"endToEndId": e2eid, "txid": req.TxID})
+	})
 	mux.HandleFunc("POST /sim/pay", func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if err != nil {
 			writeProblem(w, http.StatusBadRequest, "RequisicaoInvalida", "Requisição inválida", err.Error(), nil)
 			return
 		}
-		pay(w, r, s.txidOfCode(strings.TrimSpace(string(b))))
+		pay(w, r, s.txidOfCode(strings.TrimSpace(string(b))), PayOptions{})
 	})
 	mux.HandleFunc("POST /sim/faults", func(w http.ResponseWriter, r *http.Request) {
 		var req FaultsRequest

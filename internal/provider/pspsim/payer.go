@@ -29,6 +29,23 @@ var (
 // Pay returns. A failed or lost delivery does not undo the payment; see
 // Deliveries.
 func (s *Server) Pay(ctx context.Context, txid string) (string, error) {
+	return s.PayWith(ctx, txid, PayOptions{})
+}
+
+// PayOptions are what a payer may do that Pay does not.
+type PayOptions struct {
+	// Valor, when positive, is the amount paid in centavos instead of the
+	// cob's valor.original (a payer who typed another amount, or a PSP that
+	// computed one).
+	Valor int64
+	// Again pays a cob that is no longer ATIVA (already paid, removed or
+	// expired): the second Pix that a payer's bank can still send for a
+	// copied code.
+	Again bool
+}
+
+// PayWith is Pay with the options o.
+func (s *Server) PayWith(ctx context.Context, txid string, o PayOptions) (string, error) {
 	s.mu.Lock()
 	c := s.st.cobs[txid]
 	if c == nil {
@@ -37,6 +54,7 @@ func (s *Server) Pay(ctx context.Context, txid string) (string, error) {
 	}
 	now := s.now()
 	switch {
+	case o.Again:
 	case c.Status != CobAtiva:
 		s.mu.Unlock()
 		return "", fmt.Errorf("%w: it is %s", ErrNotPayable, c.Status)
@@ -44,15 +62,46 @@ func (s *Server) Pay(ctx context.Context, txid string) (string, error) {
 		s.mu.Unlock()
 		return "", fmt.Errorf("%w: it expired at %s", ErrNotPayable, formatTime(c.Created.Add(time.Duration(c.Expiracao)*time.Second)))
 	}
-	p := &pixRec{E2EID: newE2EID("E", now), TxID: txid, Valor: c.Valor, Chave: c.Chave, Horario: now, InfoPagador: "pago pelo simulador"}
-	c.Status = CobConcluida
+	valor := c.Valor
+	if o.Valor > 0 {
+		valor = o.Valor
+	}
+	p := &pixRec{E2EID: newE2EID("E", now), TxID: txid, Valor: valor, Chave: c.Chave, Horario: now, InfoPagador: "pago pelo simulador"}
+	if c.Status == CobAtiva {
+		c.Status = CobConcluida
+	}
 	c.Pix = append(c.Pix, p)
-	s.st.pix[p.E2EID] = p
-	s.st.pixOrder = append(s.st.pixOrder, p)
-	item := p.json()
+	item := s.record(p)
 	s.mu.Unlock()
 	s.deliver(ctx, []pixJSON{item})
 	return p.E2EID, nil
+}
+
+// Receive has a payer send valor centavos to the merchant's key with txid
+// (which may be "" or name no cob: a static code, or a code of another
+// system): a Pix that no cob holds, reported like any other.
+func (s *Server) Receive(ctx context.Context, txid string, valor int64) (string, error) {
+	if valor <= 0 {
+		return "", errors.New("pspsim: valor must be positive")
+	}
+	s.mu.Lock()
+	now := s.now()
+	p := &pixRec{E2EID: newE2EID("E", now), TxID: txid, Valor: valor, Chave: s.opts.PixKey, Horario: now, InfoPagador: "pago pelo simulador"}
+	if c := s.st.cobs[txid]; c != nil {
+		c.Pix = append(c.Pix, p)
+	}
+	item := s.record(p)
+	s.mu.Unlock()
+	s.deliver(ctx, []pixJSON{item})
+	return p.E2EID, nil
+}
+
+// record adds the received Pix p to the state (s.mu held) and returns it
+// as the webhook reports it.
+func (s *Server) record(p *pixRec) pixJSON {
+	s.st.pix[p.E2EID] = p
+	s.st.pixOrder = append(s.st.pixOrder, p)
+	return p.json()
 }
 
 // Settle settles every send and devolução still EM_PROCESSAMENTO now,

@@ -60,6 +60,7 @@ func Exercise(t *testing.T, open Opener) {
 	exerciseEvents(t, open)
 	exerciseRefunds(t, open)
 	exerciseStatement(t, open)
+	exerciseUnmatched(t, open)
 }
 
 // ids are the ids of ts, in order.

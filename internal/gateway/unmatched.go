@@ -1,0 +1,188 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// UnmatchedReceipt is money the PSP confirmed that no open charge takes.
+type UnmatchedReceipt = store.UnmatchedReceipt
+
+// returnDescription is the text the payer's bank shows with the return of
+// money that matched no open charge (descricao of the devolução).
+const returnDescription = "Devolucao de Pix sem cobranca em aberto"
+
+// recordUnmatched records payment p, which no open charge takes, as an
+// unmatched receipt inside tx: its amount goes from the PIX network into
+// the house's suspense account, and its return to the payer is scheduled
+// at once unless HoldUnmatched keeps it for an operator. charge is the
+// paid charge p names, or the zero Transaction when no charge holds its
+// txid. A payment already recorded changes nothing.
+func (s *Service) recordUnmatched(ctx context.Context, tx *store.Tx, p provider.Payment, charge store.Transaction, now time.Time) error {
+	u := store.UnmatchedReceipt{ID: s.newUUID(), PaymentEndToEndID: p.EndToEndID, TxID: p.TxID, Amount: p.Amount,
+		ReceivedAt: now, RecordedAt: now, Reason: store.UnmatchedNoCharge, Status: store.UnmatchedHeld}
+	if !p.PaidAt.IsZero() {
+		u.ReceivedAt = p.PaidAt.UTC().Truncate(time.Millisecond)
+	}
+	if charge.ID != "" {
+		u.Reason, u.ClientID, u.TransactionID = store.UnmatchedAlreadyPaid, charge.ClientID, charge.ID
+	}
+	action := "held for an operator"
+	if !s.HoldUnmatched {
+		u.Status, u.ReturnID, u.SendState, u.SettleAt = store.UnmatchedReturning, s.newUUID(), store.SendToSend, now
+		action = "returning it to the payer"
+	}
+	if p.Amount <= 0 || !provider.ValidEndToEnd(p.EndToEndID) {
+		return fmt.Errorf("unmatched payment %q of %s: not a payment the PSP could confirm", p.EndToEndID, p.Amount)
+	}
+	inserted, err := tx.InsertUnmatched(ctx, u)
+	if err != nil || !inserted {
+		return err // recorded before: a payment reported twice is recorded once
+	}
+	s.Log.ErrorContext(ctx, "the PSP received a payment that no open charge takes; it is in suspense, "+action,
+		"unmatched_receipt", u.ID, "end_to_end_id", p.EndToEndID, "txid", p.TxID, "amount", p.Amount.String(),
+		"reason", u.Reason, "charge", u.TransactionID)
+	return tx.Post(ctx, s.newOrderedID(), store.HouseID, u.ID, ledger.UnmatchedReceived(p.Amount), now)
+}
+
+// UnmatchedReceipts returns up to limit unmatched receipts, newest first;
+// with status (HELD, RETURNING, RETURNED), only those in it. Operators see
+// them in the panel.
+func (s *Service) UnmatchedReceipts(ctx context.Context, status string, limit int) ([]UnmatchedReceipt, error) {
+	out, err := s.db.UnmatchedReceipts(ctx, status, limit)
+	if err != nil {
+		return nil, fmt.Errorf("unmatched receipts: %w", err)
+	}
+	return out, nil
+}
+
+// UnmatchedReceipt returns the unmatched receipt id. Errors: ENotFound.
+func (s *Service) UnmatchedReceipt(ctx context.Context, id string) (UnmatchedReceipt, error) {
+	u, err := s.db.UnmatchedReceipt(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return UnmatchedReceipt{}, pix.Errorf(pix.ENotFound, "Unmatched receipt not found")
+	}
+	if err != nil {
+		return UnmatchedReceipt{}, fmt.Errorf("unmatched receipt: %w", err)
+	}
+	return u, nil
+}
+
+// ReturnUnmatched starts the return to its payer of the HELD unmatched
+// receipt id (an operator's decision, or a new try after a return that
+// failed), with a new devolução id. Errors: ENotFound, EUnprocessable (it
+// is being returned or was returned).
+func (s *Service) ReturnUnmatched(ctx context.Context, id string) (UnmatchedReceipt, error) {
+	now := s.now()
+	var out UnmatchedReceipt
+	err := s.write(ctx, func(tx *store.Tx, _ *outbox) error {
+		u, err := tx.UnmatchedForUpdate(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return pix.Errorf(pix.ENotFound, "Unmatched receipt not found")
+		}
+		if err != nil {
+			return err
+		}
+		if u.Status != store.UnmatchedHeld {
+			return pix.Errorf(pix.EUnprocessable, "Unmatched receipt is %s and cannot be returned again", u.Status)
+		}
+		returnID := s.newUUID()
+		ok, err := tx.StartUnmatchedReturn(ctx, id, returnID, now)
+		if err != nil || !ok {
+			return errors.Join(err, errChanged)
+		}
+		u.Status, u.ReturnID, u.ReturnError, u.SendState, u.SettleAt = store.UnmatchedReturning, returnID, "", store.SendToSend, now
+		out = u
+		return nil
+	})
+	if errors.Is(err, errChanged) {
+		return UnmatchedReceipt{}, pix.Errorf(pix.EUnprocessable, "Unmatched receipt is being returned")
+	}
+	if err != nil {
+		return UnmatchedReceipt{}, fmt.Errorf("return unmatched receipt: %w", err)
+	}
+	s.wake()
+	return out, nil
+}
+
+// ReturnUnmatchedDue advances up to limit due returns of unmatched receipts
+// with the PSP, each one step, exactly as refunds are sent: once, and
+// read back before any resend.
+func (s *Service) ReturnUnmatchedDue(ctx context.Context, limit int) (int, error) {
+	if s.caps.Simulated {
+		return 0, nil // the simulator's payers pay only open charges
+	}
+	due, err := s.db.DueUnmatchedReturns(ctx, s.now(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("return unmatched receipts: %w", err)
+	}
+	return eachN(ctx, pspWorkers, due, func(u store.UnmatchedReceipt) (int, error) {
+		if u.SendState == "" || u.SendState == store.SendDone || u.ReturnID == "" {
+			return 0, s.unschedule(ctx, store.SendStep{Unmatched: true, ID: u.ID, WasState: u.SendState, WasSettleAt: u.SettleAt})
+		}
+		return s.advance(ctx, sendItem{unmatched: true, id: u.ID, state: u.SendState, settleAt: u.SettleAt, attempts: u.SendAttempts,
+			transfer: provider.Transfer{ID: u.ReturnID, Amount: u.Amount, Description: returnDescription, Refund: true,
+				PaymentE2E: u.PaymentEndToEndID}})
+	})
+}
+
+// finishUnmatched applies the final state st of the return of unmatched
+// receipt id inside tx: returned (suspense → PIX network) or failed (held
+// again for an operator, the money still in suspense). It returns
+// errChanged if the return was finished meanwhile.
+func (s *Service) finishUnmatched(ctx context.Context, tx *store.Tx, id string, st provider.TransferState, now time.Time) error {
+	u, err := tx.UnmatchedForUpdate(ctx, id)
+	if err != nil {
+		return err
+	}
+	if st.Status == provider.Failed {
+		ok, err := tx.FinishUnmatchedReturn(ctx, id, now, "", "the PSP did not complete the return")
+		if err != nil || !ok {
+			return errors.Join(err, errChanged)
+		}
+		s.Log.ErrorContext(ctx, "the return of an unmatched receipt failed; it is held for an operator", "unmatched_receipt", id)
+		return nil
+	}
+	ok, err := tx.FinishUnmatchedReturn(ctx, id, now, st.EndToEndID, "")
+	if err != nil || !ok {
+		return errors.Join(err, errChanged)
+	}
+	return tx.Post(ctx, s.newOrderedID(), store.HouseID, u.ID, ledger.UnmatchedReturned(u.Amount), now)
+}
+
+// unmatchedReported settles the return of the unmatched receipt of payment
+// p when the PSP reports it final among p's devoluções.
+func (s *Service) unmatchedReported(ctx context.Context, p provider.Payment) error {
+	if len(p.Refunds) == 0 {
+		return nil
+	}
+	u, err := s.db.UnmatchedByPayment(ctx, p.EndToEndID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("unmatched receipt of %s: %w", p.EndToEndID, err)
+	}
+	if u.Status != store.UnmatchedReturning {
+		return nil
+	}
+	for _, rs := range p.Refunds {
+		if !strings.EqualFold(provider.HexID(u.ReturnID), rs.ID) || (rs.Status != provider.Completed && rs.Status != provider.Failed) {
+			continue
+		}
+		now := s.now()
+		err := s.write(ctx, func(tx *store.Tx, _ *outbox) error { return s.finishUnmatched(ctx, tx, u.ID, rs, now) })
+		if err != nil && !errors.Is(err, errChanged) {
+			return fmt.Errorf("settle reported return of %s: %w", u.ID, err)
+		}
+	}
+	return nil
+}

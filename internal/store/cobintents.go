@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// CobIntent is a cob being created at the PSP for a charge not stored yet.
+type CobIntent struct {
+	TxID      string
+	ClientID  string
+	CreatedAt time.Time
+}
+
+// InsertCobIntent records, in a transaction of its own, that the cob txid
+// is about to be created at the PSP for client clientID.
+func (db *DB) InsertCobIntent(ctx context.Context, txid, clientID string, now time.Time) error {
+	err := db.Write(ctx, func(tx *Tx) error {
+		_, err := tx.exec(ctx, `INSERT INTO cob_intents (txid, client_id, created_at) VALUES ($1, $2, $3)`, txid, clientID, ms(now))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("insert cob intent: %w", err)
+	}
+	return nil
+}
+
+// DeleteCobIntent removes the intent of cob txid (its charge is stored, or
+// its cob is withdrawn) and reports whether it was there.
+func (db *DB) DeleteCobIntent(ctx context.Context, txid string) (bool, error) {
+	var n int64
+	err := db.Write(ctx, func(tx *Tx) error {
+		var err error
+		n, err = tx.affected(ctx, `DELETE FROM cob_intents WHERE txid = $1`, txid)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("delete cob intent: %w", err)
+	}
+	return n == 1, nil
+}
+
+// StaleCobIntents returns up to limit intents created before before, oldest
+// first.
+func (q *Q) StaleCobIntents(ctx context.Context, before time.Time, limit int) ([]CobIntent, error) {
+	out, err := selectAll(ctx, q, func(row scanner) (CobIntent, error) {
+		var c CobIntent
+		var at int64
+		err := row.Scan(&c.TxID, &c.ClientID, &at)
+		c.CreatedAt = fromMS(at)
+		return c, err
+	}, `SELECT txid, client_id, created_at FROM cob_intents WHERE created_at < $1 ORDER BY created_at LIMIT $2`, ms(before), limit)
+	if err != nil {
+		return nil, fmt.Errorf("stale cob intents: %w", err)
+	}
+	return out, nil
+}
