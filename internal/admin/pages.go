@@ -77,6 +77,7 @@ type overviewData struct {
 	Rows               []statusRow
 	Failing            []failing
 	ClientCount        int
+	PSP                *pspStatus // operators only; nil with the simulated network
 }
 
 // today returns the current day in São Paulo as [start, end).
@@ -94,6 +95,7 @@ func (h *Handler) overview(r *http.Request, clientID string) (overviewData, erro
 		return d, err
 	}
 	d.Available, d.Pending = o.Balances[ledger.Available], o.Balances[ledger.Pending]
+	d.PSP = h.pspStatusOf(r)
 	d.Activity, d.Flows = o.Activity, o.Flows
 	for _, typ := range pix.TxTypes() {
 		for _, st := range pix.TxStatuses() {

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +31,14 @@ func TestServePprof(t *testing.T) {
 	}
 	require.NotEmpty(t, addr, "no profiler line; stderr:\n%s", s.stderr.String())
 	require.Equal(t, http.StatusOK, getStatus(t, "http://"+addr+"/debug/pprof/goroutine?debug=1"))
+	// The command line would show secrets given as flags.
+	resp, err := http.Get("http://" + addr + "/debug/pprof/cmdline")
+	require.NoError(t, err)
+	cmdline, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.NotContains(t, string(cmdline), os.Args[0])
 	require.Equal(t, http.StatusNotFound, getStatus(t, "http://"+s.addr+"/debug/pprof/goroutine?debug=1"), "the profiler is not on the API's address")
 	s.stop(t)
 

@@ -83,6 +83,11 @@ func (a *app) serve(ctx context.Context) error {
 		n, age, err := db.OutboxLag(ctx, time.Now())
 		return n, age.Seconds(), err
 	})
+	if state, ok := a.pspState(psp); ok {
+		if err := m.SetPSP(state); err != nil {
+			return err
+		}
+	}
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(a.settings.RateLimitN)
 	if a.settings.RedisURL != "" {
 		redislimit.SetDriverLogger(a.log)
@@ -135,6 +140,7 @@ func (a *app) serve(ctx context.Context) error {
 		a.log.Warn("PIXGATE_PROVIDER=sandbox in production: the PIX network is simulated, no real money moves: " +
 			"no real payer can pay a charge, and payouts and refunds are settled by the simulator")
 	}
+	a.warnSandboxPSP()
 	a.log.Info("listening", "addr", ln.Addr().String(), "env", a.settings.Env, "provider", psp.Name(), "database", db.Dialect(), "tls", a.settings.TLSCert != "")
 
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
@@ -152,8 +158,17 @@ func (a *app) serve(ctx context.Context) error {
 		tasks = append(tasks, job.Task{Name: "psp-reconcile", Run: gw.ReconcileReceived})
 	}
 	runner := &job.Runner{Log: a.log, Interval: jobInterval(a.settings.PayoutDelay), Tasks: tasks}
-	wg.Add(4)
-	go func() { defer wg.Done(); a.startPSP(jobsCtx, psp, pspStartRetry) }()
+	wg.Add(5)
+	go func() {
+		defer wg.Done()
+		a.startPSP(jobsCtx, psp, pspStartRetry)
+		// Read back the registration Start made, then watch it: another
+		// deployment on the same PSP account may take it over.
+		if w, ok := psp.(provider.WebhookChecker); ok {
+			a.watchWebhook(jobsCtx, w, webhookCheckEvery)
+		}
+	}()
+	go func() { defer wg.Done(); a.watchCertificate(jobsCtx, certCheckEvery) }()
 	go func() { defer wg.Done(); runner.Run(jobsCtx) }()
 	go func() { defer wg.Done(); dispatcher.Run(jobsCtx) }()
 	// PostgreSQL: authenticate from memory, kept in step with every
@@ -260,10 +275,12 @@ func jobInterval(payoutDelay time.Duration) time.Duration {
 
 // servePprof serves Go's profiler on the loopback address the settings
 // name (config checks it is loopback) and returns what stops it.
+// /debug/pprof/cmdline is not served: it would show secrets given as
+// flags (--psp-client-secret, --psp-webhook-url).
 func (a *app) servePprof() (stop func(), err error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/cmdline", http.NotFound)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)

@@ -48,7 +48,7 @@ const (
 // the setting rather than a parser's message.
 type Config struct {
 	Addr                 string `name:"addr" env:"PIXGATE_ADDR" default:"127.0.0.1:8080" help:"Listen address."`
-	Env                  string `name:"env" env:"PIXGATE_ENV" default:"sandbox" help:"sandbox or production."`
+	Env                  string `name:"env" env:"PIXGATE_ENV" help:"sandbox or production (default: sandbox; must be set with PIXGATE_PROVIDER=apipix or efi)."`
 	DatabaseURL          string `name:"database-url" env:"PIXGATE_DATABASE_URL" default:"./data/pixgate.db" help:"SQLite file path or sqlite://…, or postgres://…"`
 	RedisURL             string `name:"redis-url" env:"PIXGATE_REDIS_URL" help:"Redis for shared rate limits (redis://, rediss://, unix://)."`
 	RateLimit            string `name:"rate-limit" env:"PIXGATE_RATE_LIMIT" default:"100" help:"Requests per rolling 60 s per client."`
@@ -93,6 +93,14 @@ type Settings struct {
 	// nil when unset) and the <secret> path element of the webhook URL.
 	CertPEM, KeyPEM, CAPEM []byte
 	PSPWebhookSecret       string
+	// CertNotAfter is when the PSP client certificate expires (filled with
+	// CertPEM), for the warnings and the metric of serve.
+	CertNotAfter time.Time
+	// EnvSet reports that PIXGATE_ENV (or --env) was given: a PSP provider
+	// does not run on the sandbox default, since sandbox rules (private
+	// webhook addresses, printed credentials) must never reach real money
+	// unnoticed.
+	EnvSet bool
 }
 
 // Sandbox reports whether this is the sandbox environment.
@@ -101,7 +109,10 @@ func (s Settings) Sandbox() bool { return s.Env == Sandbox }
 // Validate parses every setting and returns all problems at once, each one
 // line naming its environment variable and flag.
 func (c Config) Validate() (Settings, error) {
-	s := Settings{Config: c}
+	// Env has no kong default so that "not given" stays visible: the
+	// sandbox fills it here, and EnvSet remembers it was given.
+	s := Settings{Config: c, EnvSet: c.Env != ""}
+	s.Env = cmp.Or(c.Env, Sandbox)
 	var errs []error
 	bad := func(env, flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("invalid %s (--%s): %s", env, flag, fmt.Sprintf(format, args...)))
@@ -109,8 +120,8 @@ func (c Config) Validate() (Settings, error) {
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		bad("PIXGATE_ADDR", "addr", "%q is not host:port", c.Addr)
 	}
-	if c.Env != Sandbox && c.Env != Production {
-		bad("PIXGATE_ENV", "env", "%q must be sandbox or production", c.Env)
+	if s.Env != Sandbox && s.Env != Production {
+		bad("PIXGATE_ENV", "env", "%q must be sandbox or production", s.Env)
 	}
 	switch {
 	case c.DatabaseURL == "":
@@ -130,7 +141,7 @@ func (c Config) Validate() (Settings, error) {
 	}
 	// The sandbox fills what is unset; production keeps it empty, so that
 	// ValidateServe can tell it was not set (kong defaults cannot).
-	if c.Env == Sandbox {
+	if s.Env == Sandbox {
 		s.Provider = cmp.Or(s.Provider, ProviderSandbox)
 		s.PixKey = cmp.Or(s.PixKey, SandboxPixKey)
 		s.MerchantName = cmp.Or(s.MerchantName, SandboxMerchantName)
@@ -167,7 +178,7 @@ func (c Config) Validate() (Settings, error) {
 	}
 	switch strings.ToLower(c.WebhookAllowPrivate) {
 	case "":
-		s.AllowPrivateWebhook = c.Env == Sandbox
+		s.AllowPrivateWebhook = s.Env == Sandbox
 	case "true", "1", "yes":
 		s.AllowPrivateWebhook = true
 	case "false", "0", "no":
@@ -212,6 +223,9 @@ func (s *Settings) ValidateServe() error {
 	case "":
 		bad("PIXGATE_PROVIDER", "provider", "must be set in production (sandbox, apipix or efi)")
 	case ProviderAPIPix, ProviderEfi:
+		if !s.EnvSet {
+			bad("PIXGATE_ENV", "env", "must be set with PIXGATE_PROVIDER=%s: production for real money, sandbox only for the PSP's own test environment", s.Provider)
+		}
 		s.validatePSP(bad)
 	}
 	if s.Env == Production && s.Provider == ProviderSandbox {
@@ -280,9 +294,24 @@ func (s *Settings) validatePSP(bad func(env, flag, format string, args ...any)) 
 	if certOK && keyOK {
 		// tls.X509KeyPair's own error is not quoted: it is generic, and
 		// the two files are named instead.
-		if _, err := tls.X509KeyPair(s.CertPEM, s.KeyPEM); err != nil {
+		pair, err := tls.X509KeyPair(s.CertPEM, s.KeyPEM)
+		if err != nil {
 			bad("PIXGATE_PSP_KEY_FILE", "psp-key-file", "%s is not the private key of the certificate in PIXGATE_PSP_CERT_FILE", s.PSPKeyFile)
 			s.CertPEM, s.KeyPEM = nil, nil
+		} else if leaf, err := x509.ParseCertificate(pair.Certificate[0]); err == nil {
+			// The PSP refuses every call made with a lapsed certificate, and
+			// each charge would then fail with 502: refuse to start instead.
+			now := time.Now()
+			switch {
+			case now.After(leaf.NotAfter):
+				bad("PIXGATE_PSP_CERT_FILE", "psp-cert-file", "%s expired at %s: renew the certificate with the PSP",
+					s.PSPCertFile, leaf.NotAfter.UTC().Format(time.RFC3339))
+			case now.Before(leaf.NotBefore):
+				bad("PIXGATE_PSP_CERT_FILE", "psp-cert-file", "%s is not valid before %s",
+					s.PSPCertFile, leaf.NotBefore.UTC().Format(time.RFC3339))
+			default:
+				s.CertNotAfter = leaf.NotAfter
+			}
 		}
 	}
 	if s.PSPCAFile != "" {
@@ -311,6 +340,10 @@ func (s *Settings) validatePSP(bad func(env, flag, format string, args ...any)) 
 			bad("PIXGATE_PSP_WEBHOOK_URL", "psp-webhook-url", "must have no query or fragment (the PSP appends /pix to it)")
 		case m == nil:
 			bad("PIXGATE_PSP_WEBHOOK_URL", "psp-webhook-url", "must end in /psp/webhook/<secret>, the secret being 32 or more characters of [A-Za-z0-9_-]")
+		case u.Scheme != "https" && s.Env == Production && !loopbackHost(u.Hostname()):
+			// Over http the secret that authenticates the PSP's calls
+			// would cross the network in clear.
+			bad("PIXGATE_PSP_WEBHOOK_URL", "psp-webhook-url", "must be an https URL in production (http only for a loopback host such as 127.0.0.1)")
 		default:
 			s.PSPWebhookSecret = m[1]
 		}
@@ -393,10 +426,13 @@ func positiveDuration(v string) (time.Duration, error) {
 // a loopback IP address.
 func loopbackAddr(hostport string) bool {
 	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
+	return err == nil && loopbackHost(host)
+}
+
+// loopbackHost reports whether host is localhost or a loopback IP address
+// (127.0.0.0/8, ::1).
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)

@@ -196,7 +196,11 @@ func TestValidateServePSP(t *testing.T) {
 		{"sandbox env", func(c *Config) { c.Env = Sandbox }, nil},
 		{"no CA: system roots", func(c *Config) { c.PSPCAFile = "" }, nil},
 		{"token URL set", func(c *Config) { c.PSPTokenURL = "https://auth.example.com/oauth/token" }, nil},
-		{"http webhook", func(c *Config) { c.PSPWebhookURL = "http://10.0.0.1:8080/psp/webhook/" + testSecret }, nil},
+		{"http webhook on loopback", func(c *Config) { c.PSPWebhookURL = "http://127.0.0.1:8080/psp/webhook/" + testSecret }, nil},
+		{"http webhook in sandbox", func(c *Config) {
+			c.Env, c.PSPWebhookURL = Sandbox, "http://10.0.0.1:8080/psp/webhook/"+testSecret
+		}, nil},
+		{"http webhook in production", func(c *Config) { c.PSPWebhookURL = "http://10.0.0.1:8080/psp/webhook/" + testSecret }, []string{"PIXGATE_PSP_WEBHOOK_URL"}},
 		{"long secret", func(c *Config) { c.PSPWebhookURL = "https://h/psp/webhook/" + testSecret + testSecret }, nil},
 
 		{"API URL missing", func(c *Config) { c.PSPAPIURL = "" }, []string{"PIXGATE_PSP_API_URL"}},

@@ -80,6 +80,8 @@ type Client struct {
 	pixKey        string
 	webhookURL    string
 	secret        string // only to scrub it from PSP texts put in errors
+	hookSecret    string // the webhook URL's secret, scrubbed likewise
+	health        *health
 	http          *http.Client
 	tokens        *tokenCache
 	log           *slog.Logger
@@ -189,6 +191,8 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		pixKey:     cfg.PixKey,
 		webhookURL: cfg.WebhookURL,
 		secret:     cfg.ClientSecret,
+		hookSecret: webhookSecret(cfg.WebhookURL),
+		health:     &health{now: now},
 		http:       hc,
 		tokens: &tokenCache{
 			conf: &clientcredentials.Config{

@@ -65,6 +65,7 @@ type errToken struct {
 	msg       string
 	retryable bool
 	cause     error
+	status    int // the token endpoint's answer; 0 when none came
 }
 
 // Error is the scrubbed message.
@@ -84,7 +85,7 @@ func tokenError(err error) error {
 		if re.ErrorCode != "" {
 			msg += " (" + safeWord(re.ErrorCode) + ")"
 		}
-		return &errToken{msg: msg, retryable: status >= 500}
+		return &errToken{msg: msg, retryable: status >= 500, status: status}
 	}
 	// A transport error (connection, TLS, timeout) carries the token URL
 	// and the cause, neither of which is secret.
@@ -135,6 +136,9 @@ type attemptResult struct {
 	err       error
 	retryable bool // a network error, a timeout or a 5xx
 	sent      bool // the PSP may have received the request
+	// class is how the call failed for the PSP's health (a
+	// provider.Fail* class or classNone); "" when the PSP answered.
+	class string
 }
 
 // exec sends r, retrying as r.Idempotent allows, until ctx ends.
@@ -150,6 +154,7 @@ func (c *Client) exec(ctx context.Context, r Request, out any) (unknownBefore bo
 	refreshed := false
 	for attempt := 0; ; attempt++ {
 		res := c.attempt(ctx, r, body, out, &refreshed)
+		c.note(res)
 		if res.err == nil {
 			return unknownBefore, nil
 		}
@@ -188,17 +193,20 @@ func (c *Client) attempt(ctx context.Context, r Request, body []byte, out any, r
 		}
 	}
 	path := c.pathOf(r.URL)
-	fail := func(err error, retryable, sent bool) attemptResult {
-		return attemptResult{err: fmt.Errorf("%s: %s %s: %w", c.name, r.Method, path, err), retryable: retryable, sent: sent}
+	fail := func(err error, retryable, sent bool, class string) attemptResult {
+		return attemptResult{err: fmt.Errorf("%s: %s %s: %w", c.name, r.Method, path, err), retryable: retryable, sent: sent, class: class}
+	}
+	tokenFail := func(err error) attemptResult {
+		var te *errToken
+		return fail(fmt.Errorf("access token: %w", err), errors.As(err, &te) && te.retryable, false, tokenClass(err))
 	}
 	tok, err := c.tokens.get(ctx)
 	if err != nil {
-		var te *errToken
-		return fail(fmt.Errorf("access token: %w", err), errors.As(err, &te) && te.retryable, false)
+		return tokenFail(err)
 	}
 	status, data, err := c.roundTrip(ctx, r, body, tok)
 	if err != nil {
-		return fail(err, true, true)
+		return fail(err, true, true, classify(err))
 	}
 	if status == http.StatusUnauthorized && !*refreshed {
 		// The token may have been revoked or expired early at the PSP: a
@@ -207,33 +215,35 @@ func (c *Client) attempt(ctx context.Context, r Request, body []byte, out any, r
 		c.tokens.discard(tok)
 		c.log.Info("psp answered 401; renewing the access token", "method", r.Method, "path", path)
 		if tok, err = c.tokens.get(ctx); err != nil {
-			var te *errToken
-			return fail(fmt.Errorf("access token: %w", err), errors.As(err, &te) && te.retryable, false)
+			return tokenFail(err)
 		}
 		if status, data, err = c.roundTrip(ctx, r, body, tok); err != nil {
-			return fail(err, true, true)
+			return fail(err, true, true, classify(err))
 		}
 	}
 	switch {
 	case status >= 200 && status < 300:
 		if out == nil || len(bytes.TrimSpace(data)) == 0 {
 			if out != nil {
-				return fail(fmt.Errorf("%d with an empty body", status), false, true)
+				return fail(fmt.Errorf("%d with an empty body", status), false, true, provider.FailBadAnswer)
 			}
 			return attemptResult{}
 		}
 		if err := json.Unmarshal(data, out); err != nil {
-			return fail(fmt.Errorf("decode %d answer: %w", status, err), false, true)
+			return fail(fmt.Errorf("decode %d answer: %w", status, err), false, true, provider.FailBadAnswer)
 		}
 		return attemptResult{}
 	case status == http.StatusNotFound && (r.Method == http.MethodGet || r.Method == http.MethodPatch):
-		return fail(c.statusErr(status, data, tok, provider.ErrNotFound), false, true)
+		return fail(c.statusErr(status, data, tok, provider.ErrNotFound), false, true, "")
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		// Refused even with a fresh token: every call will be.
+		return fail(c.statusErr(status, data, tok, provider.ErrRejected), false, true, provider.FailAuth)
 	case status >= 400 && status < 500:
-		return fail(c.statusErr(status, data, tok, provider.ErrRejected), false, true)
+		return fail(c.statusErr(status, data, tok, provider.ErrRejected), false, true, "")
 	case status >= 500:
-		return fail(c.statusErr(status, data, tok, nil), true, true)
+		return fail(c.statusErr(status, data, tok, nil), true, true, provider.FailHTTP5xx)
 	default:
-		return fail(fmt.Errorf("unexpected status %d", status), false, true)
+		return fail(fmt.Errorf("unexpected status %d", status), false, true, provider.FailBadAnswer)
 	}
 }
 
@@ -318,12 +328,7 @@ func (c *Client) statusErr(status int, data []byte, tok *oauth2.Token, kind erro
 			parts = append(parts, strings.TrimSpace(v.Propriedade+" "+v.Razao))
 		}
 	}
-	text := strings.Join(parts, ": ")
-	for _, secret := range []string{c.secret, tok.AccessToken} {
-		if secret != "" {
-			text = strings.ReplaceAll(text, secret, "[redacted]")
-		}
-	}
+	text := c.scrub(strings.Join(parts, ": "), tok.AccessToken)
 	text = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '

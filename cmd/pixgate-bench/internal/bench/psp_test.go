@@ -32,7 +32,7 @@ func TestBenchFundsViaPSPSim(t *testing.T) {
 	require.NoError(t, ln.Close())
 
 	dbURL := filepath.Join(t.TempDir(), "pixgate.db")
-	srv := startServe(t, dbURL, "--addr", addr, "--provider", "efi", "--psp-api-url", sim.URL(),
+	srv := startServe(t, dbURL, "--addr", addr, "--env", "sandbox", "--provider", "efi", "--psp-api-url", sim.URL(),
 		"--psp-client-id", opts.ClientID, "--psp-client-secret", opts.ClientSecret,
 		"--psp-cert-file", files.ClientCert, "--psp-key-file", files.ClientKey, "--psp-ca-file", files.CA,
 		"--psp-pix-key", opts.PixKey, "--psp-webhook-url", "http://"+addr+"/psp/webhook/bench-test_webhook-secret-0123456789abcdef")
