@@ -116,6 +116,8 @@ func (h *Handler) routes() {
 	m.Handle("GET /admin/{$}", h.authed(h.home))
 	m.Handle("GET /admin/clients", h.operator(h.clientsPage))
 	m.Handle("POST /admin/clients", h.operator(h.createClient))
+	m.Handle("GET /admin/unmatched", h.operator(h.unmatchedPage))
+	m.Handle("POST /admin/unmatched/{id}/return", h.operator(h.returnUnmatched))
 	m.Handle("GET /admin/statement", h.authed(h.statementPage))
 	m.Handle("GET /admin/statement/download", h.authed(h.statementDownload))
 	m.Handle("GET /admin/c/{client}/{$}", h.authed(h.clientOverview))
@@ -305,7 +307,7 @@ func redirect(w http.ResponseWriter, path string) error {
 }
 
 func parsePages() (map[string]*template.Template, error) {
-	names := []string{"login", "error", "home", "overview", "clients", "client_created", "transactions", "transaction", "settings", "statement"}
+	names := []string{"login", "error", "home", "overview", "clients", "client_created", "transactions", "transaction", "settings", "statement", "unmatched"}
 	out := make(map[string]*template.Template, len(names))
 	for _, name := range names {
 		t, err := template.New(name).Funcs(funcs).ParseFS(webFS, "web/layout.html", "web/partials.html", "web/"+name+".html")

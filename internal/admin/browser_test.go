@@ -182,6 +182,12 @@ func TestBrowser(t *testing.T) {
 		require.Equal(t, "R$ 42,50", br.text("[data-testid=balance]"))
 		require.Equal(t, "R$ 42,50", br.text("[data-testid=volume-in]"))
 
+		// Operators reach the unmatched receipts from the navigation.
+		require.EqualValues(t, http.StatusOK, br.click("[data-testid=nav-unmatched]"))
+		require.Equal(t, "Nenhum recebimento não conciliado.", br.text("[data-testid=no-unmatched]"))
+		require.Equal(t, "R$ 0,00", br.text("[data-testid=suspense-balance]"))
+		require.EqualValues(t, http.StatusOK, br.open("/admin/c/"+cred.ClientID+"/"))
+
 		// A merchant user of another client, in its own browser context,
 		// sees its client and gets 404 for this one's pages.
 		mpw := b.user("loja@example.com", store.RoleMerchant, b.merchant.ClientID)
@@ -189,7 +195,7 @@ func TestBrowser(t *testing.T) {
 		mb.login("loja@example.com", mpw)
 		require.Equal(t, "Loja Exemplo", mb.text("[data-testid=client-name]"))
 		require.Zero(t, mb.count("[data-testid=nav-clients]"))
-		for _, path := range []string{detail, "/admin/c/" + cred.ClientID + "/", "/admin/c/" + cred.ClientID + "/settings", "/admin/clients"} {
+		for _, path := range []string{detail, "/admin/c/" + cred.ClientID + "/", "/admin/c/" + cred.ClientID + "/settings", "/admin/clients", "/admin/unmatched"} {
 			require.EqualValues(t, http.StatusNotFound, mb.open(path), path)
 			require.Equal(t, "404", mb.text("[data-testid=error-status]"))
 		}

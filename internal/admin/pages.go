@@ -24,6 +24,8 @@ var notices = map[string]struct {
 	"fees":       {"settings.feesaved", false},
 	"disabled":   {"settings.disabled", false},
 	"confirm":    {"settings.confirm", true},
+	"returning":  {"unmatched.returning", false},
+	"notheld":    {"unmatched.notheld", true},
 }
 
 func (v *view) notice(r *http.Request) {
@@ -77,7 +79,8 @@ type overviewData struct {
 	Rows               []statusRow
 	Failing            []failing
 	ClientCount        int
-	PSP                *pspStatus // operators only; nil with the simulated network
+	PSP                *pspStatus       // operators only; nil with the simulated network
+	Suspense           *suspenseSummary // the all-clients overview only; nil when nothing is in suspense
 }
 
 // today returns the current day in São Paulo as [start, end).
@@ -96,6 +99,11 @@ func (h *Handler) overview(r *http.Request, clientID string) (overviewData, erro
 	}
 	d.Available, d.Pending = o.Balances[ledger.Available], o.Balances[ledger.Pending]
 	d.PSP = h.pspStatusOf(r)
+	if clientID == "" {
+		if d.Suspense, err = h.suspenseOf(r); err != nil {
+			return d, err
+		}
+	}
 	d.Activity, d.Flows = o.Activity, o.Flows
 	for _, typ := range pix.TxTypes() {
 		for _, st := range pix.TxStatuses() {

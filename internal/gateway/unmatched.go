@@ -186,3 +186,22 @@ func (s *Service) unmatchedReported(ctx context.Context, p provider.Payment) err
 	}
 	return nil
 }
+
+// SuspenseBalance returns the balance of the house's suspense account:
+// money the PSP received that matched no open charge and is not yet
+// returned to its payer (held or being returned). Operators see it on the
+// panel's overview.
+func (s *Service) SuspenseBalance(ctx context.Context) (pix.Amount, error) {
+	b, err := s.db.HouseBalances(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("suspense balance: %w", err)
+	}
+	return b[ledger.Suspense], nil
+}
+
+// Statuses of an unmatched receipt, for readers outside the store.
+const (
+	UnmatchedHeld      = store.UnmatchedHeld
+	UnmatchedReturning = store.UnmatchedReturning
+	UnmatchedReturned  = store.UnmatchedReturned
+)
