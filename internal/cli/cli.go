@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -36,11 +38,15 @@ type clientID struct {
 	ID string `arg:"" help:"Client id."`
 }
 
+// grammar is the command line. Every command but psp-sim takes pixgate's
+// settings (config.Config) as its own flags, so that a command's --help
+// lists what that command reads: psp-sim is a separate program sharing the
+// binary, with flags of its own.
 type grammar struct {
-	config.Config
-	Serve   struct{} `cmd:"" help:"Serve the API (migrations are applied at start)."`
-	Migrate struct{} `cmd:"" help:"Apply database migrations and exit."`
+	Serve   struct{ config.Config } `cmd:"" help:"Serve the API (migrations are applied at start)."`
+	Migrate struct{ config.Config } `cmd:"" help:"Apply database migrations and exit."`
 	Clients struct {
+		config.Config
 		Create              clientsCreate `cmd:"" help:"Create a client; prints its credentials once, as JSON."`
 		List                struct{}      `cmd:"" help:"List clients as JSON."`
 		RotateSecret        clientID      `cmd:"" name:"rotate-secret" help:"Replace a client's secret; prints the new one once."`
@@ -48,11 +54,15 @@ type grammar struct {
 		RotateWebhookSecret clientID      `cmd:"" name:"rotate-webhook-secret" help:"Replace a client's webhook secret; for 24 h webhooks carry signatures by both."`
 	} `cmd:"" help:"Manage API clients."`
 	Users struct {
+		config.Config
 		Create        usersCreate        `cmd:"" help:"Create an administration panel user; prints its generated password once, as JSON."`
 		ResetPassword usersResetPassword `cmd:"" name:"reset-password" help:"Give a panel user a new generated password, printed once as JSON; the old one stops working and the user's sessions end."`
 	} `cmd:"" help:"Manage administration panel users."`
-	Statement statementCmd `cmd:"" help:"Print a client's statement for a window (balances and every movement), as GET /api/v1/wallet/statement answers it."`
-	PspSim    pspSimCmd    `cmd:"" name:"psp-sim" help:"Run a simulated PSP (API Pix v2 and Efí's Pix send) and print the environment that points pixgate at it."`
+	Statement struct {
+		config.Config
+		statementCmd
+	} `cmd:"" help:"Print a client's statement for a window (balances and every movement), as GET /api/v1/wallet/statement answers it."`
+	PspSim pspSimCmd `cmd:"" name:"psp-sim" help:"Run a simulated PSP (API Pix v2 and Efí's Pix send) and print the environment that points pixgate at it."`
 }
 
 type exitCode int
@@ -84,7 +94,21 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		fmt.Fprintf(stderr, "pixgate: %v\n", err)
 		return 2
 	}
-	settings, err := g.Validate()
+	if kctx.Command() == "psp-sim" {
+		log := newLogger(stderr, g.PspSim.LogLevel)
+		app := &app{stdout: stdout, stderr: stderr, log: log}
+		if err := app.pspSim(ctx, g.PspSim); err != nil {
+			fmt.Fprintf(stderr, "pixgate: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	cfg := g.config(kctx.Command())
+	if cfg == nil {
+		fmt.Fprintf(stderr, "pixgate: unknown command %q\n", kctx.Command())
+		return 2
+	}
+	settings, err := cfg.Validate()
 	if err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(stderr, "pixgate: %s\n", line)
@@ -123,9 +147,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 	case "users reset-password":
 		err = app.usersResetPassword(ctx, g.Users.ResetPassword)
 	case "statement":
-		err = app.statement(ctx, g.Statement)
-	case "psp-sim":
-		err = app.pspSim(ctx, g.PspSim)
+		err = app.statement(ctx, g.Statement.statementCmd)
 	default:
 		err = fmt.Errorf("unknown command %q", kctx.Command())
 	}
@@ -140,6 +162,25 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		return 1
 	}
 	return 0
+}
+
+// config returns the settings given to command (kong's name for it, such
+// as "clients create"), or nil for one without them (psp-sim).
+func (g *grammar) config(command string) *config.Config {
+	name, _, _ := strings.Cut(command, " ")
+	switch name {
+	case "serve":
+		return &g.Serve.Config
+	case "migrate":
+		return &g.Migrate.Config
+	case "clients":
+		return &g.Clients.Config
+	case "users":
+		return &g.Users.Config
+	case "statement":
+		return &g.Statement.Config
+	}
+	return nil
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
@@ -228,7 +269,49 @@ func (a *app) clientsCreate(ctx context.Context, c clientsCreate) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return a.run(ctx, func(gw *gateway.Service) (any, error) { return gw.CreateClient(ctx, p) })
+	return a.run(ctx, func(gw *gateway.Service) (any, error) {
+		cred, err := gw.CreateClient(ctx, p)
+		if err == nil {
+			// A client works only on a server with the same environment and
+			// database: a create run without the server's PIXGATE_ENV or
+			// PIXGATE_DATABASE_URL makes a client no request can use, so
+			// say where this one went.
+			fmt.Fprintf(a.stderr, "pixgate: client %s created in environment %s, database %s; use it with a server started with the same PIXGATE_ENV and PIXGATE_DATABASE_URL\n",
+				cred.ClientID, a.settings.Env, a.databaseName())
+		}
+		return cred, err
+	})
+}
+
+// databaseName names the configured database for a person, without its
+// secrets: a PostgreSQL URL loses its password and every query parameter
+// that names one (password, sslpassword); a SQLite file is named by its
+// absolute path.
+func (a *app) databaseName() string {
+	dsn := a.settings.DatabaseURL
+	if !a.settings.Postgres {
+		p := sqlite.Path(dsn)
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		return "SQLite " + p
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "PostgreSQL (unparsable URL)"
+	}
+	c := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+	if u.User != nil {
+		c.User = url.User(u.User.Username())
+	}
+	q := u.Query()
+	for k := range q {
+		if strings.Contains(strings.ToLower(k), "password") {
+			q.Del(k)
+		}
+	}
+	c.RawQuery = q.Encode()
+	return "PostgreSQL " + c.String()
 }
 
 // run opens the database, runs one administrative use case on it and prints

@@ -16,7 +16,7 @@ import (
 
 // Statement limits and messages (README.md#statement).
 const (
-	MsgStatementOK     = "Extrato gerado com sucesso."
+	MsgStatementOK     = "Statement generated successfully."
 	MaxStatementWindow = 366 * 24 * time.Hour
 	issueStatementTime = "must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z"
 	issueStatementTo   = "must be after 'from'"
@@ -48,12 +48,12 @@ type Movement struct {
 // movementKinds names the movements a posting's principal and fee parts
 // make, by posting kind.
 var movementKinds = map[string]struct{ typ, desc, feeType, feeDesc string }{
-	"cashin.paid":      {"charge", "Cobrança PIX recebida", "charge_fee", "Tarifa da cobrança"},
-	"cashout.reserved": {"payout", "Pagamento PIX enviado", "payout_fee", "Tarifa do pagamento"},
-	"cashout.failed":   {"payout_failed", "Pagamento PIX falhou: valor devolvido", "payout_fee_returned", "Pagamento PIX falhou: tarifa devolvida"},
-	"cashout.reversed": {"payout_returned", "Pagamento PIX devolvido pelo recebedor", "", ""},
-	"refund.reserved":  {"refund", "Devolução de cobrança PIX", "", ""},
-	"refund.failed":    {"refund_failed", "Devolução falhou: valor devolvido", "", ""},
+	"cashin.paid":      {"charge", "Pix charge received", "charge_fee", "Charge fee"},
+	"cashout.reserved": {"payout", "Pix payment sent", "payout_fee", "Payment fee"},
+	"cashout.failed":   {"payout_failed", "Pix payment failed: amount returned", "payout_fee_returned", "Pix payment failed: fee returned"},
+	"cashout.reversed": {"payout_returned", "Pix payment returned by the recipient", "", ""},
+	"refund.reserved":  {"refund", "Pix charge refunded", "", ""},
+	"refund.failed":    {"refund_failed", "Refund failed: amount returned", "", ""},
 }
 
 // movements splits a stored movement into the statement's lines: the
@@ -95,7 +95,7 @@ func (s *Service) Statement(ctx context.Context, c store.Client, q StatementQuer
 	}{{"from", q.From, &st.From}, {"to", q.To, &st.To}} {
 		t, err := time.Parse(time.RFC3339Nano, p.v)
 		if err != nil {
-			is.add(p.name, issueStatementTime)
+			is.add(p.name, timeIssue(issueStatementTime, p.v))
 			continue
 		}
 		*p.dst = t

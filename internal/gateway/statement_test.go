@@ -64,7 +64,7 @@ func TestStatementLines(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, gateway.CSVHeader, recs[0])
 		require.Len(t, recs, 5)
-		require.Equal(t, []string{po.TransactionID, "payout_fee", "Tarifa do pagamento", "-10", "915"}, recs[4][1:])
+		require.Equal(t, []string{po.TransactionID, "payout_fee", "Payment fee", "-10", "915"}, recs[4][1:])
 
 		// The next window opens where this one closed.
 		st2, err := s.Statement(ctx, c, gateway.StatementQuery{From: to.Format(time.RFC3339Nano), To: to.Add(time.Hour).Format(time.RFC3339Nano)})

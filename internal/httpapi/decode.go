@@ -376,22 +376,22 @@ func (w *bodyWalker) text(raw jsontext.Value) ([]byte, bool) {
 }
 
 func walletDuplicate(field string) string {
-	return fmt.Sprintf("O campo '%s' aparece mais de uma vez no corpo da requisição.", field)
+	return fmt.Sprintf("Invalid request parameters: field '%s' appears more than once in the request body.", field)
 }
 
 func walletCase(field, sent string) string {
-	return fmt.Sprintf("O campo '%s' foi enviado como '%s': os nomes dos campos diferenciam maiúsculas de minúsculas.", field, sent)
+	return fmt.Sprintf("Invalid request parameters: field '%s' was sent as '%s'; field names are case-sensitive.", field, sent)
 }
 
 func walletBadText(field string) string {
-	return fmt.Sprintf("O campo '%s' deve ser texto UTF-8 válido, sem caracteres NUL.", field)
+	return fmt.Sprintf("Invalid request parameters: '%s' must be valid UTF-8 text without NUL characters.", field)
 }
 
 func walletBadName(field string) string {
 	if field == "" {
-		return "O corpo da requisição tem um nome de campo que não é texto UTF-8 válido."
+		return "Invalid request parameters: the request body has a field name that is not valid UTF-8 text."
 	}
-	return fmt.Sprintf("O objeto '%s' tem um nome de campo que não é texto UTF-8 válido.", field)
+	return fmt.Sprintf("Invalid request parameters: object '%s' has a field name that is not valid UTF-8 text.", field)
 }
 
 // syntaxError maps a jsontext read error to the malformed-JSON 400.

@@ -70,10 +70,10 @@ type httpError struct {
 func (e *httpError) Error() string { return e.gateway }
 
 var (
-	errTooLarge         = &httpError{http.StatusRequestEntityTooLarge, "Request body too large (limit 64 KiB)", "Corpo da requisição muito grande (limite 64 KiB)."}
-	errMediaType        = &httpError{http.StatusUnsupportedMediaType, "Content-Type must be application/json", "Content-Type deve ser application/json."}
-	errRouteNotFound    = &httpError{http.StatusNotFound, "Not found", "Recurso não encontrado."}
-	errMethodNotAllowed = &httpError{http.StatusMethodNotAllowed, "Method not allowed", "Método não permitido."}
+	errTooLarge         = &httpError{http.StatusRequestEntityTooLarge, "Request body too large (limit 64 KiB)", "Request body too large (limit 64 KiB)"}
+	errMediaType        = &httpError{http.StatusUnsupportedMediaType, "Content-Type must be application/json", "Content-Type must be application/json"}
+	errRouteNotFound    = &httpError{http.StatusNotFound, "Not found", "Not found"}
+	errMethodNotAllowed = &httpError{http.StatusMethodNotAllowed, "Method not allowed", "Method not allowed"}
 )
 
 // writeError writes err as the error body of the request's endpoint family.

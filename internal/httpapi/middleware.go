@@ -161,7 +161,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 // is not a route, so it answers 404 — after authentication when it lies
 // under /api/v1, which authenticates every path first. A matched
 // request whose path, query or Idempotency-Key holds a NUL character or
-// invalid UTF-8 answers 400 naming the path value, parameter or header.
+// invalid UTF-8, or whose query gives a parameter twice, answers 400 naming
+// the path value, parameter or header.
 func (s *Server) routed(mux *http.ServeMux) http.Handler {
 	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, errRouteNotFound) })
 	apiNotFound := s.authenticate(notFound)
@@ -195,7 +196,7 @@ func (s *Server) routed(mux *http.ServeMux) http.Handler {
 			// /api/v1/ is checked inside, after authentication; the PSP's
 			// webhook answers a path that is not text as any wrong path (404).
 			if pattern != apiSubtree && pattern != pspWebhookSubtree {
-				if err := requestTextError(r, pattern); err != nil {
+				if err := requestError(r, pattern); err != nil {
 					s.writeError(w, r, err)
 					return
 				}

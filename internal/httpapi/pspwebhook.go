@@ -30,8 +30,8 @@ const (
 )
 
 var (
-	errPSPTooLarge    = &httpError{http.StatusRequestEntityTooLarge, "Request body too large (limit 1 MiB)", "Corpo da requisição muito grande (limite 1 MiB)."}
-	errPSPUnavailable = &httpError{http.StatusServiceUnavailable, "Service unavailable", "Serviço indisponível."}
+	errPSPTooLarge    = &httpError{http.StatusRequestEntityTooLarge, "Request body too large (limit 1 MiB)", "Request body too large (limit 1 MiB)"}
+	errPSPUnavailable = &httpError{http.StatusServiceUnavailable, "Service unavailable", "Service unavailable"}
 )
 
 // pspNotification is the body the API Pix sends to a webhook: the Pix

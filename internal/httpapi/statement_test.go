@@ -178,7 +178,7 @@ func TestStatementJSONAndCSV(t *testing.T) {
 		avail, _ := b.balance()
 		require.Equal(t, json.Number(strconv.FormatInt(st.Data.Closing, 10)), avail, "the closing balance is the balance")
 		require.Equal(t, int64(10000-160-1025-1025-2040+1025+2000), st.Data.Closing)
-		require.Equal(t, "Cobrança PIX recebida", st.Data.Movements[0].Description)
+		require.Equal(t, "Pix charge received", st.Data.Movements[0].Description)
 
 		// The same statement as CSV.
 		r := b.do("GET", statementPath+stmtQuery(from, to, "csv"), nil)
@@ -329,7 +329,7 @@ func TestStatementErrors(t *testing.T) {
 		// Other methods: 405 in the wallet shape, as on the other wallet GETs.
 		r := b.send(b.raw, "POST", statementPath+stmtQuery(from, from.Add(day), ""), "{}", "application/json")
 		require.Equal(t, http.StatusMethodNotAllowed, r.status)
-		require.Equal(t, map[string]any{"statusCode": json.Number("405"), "message": "Método não permitido."}, r.json)
+		require.Equal(t, map[string]any{"statusCode": json.Number("405"), "message": "Method not allowed"}, r.json)
 		require.Equal(t, b.send(b.raw, "POST", "/api/v1/wallet/balance", "{}", "application/json").header.Get("Allow"), r.header.Get("Allow"))
 	})
 }
@@ -430,7 +430,7 @@ func TestStatementAbortsOnFailure(t *testing.T) {
 			// Enough movements that the body is well on its way (over
 			// 32 KiB) before the broken one.
 			var last string
-			for i := 0; i < 180; i++ {
+			for i := 0; i < 200; i++ {
 				r := b.send(b.raw, "POST", "/api/v1/gateway/pix-payment", payout("0.01", "CPF", "52998224725"), "application/json")
 				require.Equal(t, http.StatusOK, r.status, string(r.body))
 				last = r.json["transaction_id"].(string)

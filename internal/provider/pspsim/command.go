@@ -77,7 +77,7 @@ func Run(ctx context.Context, c CommandConfig, stdout io.Writer) error {
 	} {
 		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 	}
-	b.WriteString("# and where the simulator reaches pixgate (its address, and a secret of 32 or more of [A-Za-z0-9_-] you keep):\n")
+	fmt.Fprintf(&b, "# and where the simulator reaches pixgate, at %s (psp-sim's --addr or PIXGATE_ADDR: serve's address), with a secret of 32 or more of [A-Za-z0-9_-] you keep:\n", base)
 	fmt.Fprintf(&b, "export PIXGATE_PSP_WEBHOOK_URL=%s\n", shellQuote(base+"/psp/webhook/"+randomAlnum(40)))
 	if _, err := io.WriteString(stdout, b.String()); err != nil {
 		return fmt.Errorf("psp-sim: %w", err)
