@@ -273,6 +273,11 @@ type Transaction struct {
 	RefundedAmount Amount     `json:"refunded_amount"`
 	CreatedAt      time.Time  `json:"created_at"`
 	ConfirmedDate  *time.Time `json:"confirmed_date"`
+	// PaidAmount is what the payer paid: nil until a charge is paid, and
+	// for payouts. With a real PSP it may differ from Amount; Tax is then
+	// the fee on PaidAmount and AmountMismatch is true.
+	PaidAmount     *Amount `json:"paid_amount"`
+	AmountMismatch bool    `json:"amount_mismatch"`
 }
 
 // LookupQuery names a transaction by PaymentID, ExternalID or both (they

@@ -103,6 +103,9 @@ func TestClientAgainstServe(t *testing.T) {
 		require.Equal(t, client.Reais("100.50"), paid.Value)
 		require.Equal(t, client.Reais("0.10"), paid.Tax)
 		require.Equal(t, client.StatusPaid, paid.StatusTransaction)
+		require.NotNil(t, paid.PaidAmount)
+		require.Equal(t, client.Reais("100.50"), *paid.PaidAmount)
+		require.False(t, paid.AmountMismatch)
 
 		bal, err := c.Balance(ctx)
 		require.NoError(t, err)
@@ -123,6 +126,9 @@ func TestClientAgainstServe(t *testing.T) {
 			require.Equal(t, client.Reais("100.50"), tx.Amount)
 			require.Equal(t, client.Reais("0.10"), tx.Tax)
 			require.NotNil(t, tx.ConfirmedDate)
+			require.NotNil(t, tx.PaidAmount)
+			require.Equal(t, client.Reais("100.50"), *tx.PaidAmount)
+			require.False(t, tx.AmountMismatch)
 		}
 
 		// Error helpers: 404 (wallet and gateway bodies), 422, 401.

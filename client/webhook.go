@@ -37,6 +37,10 @@ type Event struct {
 	RefundID          string    `json:"refund_id"`      // refund events
 	Type              string    `json:"type"`           // cashin, cashout, refund
 	OccurredAt        time.Time `json:"occurred_at"`
+	// PaidAmount (pix.cashin.paid) is what the payer paid, also Value;
+	// AmountMismatch is true when it differs from the charge's amount.
+	PaidAmount     *Amount `json:"paid_amount"`
+	AmountMismatch bool    `json:"amount_mismatch"`
 	// Raw is the verified body, byte for byte, for fields this type does not
 	// know yet.
 	Raw json.RawMessage `json:"-"`

@@ -155,7 +155,11 @@ func (a *app) serve(ctx context.Context) error {
 	if a.settings.Provider != config.ProviderSandbox {
 		// Webhooks get lost: the PSP's list of received Pix is read too
 		// (the gateway spaces the readings and runs them on one node).
-		tasks = append(tasks, job.Task{Name: "psp-reconcile", Run: gw.ReconcileReceived})
+		tasks = append(tasks, job.Task{Name: "psp-reconcile", Run: gw.ReconcileReceived},
+			// Money that matched no open charge goes back to its payer, and
+			// cobs left behind by a crash are withdrawn.
+			job.Task{Name: "psp-unmatched-returns", Run: gw.ReturnUnmatchedDue},
+			job.Task{Name: "psp-orphan-cobs", Run: gw.SweepOrphanCobs})
 	}
 	runner := &job.Runner{Log: a.log, Interval: jobInterval(a.settings.PayoutDelay), Tasks: tasks}
 	wg.Add(5)

@@ -53,9 +53,9 @@ type Config struct {
 	RedisURL             string `name:"redis-url" env:"PIXGATE_REDIS_URL" help:"Redis for shared rate limits (redis://, rediss://, unix://)."`
 	RateLimit            string `name:"rate-limit" env:"PIXGATE_RATE_LIMIT" default:"100" help:"Requests per rolling 60 s per client."`
 	Provider             string `name:"provider" env:"PIXGATE_PROVIDER" help:"PIX network: sandbox (simulated), apipix or efi (default: sandbox in sandbox; required in production)."`
-	PixKey               string `name:"pix-key" env:"PIXGATE_PIX_KEY" help:"Receiving PIX key written into BR Codes (default in sandbox: pix@pixgate.dev; required in production)."`
-	MerchantName         string `name:"merchant-name" env:"PIXGATE_MERCHANT_NAME" help:"Merchant name in BR Codes, 25 characters kept (default in sandbox: PIXGATE SANDBOX; required in production)."`
-	MerchantCity         string `name:"merchant-city" env:"PIXGATE_MERCHANT_CITY" help:"Merchant city in BR Codes, 15 characters kept (default in sandbox: SAO PAULO; required in production)."`
+	PixKey               string `name:"pix-key" env:"PIXGATE_PIX_KEY" help:"Receiving PIX key written into BR Codes (default in sandbox: pix@pixgate.dev; in production required with PIXGATE_PROVIDER=sandbox, unused with a PSP)."`
+	MerchantName         string `name:"merchant-name" env:"PIXGATE_MERCHANT_NAME" help:"Merchant name in BR Codes, 25 characters kept (default in sandbox: PIXGATE SANDBOX; in production required with PIXGATE_PROVIDER=sandbox, unused with a PSP)."`
+	MerchantCity         string `name:"merchant-city" env:"PIXGATE_MERCHANT_CITY" help:"Merchant city in BR Codes, 15 characters kept (default in sandbox: SAO PAULO; in production required with PIXGATE_PROVIDER=sandbox, unused with a PSP)."`
 	ChargeTTL            string `name:"charge-ttl" env:"PIXGATE_CHARGE_TTL" default:"24h" help:"A charge not paid by then becomes CANCELLED."`
 	SandboxPayoutDelay   string `name:"sandbox-payout-delay" env:"PIXGATE_SANDBOX_PAYOUT_DELAY" default:"2s" help:"Sandbox: time until a payout or refund settles."`
 	WebhookRetrySchedule string `name:"webhook-retry-schedule" env:"PIXGATE_WEBHOOK_RETRY_SCHEDULE" default:"5s,5m,30m,2h,5h,10h,10h" help:"Waits between webhook attempts after the first."`
@@ -76,6 +76,7 @@ type Config struct {
 	PSPCAFile       string `name:"psp-ca-file" env:"PIXGATE_PSP_CA_FILE" help:"PSP: PEM bundle that signs the PSP's server certificate (default: the system roots)."`
 	PSPPixKey       string `name:"psp-pix-key" env:"PIXGATE_PSP_PIX_KEY" help:"PSP: the merchant's receiving PIX key at the PSP."`
 	PSPWebhookURL   string `name:"psp-webhook-url" env:"PIXGATE_PSP_WEBHOOK_URL" help:"PSP: public URL at which the PSP reaches pixgate, ending in /psp/webhook/<secret: 32 or more of [A-Za-z0-9_-]>."`
+	PSPUnmatched    string `name:"psp-unmatched" env:"PIXGATE_PSP_UNMATCHED" default:"return" help:"PSP: what happens to a confirmed Pix that matches no open charge: return (to the payer, by devolução) or hold (for an operator, who returns it from the panel)."`
 }
 
 // Settings is a validated Config with its values parsed.
@@ -116,6 +117,9 @@ func (c Config) Validate() (Settings, error) {
 	var errs []error
 	bad := func(env, flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("invalid %s (--%s): %s", env, flag, fmt.Sprintf(format, args...)))
+	}
+	if c.PSPUnmatched != "return" && c.PSPUnmatched != "hold" {
+		bad("PIXGATE_PSP_UNMATCHED", "psp-unmatched", "%q must be return or hold", c.PSPUnmatched)
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		bad("PIXGATE_ADDR", "addr", "%q is not host:port", c.Addr)

@@ -16,7 +16,7 @@ import (
 func defaults() Config {
 	return Config{Addr: "127.0.0.1:8080", Env: "sandbox", DatabaseURL: "./data/pixgate.db", RateLimit: "100",
 		PixKey: "pix@pixgate.dev", MerchantName: "PIXGATE", MerchantCity: "SAO PAULO", ChargeTTL: "24h",
-		SandboxPayoutDelay: "2s", WebhookRetrySchedule: "5s,5m,30m,2h,5h,10h,10h", LogLevel: "info"}
+		SandboxPayoutDelay: "2s", WebhookRetrySchedule: "5s,5m,30m,2h,5h,10h,10h", LogLevel: "info", PSPUnmatched: "return"}
 }
 
 func TestValidateDefaults(t *testing.T) {
@@ -59,6 +59,7 @@ func TestValidateNamesEachBadSetting(t *testing.T) {
 		{"PIXGATE_WEBHOOK_ALLOW_PRIVATE", func(c *Config) { c.WebhookAllowPrivate = "maybe" }},
 		{"PIXGATE_TLS_CERT", func(c *Config) { c.TLSCert = "cert.pem" }},
 		{"PIXGATE_LOG_LEVEL", func(c *Config) { c.LogLevel = "loud" }},
+		{"PIXGATE_PSP_UNMATCHED", func(c *Config) { c.PSPUnmatched = "keep" }},
 	} {
 		c := defaults()
 		tc.mutate(&c)

@@ -143,9 +143,9 @@ const (
 		`"status":"PENDING","expires_at":"2025-02-01T13:45:00.000Z"}`
 	validTransaction = `{"payment_id":"` + uuid1 + `","external_id":"order-1","type":"cashin","status":"PAID",` +
 		`"amount":1000000,"tax":0.29,"refunded_amount":1.15,"created_at":"2025-01-31T13:45:00.000Z",` +
-		`"confirmed_date":"2025-01-31T13:47:12.345Z"}`
+		`"confirmed_date":"2025-01-31T13:47:12.345Z","paid_amount":1000000,"amount_mismatch":false}`
 	pendingPayoutTransaction = `{"payment_id":"` + uuid2 + `","external_id":null,"type":"cashout","status":"PENDING",` +
-		`"amount":25,"tax":0,"refunded_amount":0,"created_at":"2025-01-31T13:45:00.000Z","confirmed_date":null}`
+		`"amount":25,"tax":0,"refunded_amount":0,"created_at":"2025-01-31T13:45:00.000Z","confirmed_date":null,"paid_amount":null}`
 	validBalance = `{"statusCode":200,"message":"Saldo consultado com sucesso.",` +
 		`"data":{"available_cents":152075,"currency":"BRL","pending_cents":0},"timestamp":"2025-01-31T10:45:00.000-03:00"}`
 	gateway401 = `{"statusCode":401,"message":"Invalid credentials","error":"Unauthorized"}`
