@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
@@ -92,27 +91,33 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		// the failed transaction gave its workers back — may have taken
 		// the unleased one first, or be taking it: then it is, or is about
 		// to be, this node's, and the other finds nothing.)
-		now := s.now()
-		var claimed []store.Event
-		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			claimed, err = tx.ClaimEvents(ctx, "other-node", now, now.Add(time.Minute), 10)
-			return err
-		}))
-		ids := make([]string, len(claimed))
-		for i, e := range claimed {
-			ids[i] = e.ID
-		}
-		if len(claimed) == 0 {
-			// This node's claim had the row locked (SKIP LOCKED skipped
-			// it) and may not have committed yet.
-			require.EventuallyWithT(t, func(ct *assert.CollectT) { // its own goroutine: fails through ct, not t
-				e5, err := db.Event(ctx, "evt_outbox5")
-				require.NoError(ct, err)
-				assert.Equal(ct, d.Owner, e5.LeaseOwner)
-			}, 10*time.Second, time.Millisecond, "nobody claimed the event written unleased")
-		} else {
-			require.Equal(t, []string{"evt_outbox5"}, ids, "another node claimed only the event written unleased")
-			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, "other-node", "evt_outbox5") }))
+		// This node's claim may hold the row for a moment (SKIP LOCKED
+		// skips it) and then commit or give it up: look again until the
+		// other node gets it or this node's claim has committed.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			now := s.now()
+			var claimed []store.Event
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				claimed, err = tx.ClaimEvents(ctx, "other-node", now, now.Add(time.Minute), 10)
+				return err
+			}))
+			if len(claimed) > 0 {
+				ids := make([]string, len(claimed))
+				for i, e := range claimed {
+					ids[i] = e.ID
+				}
+				require.Equal(t, []string{"evt_outbox5"}, ids, "another node claimed only the event written unleased")
+				require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, "other-node", "evt_outbox5") }))
+				break
+			}
+			e5, err := db.Event(ctx, "evt_outbox5")
+			require.NoError(t, err)
+			if e5.LeaseOwner == d.Owner {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "nobody claimed the event written unleased")
+			time.Sleep(5 * time.Millisecond)
 		}
 
 		unhold()
