@@ -73,7 +73,7 @@ func TestCommandHelpListsItsOwnFlags(t *testing.T) {
 	code, out, errOut := run(t, "psp-sim", "--help")
 	require.Equal(t, 0, code, errOut)
 	for _, flag := range []string{"--api-addr", "--control-addr", "--dir", "--key", "--client-id", "--client-secret",
-		"--settle-delay", "--addr", "--log-level", "PIXGATE_ADDR"} {
+		"--settle-delay", "--latency", "--latency-jitter", "--addr", "--log-level", "PIXGATE_ADDR"} {
 		require.Contains(t, out, flag)
 	}
 	for _, flag := range []string{"--database-url", "--env", "--psp-api-url", "--psp-webhook-url", "--merchant-name",

@@ -20,7 +20,7 @@ import (
 
 // TestPSPSimCommand runs `pixgate psp-sim` in-process, reads the
 // environment it prints and uses it as pixgate would: mutual TLS with the
-// written files, a token, one API call.
+// written files, a token, one API call, each at least --latency slow.
 func TestPSPSimCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -30,7 +30,7 @@ func TestPSPSimCommand(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"psp-sim", "--api-addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0",
-			"--dir", dir, "--key", "loja@example.com", "--addr", "0.0.0.0:9090"}, w, &errOut)
+			"--dir", dir, "--key", "loja@example.com", "--addr", "0.0.0.0:9090", "--latency", "150ms", "--latency-jitter", "50ms"}, w, &errOut)
 		_ = w.Close()
 	}()
 
@@ -85,8 +85,10 @@ func TestPSPSimCommand(t *testing.T) {
 	require.NoError(t, err)
 	req.SetBasicAuth(env["PIXGATE_PSP_CLIENT_ID"], env["PIXGATE_PSP_CLIENT_SECRET"])
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	start := time.Now()
 	resp, err := client.Do(req)
 	require.NoError(t, err)
+	require.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond, "--latency less --latency-jitter")
 	var tok struct {
 		AccessToken string `json:"access_token"`
 	}

@@ -14,7 +14,8 @@ import (
 )
 
 // handler is the whole TLS listener: token endpoint, API Pix and Efí's
-// send API, in the layers described on Options.Wrap.
+// send API, in the layers described on Options.Wrap, each request delayed
+// by Options.Latency.
 func (s *Server) handler() http.Handler {
 	api := http.NewServeMux()
 	api.HandleFunc("PUT /v2/cob/{txid}", s.putCob)
@@ -41,7 +42,7 @@ func (s *Server) handler() http.Handler {
 	top := http.NewServeMux()
 	top.HandleFunc("POST /oauth/token", s.token)
 	top.Handle("/", inner)
-	return s.withLog(top)
+	return s.withLog(s.withLatency(top))
 }
 
 // token is the OAuth 2.0 client-credentials grant. It takes the grant

@@ -21,6 +21,8 @@ type CommandConfig struct {
 	PixKey, ClientID, ClientSecret string
 	// SettleDelay: see Options.SettleDelay.
 	SettleDelay time.Duration
+	// Latency and LatencyJitter: see Options.Latency.
+	Latency, LatencyJitter time.Duration
 	// WebhookBase is the origin of pixgate in the hint for
 	// PIXGATE_PSP_WEBHOOK_URL; default "http://127.0.0.1:8080".
 	WebhookBase string
@@ -49,7 +51,7 @@ func Run(ctx context.Context, c CommandConfig, stdout io.Writer) error {
 		return fmt.Errorf("psp-sim: %w", err)
 	}
 	s := New(Options{PKI: pki, Addr: c.Addr, ControlAddr: c.ControlAddr, PixKey: c.PixKey,
-		ClientID: c.ClientID, ClientSecret: c.ClientSecret, SettleDelay: c.SettleDelay, Log: c.Log})
+		ClientID: c.ClientID, ClientSecret: c.ClientSecret, SettleDelay: c.SettleDelay, Latency: c.Latency, LatencyJitter: c.LatencyJitter, Log: c.Log})
 	if err := s.Start(ctx); err != nil {
 		return fmt.Errorf("psp-sim: %w", err)
 	}

@@ -44,6 +44,12 @@ type Options struct {
 	// SettleDelay is how long a send or a devolução stays EM_PROCESSAMENTO.
 	// Zero settles it at the next look; negative: only Settle settles.
 	SettleDelay time.Duration
+	// Latency is how long every API request, token requests included,
+	// waits before it is handled (a real PSP is slow everywhere), uniformly
+	// within Latency ± LatencyJitter; the wait ends early, without an
+	// answer, when the client gives up. SetLatency changes it at run time.
+	// Answers while down (SetDown) are not delayed.
+	Latency, LatencyJitter time.Duration
 	// WebhookClient delivers webhooks; default a client with a 5 s timeout.
 	// Give it a TLS configuration to deliver to an https test server.
 	WebhookClient *http.Client
@@ -109,6 +115,7 @@ func New(opts Options) *Server {
 	if opts.TokenLifetime <= 0 {
 		opts.TokenLifetime = time.Hour
 	}
+	opts.Latency, opts.LatencyJitter = max(opts.Latency, 0), max(opts.LatencyJitter, 0)
 	if opts.WebhookClient == nil {
 		opts.WebhookClient = &http.Client{Timeout: 5 * time.Second}
 	}
