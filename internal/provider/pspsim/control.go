@@ -60,6 +60,10 @@ func (s *Server) State() State {
 	return st
 }
 
+// TxIDOf returns the txid of the cob whose pixCopiaECola is code ("" if
+// none): what a payer's bank learns from the code it was given.
+func (s *Server) TxIDOf(code string) string { return s.txidOfCode(code) }
+
 // txidOfCode finds the cob whose pixCopiaECola is code ("" if none): a
 // dynamic BR Code carries the location, not the txid.
 func (s *Server) txidOfCode(code string) string {
