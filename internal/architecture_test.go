@@ -83,6 +83,14 @@ func TestImportBoundaries(t *testing.T) {
 		}
 	}
 
+	// The simulation is a tool beside the product: the pixgate binary
+	// never links it.
+	bin, ok := pkgs[module+"/cmd/pixgate"]
+	require.True(t, ok, "cmd/pixgate")
+	for _, dep := range bin.Deps {
+		require.False(t, within(dep, module+"/internal/sim"), "pixgate links %s: the simulation is a test tool", dep)
+	}
+
 	// Test helpers are for tests: no product package links them.
 	for path, p := range pkgs {
 		if within(path, module+"/internal/testkit") || within(path, module+"/internal/cli") {
