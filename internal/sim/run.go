@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -110,10 +111,12 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		in.Deliveries = cl.Receiver().Deliveries()
 		in.InvalidSignatures = cl.Receiver().Invalid()
 	}
+	redelivery := &redelivery{done: map[string]bool{}}
 	quiesced := false
 	deadline := time.Now().Add(cfg.Quiesce)
 	for {
 		psp.Settle(ctx)
+		redelivery.run(ctx, cl, api, clients)
 		observe()
 		ok, moving, err := Settled(ctx, in)
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -133,7 +136,51 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	observe()
 	faults, kills := f.Counts()
 	r := Report{Seed: cfg.Seed, DB: cfg.DB, Nodes: cfg.Nodes, Ops: w.Counts(), Faults: faults, Kills: kills, Quiesced: quiesced}
-	r.Checks = append([]Check{w.Check()}, Audit(ctx, in)...)
+	r.Checks = append([]Check{w.Check(), redelivery.check()}, Audit(ctx, in)...)
 	r.Elapsed = time.Since(start)
 	return r, nil
+}
+
+// redelivery is the merchant's side of events whose delivery pixgate gave
+// up on while the receiver was failing: once the receiver is healthy, each
+// is sent again through POST /api/v1/webhooks/deliveries/{id}/retry, as a
+// merchant does after an outage. Giving up is right only if the receiver
+// refused every attempt; an event given up on although the receiver
+// accepted it is a violation.
+type redelivery struct {
+	done    map[string]bool
+	checked int
+	issues  []string
+}
+
+func (rd *redelivery) run(ctx context.Context, cl *Cluster, api *API, clients []Credentials) {
+	events, err := cl.DB().AllEvents(ctx)
+	if err != nil {
+		return
+	}
+	accepted := map[string]bool{}
+	for _, d := range cl.Receiver().Deliveries() {
+		if d.Valid && d.Status >= 200 && d.Status < 300 {
+			accepted[d.WebhookID] = true
+		}
+	}
+	for _, e := range events {
+		if e.Status != "failed" || rd.done[e.ID] {
+			continue
+		}
+		rd.done[e.ID] = true
+		rd.checked++
+		if accepted[e.ID] {
+			rd.issues = append(rd.issues, fmt.Sprintf("event %s (%s) was given up on although the receiver accepted it", e.ID, e.Type))
+		}
+		for i, c := range clients {
+			if c.ClientID == e.ClientID {
+				_, _, _, _ = api.Call(ctx, i, http.MethodPost, "/api/v1/webhooks/deliveries/"+e.ID+"/retry", nil, nil)
+			}
+		}
+	}
+}
+
+func (rd *redelivery) check() Check {
+	return Check{Name: "events given up on were refused at every attempt", Checked: rd.checked, Violations: rd.issues}
 }
