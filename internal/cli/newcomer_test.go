@@ -73,11 +73,13 @@ func TestCommandHelpListsItsOwnFlags(t *testing.T) {
 	code, out, errOut := run(t, "psp-sim", "--help")
 	require.Equal(t, 0, code, errOut)
 	for _, flag := range []string{"--api-addr", "--control-addr", "--dir", "--key", "--client-id", "--client-secret",
-		"--settle-delay", "--latency", "--latency-jitter", "--addr", "--log-level", "PIXGATE_ADDR"} {
+		"--settle-delay", "--latency", "--latency-jitter", "--rate-limit", "--addr", "--log-level", "PIXGATE_ADDR"} {
 		require.Contains(t, out, flag)
 	}
+	// Its --rate-limit is the simulated PSP's own, not pixgate's.
+	require.NotContains(t, out, "$PIXGATE_RATE_LIMIT")
 	for _, flag := range []string{"--database-url", "--env", "--psp-api-url", "--psp-webhook-url", "--merchant-name",
-		"--pix-key", "--rate-limit", "--tls-cert", "--redis-url"} {
+		"--pix-key", "--tls-cert", "--redis-url"} {
 		require.NotContains(t, out, flag+" ", "psp-sim does not read %s", flag)
 		require.NotContains(t, out, flag+"=", "psp-sim does not read %s", flag)
 	}

@@ -22,6 +22,7 @@ type pspSimCmd struct {
 	SettleDelay   time.Duration `name:"settle-delay" env:"PIXGATE_PSP_SIM_SETTLE_DELAY" default:"2s" help:"How long payouts and refunds stay EM_PROCESSAMENTO."`
 	Latency       time.Duration `name:"latency" env:"PIXGATE_PSP_SIM_LATENCY" default:"0s" help:"How long every API request, token requests included, waits before it is handled (a slow PSP)."`
 	LatencyJitter time.Duration `name:"latency-jitter" env:"PIXGATE_PSP_SIM_LATENCY_JITTER" default:"0s" help:"Each request's wait is uniform within --latency ± this."`
+	RateLimit     int           `name:"rate-limit" env:"PIXGATE_PSP_SIM_RATE_LIMIT" default:"0" help:"API requests per second the simulated PSP handles (0: no limit); beyond it, 429 with Retry-After. Token requests are not limited."`
 	PixgateAddr   string        `name:"addr" env:"PIXGATE_ADDR" default:"127.0.0.1:8080" help:"pixgate's listen address (serve's --addr), where the printed PIXGATE_PSP_WEBHOOK_URL points (on loopback when it listens on every address)."`
 	LogLevel      string        `name:"log-level" env:"PIXGATE_LOG_LEVEL" default:"info" enum:"debug,info,warn,error" help:"debug, info, warn or error."`
 }
@@ -32,7 +33,7 @@ func (a *app) pspSim(ctx context.Context, c pspSimCmd) error {
 	return pspsim.Run(ctx, pspsim.CommandConfig{
 		Addr: c.APIAddr, ControlAddr: c.ControlAddr, Dir: c.Dir,
 		PixKey: c.Key, ClientID: c.ClientID, ClientSecret: c.ClientSecret,
-		SettleDelay: c.SettleDelay, Latency: c.Latency, LatencyJitter: c.LatencyJitter, WebhookBase: "http://" + loopback(c.PixgateAddr), Log: a.log,
+		SettleDelay: c.SettleDelay, Latency: c.Latency, LatencyJitter: c.LatencyJitter, RateLimit: c.RateLimit, WebhookBase: "http://" + loopback(c.PixgateAddr), Log: a.log,
 	}, a.stdout)
 }
 

@@ -30,11 +30,12 @@ func TestPSPSimCommand(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"psp-sim", "--api-addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0",
-			"--dir", dir, "--key", "loja@example.com", "--addr", "0.0.0.0:9090", "--latency", "150ms", "--latency-jitter", "50ms"}, w, &errOut)
+			"--dir", dir, "--key", "loja@example.com", "--addr", "0.0.0.0:9090", "--latency", "150ms", "--latency-jitter", "50ms", "--rate-limit", "7"}, w, &errOut)
 		_ = w.Close()
 	}()
 
 	env := map[string]string{}
+	control := ""
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
@@ -48,6 +49,9 @@ func TestPSPSimCommand(t *testing.T) {
 		select {
 		case line, ok := <-lines:
 			require.True(t, ok, "output ended early; stderr: %s", errOut.String())
+			if rest, ok := strings.CutPrefix(line, "# control API: "); ok {
+				control, _, _ = strings.Cut(rest, " ")
+			}
 			if kv, ok := strings.CutPrefix(line, "export "); ok {
 				k, v, _ := strings.Cut(kv, "=")
 				_, dup := env[k]
@@ -103,6 +107,15 @@ func TestPSPSimCommand(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "an authenticated call reaches the API")
+
+	resp, err = http.Get(control + "/sim/state")
+	require.NoError(t, err)
+	var state struct {
+		RateLimit int `json:"rate_limit"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&state))
+	resp.Body.Close()
+	assert.Equal(t, 7, state.RateLimit, "--rate-limit reaches the simulator")
 
 	cancel()
 	select {

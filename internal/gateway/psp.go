@@ -36,6 +36,9 @@ const (
 	// transfer's status, and between retries after an unknown outcome.
 	pollFirst = time.Second
 	pollMax   = 30 * time.Second
+	// maxRateWait bounds how long a transfer waits on a PSP's 429, whatever
+	// its Retry-After says.
+	maxRateWait = time.Minute
 	// expiryRetry spaces the attempts to cancel an expired charge at a PSP
 	// that did not answer.
 	expiryRetry = 30 * time.Second
@@ -77,7 +80,12 @@ func (s *Service) createAtProvider(ctx context.Context, c provider.Charge) (stri
 	if s.caps.Simulated {
 		return "", fmt.Errorf("create charge: %w", err)
 	}
-	s.Log.WarnContext(ctx, "the PSP did not create a charge", "txid", c.TxID, "error", err.Error())
+	if wait, limited := provider.RetryAfter(err); limited {
+		// Still a 502 (the merchant may try again), but not a PSP failure.
+		s.Log.WarnContext(ctx, "the PSP limited its rate and did not create a charge", "txid", c.TxID, "retry_after", wait.String())
+	} else {
+		s.Log.WarnContext(ctx, "the PSP did not create a charge", "txid", c.TxID, "error", err.Error())
+	}
 	return "", pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
 }
 
@@ -393,7 +401,10 @@ func (s *Service) sendRefundsDue(ctx context.Context, limit int) (int, error) {
 // first by a committed update that also moves a never-sent transfer to
 // "unknown": whatever happens to this process during the send, the next
 // step reads the PSP before it sends again. It returns 1 if the transfer
-// reached its final state.
+// reached its final state. A step the PSP refused for its rate (429) did
+// nothing at the PSP: the transfer goes back to the state it was claimed
+// from, due after the PSP's wait, and the step is not counted among the
+// attempts that polling backs off on.
 func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 	claimed := it.state
 	if claimed == store.SendToSend {
@@ -401,14 +412,14 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 	}
 	lease := s.now().Add(sendLease)
 	ok, err := s.stepSend(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state,
-		WasSettleAt: it.settleAt, State: claimed, Next: lease, Attempt: true})
+		WasSettleAt: it.settleAt, State: claimed, Next: lease})
 	if err != nil || !ok {
 		return 0, err // another node took this step
 	}
 	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
 	st, err := s.exchange(cctx, it.state, it.transfer)
 	cancel()
-	held := store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: claimed, WasSettleAt: lease}
+	held := store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: claimed, WasSettleAt: lease, Attempt: true}
 	delay := backoff(it.attempts + 1)
 	kind := "payout"
 	switch {
@@ -418,6 +429,15 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		kind = "unmatched_receipt"
 	}
 	switch {
+	case errors.Is(err, provider.ErrRateLimited):
+		// Every call of the step before the 429 was a read or a refused
+		// PUT, so the claimed-from state is still true; a never-sent
+		// transfer is then sent without a GET first.
+		wait := rateLimitWait(err)
+		s.Log.InfoContext(ctx, "the PSP limited its rate; the "+kind+" waits and is taken up again", kind, it.id, "retry_after", wait.String())
+		held.State, held.Next, held.Attempt = it.state, s.now().Add(wait), false
+		_, err := s.stepSend(ctx, held)
+		return 0, err
 	case errors.Is(err, errSendRefused):
 		s.Log.WarnContext(ctx, "the PSP refused a "+kind+"; it fails", kind, it.id, "error", err.Error())
 		return 1, s.finishSend(ctx, it, held, provider.TransferState{ID: it.id, Status: provider.Failed})
@@ -544,6 +564,16 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 		return fmt.Errorf("finish %s: %w", it.id, err)
 	}
 	return nil
+}
+
+// rateLimitWait is how long a transfer waits after the PSP's 429 err: the
+// PSP's Retry-After (pollFirst when it gave none), at most maxRateWait.
+func rateLimitWait(err error) time.Duration {
+	d, _ := provider.RetryAfter(err)
+	if d <= 0 {
+		d = pollFirst
+	}
+	return min(d, maxRateWait)
 }
 
 // backoff is the wait before the n-th reading of a transfer (n ≥ 1):

@@ -36,9 +36,11 @@ type scriptedPSP struct {
 	accepted map[string]provider.TransferState
 	sends    map[string]int // accepted sends per transfer id
 	calls    []string       // "send id", "status id"
-	// next send's fault: "commit-then-fail", "fail", "reject", "block"
-	fault   string
-	blocked chan struct{}
+	// next send's fault: "commit-then-fail", "fail", "reject", "block",
+	// "rate-limited" (a 429 asking to wait retryAfter; nothing accepted)
+	fault      string
+	retryAfter time.Duration
+	blocked    chan struct{}
 }
 
 func newScriptedPSP() *scriptedPSP {
@@ -143,6 +145,8 @@ func (p *scriptedPSP) Send(ctx context.Context, t provider.Transfer) (provider.T
 		return provider.TransferState{}, errPSPDown
 	case fault == "reject":
 		return provider.TransferState{}, fmt.Errorf("400 invalid key: %w", provider.ErrRejected)
+	case fault == "rate-limited":
+		return provider.TransferState{}, fmt.Errorf("429: %w", &provider.RateLimitedError{RetryAfter: p.retryAfter})
 	case p.sends[t.ID] > 0:
 		// Like the API Pix with a reused devolução id.
 		return provider.TransferState{}, fmt.Errorf("400 id already used: %w", provider.ErrRejected)
@@ -510,6 +514,50 @@ func TestPSPPayoutLostRefusedFailed(t *testing.T) {
 		require.Equal(t, pix.StatusCancelled, f.status(t, failed).Status)
 		require.Equal(t, pix.StatusPaid, f.status(t, lost).Status)
 		require.Equal(t, pix.Amount(10000-100), f.available(t), "only the completed payout's 1.00 left")
+		require.NoError(t, f.db.CheckLedger(context.Background()))
+	})
+}
+
+// A payout whose send the PSP refuses for its rate (429) neither fails nor
+// is read first: it goes back to to_send and is sent once the PSP's wait
+// (at most a minute) is over, and the refusal does not slow the polling
+// that follows.
+func TestPSPPayoutRateLimited(t *testing.T) {
+	t.Parallel()
+	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
+		f := payoutFixture(t, open)
+		f.psp.set(func(p *scriptedPSP) { p.fault, p.retryAfter = "rate-limited", 5*time.Second })
+		id := createPayout(t, f, "p1")
+		f.settle(t)
+		require.Equal(t, pix.StatusPending, f.status(t, id).Status, "a 429 does not fail the payout")
+		require.Zero(t, f.psp.sent(id))
+		f.clock.Advance(4 * time.Second)
+		f.settle(t)
+		require.Equal(t, []string{"send " + id}, f.psp.callLog(), "nothing before the PSP's wait is over")
+
+		f.clock.Advance(time.Second + time.Millisecond)
+		f.settle(t)
+		require.Equal(t, []string{"send " + id, "send " + id}, f.psp.callLog(), "sent again without a reading: nothing was done")
+		require.Equal(t, 1, f.psp.sent(id))
+		f.psp.finish(id, provider.Completed)
+		f.clock.Advance(time.Second) // the first reading's wait: the 429 was not an attempt
+		f.settle(t)
+		got := f.status(t, id)
+		require.Equal(t, pix.StatusPaid, got.Status)
+		require.Equal(t, 1, f.psp.sent(id))
+
+		// A Retry-After of an hour is waited a minute at most.
+		f.psp.set(func(p *scriptedPSP) { p.fault, p.retryAfter = "rate-limited", time.Hour })
+		long := createPayout(t, f, "p2")
+		f.settle(t)
+		f.clock.Advance(59 * time.Second)
+		f.settle(t)
+		require.Zero(t, f.psp.sent(long))
+		f.clock.Advance(time.Second + time.Millisecond)
+		f.settle(t)
+		require.Equal(t, 1, f.psp.sent(long))
+		require.Equal(t, pix.StatusPending, f.status(t, long).Status)
+		require.Equal(t, pix.Amount(10000-200), f.available(t))
 		require.NoError(t, f.db.CheckLedger(context.Background()))
 	})
 }

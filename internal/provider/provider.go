@@ -10,6 +10,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
@@ -24,7 +25,8 @@ const (
 
 // Errors a Provider returns. Any other error means the outcome is unknown
 // (timeout, connection lost, 5xx): the caller must read the state before it
-// sends again.
+// sends again. A *RateLimitedError (errors.Is ErrRateLimited) is neither:
+// the PSP did nothing.
 var (
 	// ErrNotFound: the PSP does not know the object asked about (404).
 	ErrNotFound = errors.New("provider: not known to the PSP")
@@ -33,7 +35,40 @@ var (
 	ErrRejected = errors.New("provider: refused by the PSP")
 	// ErrUnsupported: this provider cannot do that (payouts with apipix).
 	ErrUnsupported = errors.New("provider: not available with this provider")
+	// ErrRateLimited: the PSP refused the request for its rate (429) and
+	// did nothing; RetryAfter says how long it asked to wait. Never
+	// ErrRejected: the same request may be sent again after the wait.
+	ErrRateLimited = errors.New("provider: rate limited by the PSP")
 )
+
+// RateLimitedError is a request the PSP refused for its rate (HTTP 429,
+// on any call, the token's included): nothing was done, so the same
+// request may be sent again, unchanged, once RetryAfter has passed.
+// errors.Is(err, ErrRateLimited) holds for it.
+type RateLimitedError struct {
+	// RetryAfter is the PSP's Retry-After; zero when it gave none.
+	RetryAfter time.Duration
+}
+
+// Error says that the PSP limited the rate, and for how long.
+func (e *RateLimitedError) Error() string {
+	if e.RetryAfter <= 0 {
+		return ErrRateLimited.Error()
+	}
+	return fmt.Sprintf("%s (retry after %s)", ErrRateLimited, e.RetryAfter)
+}
+
+// Is makes errors.Is(err, ErrRateLimited) hold.
+func (e *RateLimitedError) Is(target error) bool { return target == ErrRateLimited }
+
+// RetryAfter returns how long the PSP asked to wait when err is a rate
+// limit (zero when it did not say), and whether it is one.
+func RetryAfter(err error) (time.Duration, bool) {
+	if rl, ok := errors.AsType[*RateLimitedError](err); ok {
+		return rl.RetryAfter, true
+	}
+	return 0, errors.Is(err, ErrRateLimited)
+}
 
 // Capabilities say what a provider can do and how its charges look.
 type Capabilities struct {
@@ -135,8 +170,9 @@ type Provider interface {
 	Received(ctx context.Context, from, to time.Time) ([]Payment, error)
 	// Send sends t once. ErrRejected: refused, nothing sent (for a resent
 	// refund the PSP also refuses a reused id, so the caller reads Status
-	// before it concludes). ErrUnsupported: payouts with apipix. Any other
-	// error: unknown outcome.
+	// before it concludes). ErrRateLimited: not sent, try again after
+	// RetryAfter. ErrUnsupported: payouts with apipix. Any other error:
+	// unknown outcome.
 	Send(ctx context.Context, t Transfer) (TransferState, error)
 	// Status reads t at the PSP. ErrNotFound: the PSP does not know t, so
 	// it was never sent.

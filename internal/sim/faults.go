@@ -28,6 +28,7 @@ var faultWeights = []struct {
 	{"psp_expire_tokens", 8},
 	{"psp_lose_webhooks", 10},
 	{"psp_latency", 8},
+	{"psp_rate_limit", 6},
 	{"receiver", 12},
 }
 
@@ -129,6 +130,10 @@ func (f *Faults) inject(kind string) {
 		psp.ExpireTokens()
 	case "psp_lose_webhooks":
 		psp.LoseWebhooks(1 + f.rng.IntN(3))
+	case "psp_rate_limit":
+		psp.SetRateLimit([]int{2, 10, 50}[f.rng.IntN(3)])
+		d := time.Duration(500+f.rng.IntN(2500)) * time.Millisecond
+		time.AfterFunc(d, func() { psp.SetRateLimit(0) })
 	case "psp_latency":
 		if f.t.Latency != nil {
 			d := []time.Duration{0, 20 * time.Millisecond, 100 * time.Millisecond, 300 * time.Millisecond}[f.rng.IntN(4)]
@@ -177,6 +182,7 @@ func (f *Faults) kill(ctx context.Context) {
 func (f *Faults) Calm(ctx context.Context) {
 	f.wg.Wait()
 	f.t.PSP.ClearFaults()
+	f.t.PSP.SetRateLimit(0)
 	if f.t.Latency != nil {
 		f.t.Latency(0, 0)
 	}

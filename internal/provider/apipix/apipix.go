@@ -170,6 +170,10 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	transport.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	transport.TLSHandshakeTimeout = 5 * time.Second
+	// Sends run concurrently, and DefaultTransport keeps only 2 idle
+	// connections per host: the rest would each pay a new mutual-TLS
+	// handshake per call.
+	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 256, 128
 	hc := &http.Client{
 		Transport: transport,
 		// A redirect would resend a PUT somewhere we did not choose; the

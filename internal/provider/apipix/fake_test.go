@@ -51,6 +51,7 @@ type fakePSP struct {
 	expiresIn   int
 	tokenStatus int    // non-zero: the token endpoint answers this
 	tokenBody   string // with this body
+	tokenHeader http.Header
 	revoked     map[string]bool
 	handler     func(w http.ResponseWriter, r *http.Request, body []byte)
 }
@@ -79,12 +80,15 @@ func (f *fakePSP) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/oauth/token" {
 		f.mu.Lock()
 		f.token = append(f.token, rec)
-		status, tbody := f.tokenStatus, f.tokenBody
+		status, tbody, thdr := f.tokenStatus, f.tokenBody, f.tokenHeader
 		f.issued++
 		tok := fmt.Sprintf("%s%d", tokenPrefix, f.issued)
 		exp := f.expiresIn
 		f.mu.Unlock()
 		if status != 0 {
+			for k, vs := range thdr {
+				w.Header()[k] = vs
+			}
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(status)
 			_, _ = io.WriteString(w, tbody)

@@ -181,6 +181,8 @@ func (c *Client) scrub(text, token string) string {
 func tokenClass(err error) string {
 	var te *errToken
 	switch {
+	case errors.Is(err, provider.ErrRateLimited):
+		return "" // the token endpoint answered: it is up, only busy
 	case !errors.As(err, &te) || te.cause != nil:
 		return classify(err)
 	case te.status >= 500:

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +44,7 @@ func (t *tokenCache) get(ctx context.Context) (*oauth2.Token, error) {
 	}
 	tok, err := t.conf.Token(context.WithValue(ctx, oauth2.HTTPClient, t.http))
 	if err != nil {
-		return nil, tokenError(err)
+		return nil, tokenError(err, t.now())
 	}
 	t.tok = tok
 	return tok, nil
@@ -73,19 +74,24 @@ func (e *errToken) Error() string { return e.msg }
 func (e *errToken) Unwrap() error { return e.cause }
 
 // tokenError rewrites an oauth2 error without the token endpoint's body,
-// which oauth2 quotes verbatim and which may echo what we sent.
-func tokenError(err error) error {
+// which oauth2 quotes verbatim and which may echo what we sent. A 429
+// carries a provider.RateLimitedError.
+func tokenError(err error, now time.Time) error {
 	if re, ok := errors.AsType[*oauth2.RetrieveError](err); ok {
 		msg := "token endpoint refused"
 		status := 0
+		var cause error
 		if re.Response != nil {
 			status = re.Response.StatusCode
 			msg = fmt.Sprintf("token endpoint answered %d", status)
+			if status == http.StatusTooManyRequests {
+				cause = &provider.RateLimitedError{RetryAfter: retryAfter(re.Response.Header.Get("Retry-After"), now)}
+			}
 		}
 		if re.ErrorCode != "" {
 			msg += " (" + safeWord(re.ErrorCode) + ")"
 		}
-		return &errToken{msg: msg, retryable: status >= 500, status: status}
+		return &errToken{msg: msg, retryable: status >= 500, status: status, cause: cause}
 	}
 	// A transport error (connection, TLS, timeout) carries the token URL
 	// and the cause, neither of which is secret.
@@ -122,7 +128,8 @@ type Request struct {
 
 // Do sends r within the call timeout, with the access token (renewed once
 // on a 401), and decodes a 2xx JSON answer into out (nil: ignore it). A 404
-// to a GET or PATCH wraps provider.ErrNotFound, any other 4xx wraps
+// to a GET or PATCH wraps provider.ErrNotFound, a 429 (of the API or the
+// token endpoint) a *provider.RateLimitedError, any other 4xx
 // provider.ErrRejected; anything else is an error of unknown outcome.
 func (c *Client) Do(ctx context.Context, r Request, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, c.callTimeout)
@@ -159,9 +166,10 @@ func (c *Client) exec(ctx context.Context, r Request, out any) (unknownBefore bo
 			return unknownBefore, nil
 		}
 		again := res.retryable && (r.Idempotent || !res.sent) && attempt < len(c.backoff) && ctx.Err() == nil
-		// A 404 is how a never-sent transfer is told apart: not a warning.
+		// A 404 is how a never-sent transfer is told apart, and a 429 is
+		// waited out by the caller, which says so: not warnings.
 		level := slog.LevelWarn
-		if errors.Is(res.err, provider.ErrNotFound) {
+		if errors.Is(res.err, provider.ErrNotFound) || errors.Is(res.err, provider.ErrRateLimited) {
 			level = slog.LevelDebug
 		}
 		c.log.Log(ctx, level, "psp call failed", "method", r.Method, "path", c.pathOf(r.URL),
@@ -178,6 +186,11 @@ func (c *Client) exec(ctx context.Context, r Request, out any) (unknownBefore bo
 			t.Stop()
 			return unknownBefore, res.err
 		case <-t.C:
+			// The wait may end as the budget does: an attempt without time
+			// would only report a timeout that the PSP never caused.
+			if ctx.Err() != nil {
+				return unknownBefore, res.err
+			}
 		}
 	}
 }
@@ -204,7 +217,7 @@ func (c *Client) attempt(ctx context.Context, r Request, body []byte, out any, r
 	if err != nil {
 		return tokenFail(err)
 	}
-	status, data, err := c.roundTrip(ctx, r, body, tok)
+	status, hdr, data, err := c.roundTrip(ctx, r, body, tok)
 	if err != nil {
 		return fail(err, true, true, classify(err))
 	}
@@ -217,7 +230,7 @@ func (c *Client) attempt(ctx context.Context, r Request, body []byte, out any, r
 		if tok, err = c.tokens.get(ctx); err != nil {
 			return tokenFail(err)
 		}
-		if status, data, err = c.roundTrip(ctx, r, body, tok); err != nil {
+		if status, hdr, data, err = c.roundTrip(ctx, r, body, tok); err != nil {
 			return fail(err, true, true, classify(err))
 		}
 	}
@@ -235,6 +248,11 @@ func (c *Client) attempt(ctx context.Context, r Request, body []byte, out any, r
 		return attemptResult{}
 	case status == http.StatusNotFound && (r.Method == http.MethodGet || r.Method == http.MethodPatch):
 		return fail(c.statusErr(status, data, tok, provider.ErrNotFound), false, true, "")
+	case status == http.StatusTooManyRequests:
+		// Refused for the PSP's rate, nothing done: never ErrRejected,
+		// which would fail a transfer that may simply be sent later.
+		rl := &provider.RateLimitedError{RetryAfter: retryAfter(hdr.Get("Retry-After"), c.tokens.now())}
+		return fail(c.statusErr(status, data, tok, rl), false, true, "")
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		// Refused even with a fresh token: every call will be.
 		return fail(c.statusErr(status, data, tok, provider.ErrRejected), false, true, provider.FailAuth)
@@ -248,14 +266,14 @@ func (c *Client) attempt(ctx context.Context, r Request, body []byte, out any, r
 }
 
 // roundTrip sends one HTTP request and reads at most maxBody of the answer.
-func (c *Client) roundTrip(ctx context.Context, r Request, body []byte, tok *oauth2.Token) (int, []byte, error) {
+func (c *Client) roundTrip(ctx context.Context, r Request, body []byte, tok *oauth2.Token) (int, http.Header, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, rd)
 	if err != nil {
-		return 0, nil, fmt.Errorf("build request: %w", err)
+		return 0, nil, nil, fmt.Errorf("build request: %w", err)
 	}
 	for k, vs := range r.Header {
 		for _, v := range vs {
@@ -269,17 +287,37 @@ func (c *Client) roundTrip(ctx context.Context, r Request, body []byte, tok *oau
 	tok.SetAuthHeader(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, nil, err //nolint:wrapcheck // attempt wraps it with method and path
+		return 0, nil, nil, err //nolint:wrapcheck // attempt wraps it with method and path
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return 0, nil, fmt.Errorf("read answer: %w", err)
+		return 0, nil, nil, fmt.Errorf("read answer: %w", err)
 	}
 	if len(data) > maxBody {
-		return 0, nil, fmt.Errorf("answer larger than %d bytes", maxBody)
+		return 0, nil, nil, fmt.Errorf("answer larger than %d bytes", maxBody)
 	}
-	return resp.StatusCode, data, nil
+	return resp.StatusCode, resp.Header, data, nil
+}
+
+// maxRetryAfter bounds what is read of a Retry-After, so that no PSP's
+// figure overflows a duration.
+const maxRetryAfter = time.Hour
+
+// retryAfter reads a Retry-After header, delay-seconds or an HTTP-date;
+// zero when it is absent, unreadable or in the past.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(min(max(n, 0), int64(maxRetryAfter/time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(t.Sub(now), 0), maxRetryAfter)
+	}
+	return 0
 }
 
 // problem is an RFC 7807 body as the API Pix sends with every 4xx and 5xx.
@@ -297,7 +335,7 @@ type problem struct {
 type StatusError struct {
 	Status int
 	Text   string // the PSP's problem text, scrubbed and shortened
-	kind   error  // provider.ErrNotFound, provider.ErrRejected or nil
+	kind   error  // provider.ErrNotFound, provider.ErrRejected, a *provider.RateLimitedError or nil
 }
 
 // Error says the status and the PSP's words.
@@ -309,8 +347,8 @@ func (e *StatusError) Error() string {
 	return s
 }
 
-// Unwrap gives provider.ErrNotFound or provider.ErrRejected when the
-// status means one.
+// Unwrap gives provider.ErrNotFound, provider.ErrRejected or a
+// *provider.RateLimitedError when the status means one.
 func (e *StatusError) Unwrap() error { return e.kind }
 
 // statusErr builds the StatusError of an answer. The PSP's text is scrubbed

@@ -15,7 +15,7 @@ import (
 
 // handler is the whole TLS listener: token endpoint, API Pix and Efí's
 // send API, in the layers described on Options.Wrap, each request delayed
-// by Options.Latency.
+// by Options.Latency and the API's limited to Options.RateLimit.
 func (s *Server) handler() http.Handler {
 	api := http.NewServeMux()
 	api.HandleFunc("PUT /v2/cob/{txid}", s.putCob)
@@ -38,7 +38,7 @@ func (s *Server) handler() http.Handler {
 		inner = s.opts.Wrap(inner)
 	}
 	inner = s.withFaults(inner)
-	inner = s.withToken(inner)
+	inner = s.withRateLimit(s.withToken(inner))
 	top := http.NewServeMux()
 	top.HandleFunc("POST /oauth/token", s.token)
 	top.Handle("/", inner)

@@ -23,6 +23,8 @@ type CommandConfig struct {
 	SettleDelay time.Duration
 	// Latency and LatencyJitter: see Options.Latency.
 	Latency, LatencyJitter time.Duration
+	// RateLimit: see Options.RateLimit.
+	RateLimit int
 	// WebhookBase is the origin of pixgate in the hint for
 	// PIXGATE_PSP_WEBHOOK_URL; default "http://127.0.0.1:8080".
 	WebhookBase string
@@ -51,7 +53,7 @@ func Run(ctx context.Context, c CommandConfig, stdout io.Writer) error {
 		return fmt.Errorf("psp-sim: %w", err)
 	}
 	s := New(Options{PKI: pki, Addr: c.Addr, ControlAddr: c.ControlAddr, PixKey: c.PixKey,
-		ClientID: c.ClientID, ClientSecret: c.ClientSecret, SettleDelay: c.SettleDelay, Latency: c.Latency, LatencyJitter: c.LatencyJitter, Log: c.Log})
+		ClientID: c.ClientID, ClientSecret: c.ClientSecret, SettleDelay: c.SettleDelay, Latency: c.Latency, LatencyJitter: c.LatencyJitter, RateLimit: c.RateLimit, Log: c.Log})
 	if err := s.Start(ctx); err != nil {
 		return fmt.Errorf("psp-sim: %w", err)
 	}

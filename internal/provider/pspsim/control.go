@@ -22,6 +22,7 @@ type State struct {
 	Faults     []Fault          `json:"faults"`
 	Down       bool             `json:"down"`
 	LoseHooks  int              `json:"lose_webhooks"`
+	RateLimit  int              `json:"rate_limit"`
 	Deliveries []Delivery       `json:"deliveries"`
 }
 
@@ -31,7 +32,7 @@ func (s *Server) State() State {
 	defer s.mu.Unlock()
 	st := State{PixKey: s.opts.PixKey, Cobs: []cobJSON{}, Pix: []pixJSON{}, Sends: []sendJSON{},
 		SendPuts: map[string]Count{}, RefundPuts: map[string]Count{}, Faults: []Fault{},
-		Down: s.down, LoseHooks: s.loseHooks, Deliveries: append([]Delivery{}, s.deliveries...)}
+		Down: s.down, LoseHooks: s.loseHooks, RateLimit: s.opts.RateLimit, Deliveries: append([]Delivery{}, s.deliveries...)}
 	if wh := s.st.webhook; wh != nil {
 		st.Webhook, st.SkipMTLS = wh.URL, wh.SkipMTLS
 	}
@@ -85,6 +86,8 @@ type FaultsRequest struct {
 	Down         *bool   `json:"down,omitempty"`
 	LoseWebhooks *int    `json:"lose_webhooks,omitempty"`
 	ExpireTokens bool    `json:"expire_tokens,omitempty"`
+	// RateLimit sets SetRateLimit (0 ends the limit).
+	RateLimit *int `json:"rate_limit,omitempty"`
 }
 
 // controlHandler is the plain-HTTP control API for people and scripts:
@@ -197,6 +200,9 @@ func (s *Server) controlHandler() http.Handler {
 		}
 		if req.ExpireTokens {
 			s.ExpireTokens()
+		}
+		if req.RateLimit != nil {
+			s.SetRateLimit(*req.RateLimit)
 		}
 		writeJSON(w, http.StatusOK, s.State())
 	})

@@ -50,6 +50,11 @@ type Options struct {
 	// answer, when the client gives up. SetLatency changes it at run time.
 	// Answers while down (SetDown) are not delayed.
 	Latency, LatencyJitter time.Duration
+	// RateLimit, when above 0, is how many API requests a second the
+	// simulator handles; beyond it a request is answered 429 with
+	// Retry-After and not handled. Token requests are neither limited
+	// nor counted. SetRateLimit changes it at run time.
+	RateLimit int
 	// WebhookClient delivers webhooks; default a client with a 5 s timeout.
 	// Give it a TLS configuration to deliver to an https test server.
 	WebhookClient *http.Client
@@ -75,6 +80,7 @@ type Server struct {
 	faults     []*activeFault
 	down       bool
 	loseHooks  int
+	limiter    rateLimiter
 	requests   []Request
 	deliveries []Delivery
 
@@ -116,6 +122,7 @@ func New(opts Options) *Server {
 		opts.TokenLifetime = time.Hour
 	}
 	opts.Latency, opts.LatencyJitter = max(opts.Latency, 0), max(opts.LatencyJitter, 0)
+	opts.RateLimit = max(opts.RateLimit, 0)
 	if opts.WebhookClient == nil {
 		opts.WebhookClient = &http.Client{Timeout: 5 * time.Second}
 	}
