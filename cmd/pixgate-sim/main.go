@@ -49,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		quiesce = fs.Duration("quiesce", 3*time.Minute, "longest wait for the system to settle after the workload")
 		keep    = fs.Bool("keep", false, "keep the PostgreSQL database and the files after the run")
 		verbose = fs.Bool("v", false, "log progress to stderr")
+		drain   = fs.Int("drain", 0, "instead of a simulation, measure how fast this many payouts reach the PSP (no faults)")
+		latency = fs.Duration("latency", 0, "with -drain: the PSP's latency per call (jitter ±20 %)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -93,6 +95,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "pixgate-sim: build pixgate: %v\n", err)
 			return 1
 		}
+	}
+	if *drain > 0 {
+		for _, db := range runs {
+			r, err := sim.Drain(ctx, sim.DrainConfig{DB: db, PostgresURL: *pgURL, Pixgate: *bin, Dir: filepath.Join(root, db),
+				Payouts: *drain, Concurrency: *workers * 4, Latency: *latency, Log: log})
+			if err != nil {
+				fmt.Fprintf(stderr, "pixgate-sim: %v\n", err)
+				return 1
+			}
+			fmt.Fprintf(stdout, "%s: %s\n", db, r)
+		}
+		if *dir == "" && !*keep {
+			_ = os.RemoveAll(root)
+		}
+		return 0
 	}
 	failed := false
 	for _, db := range runs {

@@ -109,7 +109,6 @@ func (s *Service) ReturnUnmatched(ctx context.Context, id string) (UnmatchedRece
 	if err != nil {
 		return UnmatchedReceipt{}, fmt.Errorf("return unmatched receipt: %w", err)
 	}
-	s.wake()
 	return out, nil
 }
 

@@ -173,7 +173,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	// Sends run concurrently, and DefaultTransport keeps only 2 idle
 	// connections per host: the rest would each pay a new mutual-TLS
 	// handshake per call.
-	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 256, 128
+	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 1024, 512 // the gateway's send workers, and the rest
 	hc := &http.Client{
 		Transport: transport,
 		// A redirect would resend a PUT somewhere we did not choose; the
