@@ -423,12 +423,13 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 	cancel()
 	held := store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: claimed, WasSettleAt: lease, Attempt: true}
 	delay := backoff(it.attempts + 1)
-	kind := "payout"
+	// kind names the transfer in logs (its key holds the id); noun in text.
+	kind, noun, refusal := "payout", "payout", "it fails"
 	switch {
 	case it.refund:
-		kind = "refund"
+		kind, noun = "refund", "refund"
 	case it.unmatched:
-		kind = "unmatched_receipt"
+		kind, noun, refusal = "unmatched_receipt", "return of an unmatched receipt", "it is held for an operator"
 	}
 	switch {
 	case errors.Is(err, provider.ErrRateLimited):
@@ -436,20 +437,20 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		// PUT, so the claimed-from state is still true; a never-sent
 		// transfer is then sent without a GET first.
 		wait := rateLimitWait(err)
-		s.Log.InfoContext(ctx, "the PSP limited its rate; the "+kind+" waits and is taken up again", kind, it.id, "retry_after", wait.String())
+		s.Log.InfoContext(ctx, "the PSP limited its rate; the "+noun+" waits and is taken up again", kind, it.id, "retry_after", wait.String())
 		held.State, held.Next, held.Attempt = it.state, s.now().Add(wait), false
 		_, err := s.stepSend(ctx, held)
 		return 0, err
 	case errors.Is(err, errSendRefused):
-		s.Log.WarnContext(ctx, "the PSP refused a "+kind+"; it fails", kind, it.id, "error", err.Error())
+		s.Log.WarnContext(ctx, "the PSP refused a "+noun+"; "+refusal, kind, it.id, "error", err.Error())
 		return 1, s.finishSend(ctx, it, held, provider.TransferState{ID: it.id, Status: provider.Failed})
 	case errors.Is(err, errStillSent):
-		s.Log.WarnContext(ctx, "the PSP does not find a "+kind+" it accepted; reading it again later", kind, it.id)
+		s.Log.WarnContext(ctx, "the PSP does not find a "+noun+" it accepted; reading it again later", kind, it.id)
 		held.State, held.Next = store.SendSent, s.now().Add(pollMax)
 		_, err := s.stepSend(ctx, held)
 		return 0, err
 	case err != nil:
-		s.Log.WarnContext(ctx, "the outcome of a "+kind+" at the PSP is unknown; its status is read before any resend",
+		s.Log.WarnContext(ctx, "the outcome of a "+noun+" at the PSP is unknown; its status is read before any resend",
 			kind, it.id, "error", err.Error())
 		held.State, held.Next = store.SendUnknown, s.now().Add(delay)
 		_, err := s.stepSend(ctx, held)
