@@ -70,6 +70,7 @@ func Run(ctx context.Context, c CommandConfig, stdout io.Writer) error {
 	}
 	b.WriteString("# Run pixgate against it with this environment:\n")
 	for _, kv := range [][2]string{
+		{"PIXGATE_ENV", "production"}, // a PSP provider never runs on the sandbox default
 		{"PIXGATE_PROVIDER", "efi"},
 		{"PIXGATE_PSP_API_URL", s.URL()},
 		{"PIXGATE_PSP_CLIENT_ID", o.ClientID},

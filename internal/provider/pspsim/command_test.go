@@ -65,6 +65,7 @@ func readEnv(t *testing.T, r io.Reader) map[string]string {
 // TLS with the files, a token from <origin>/oauth/token, one API call.
 func callWithEnv(t *testing.T, env map[string]string) {
 	t.Helper()
+	require.Equal(t, "production", env["PIXGATE_ENV"], "the environment a PSP provider needs set")
 	for _, k := range []string{"PIXGATE_PSP_API_URL", "PIXGATE_PSP_CLIENT_ID", "PIXGATE_PSP_CLIENT_SECRET",
 		"PIXGATE_PSP_CERT_FILE", "PIXGATE_PSP_KEY_FILE", "PIXGATE_PSP_CA_FILE", "PIXGATE_PSP_PIX_KEY"} {
 		require.NotEmpty(t, env[k], k)
