@@ -2,13 +2,11 @@ package client_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,37 +17,16 @@ import (
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-var pixgateBin struct {
-	once      sync.Once
-	dir, path string
-	err       error
-}
+var pixgate testkit.Binary
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if pixgateBin.dir != "" {
-		_ = os.RemoveAll(pixgateBin.dir)
-	}
+	pixgate.Remove()
 	os.Exit(code)
 }
 
-// buildPixgate builds the real binary once per test run.
-func buildPixgate(t *testing.T) string {
-	t.Helper()
-	b := &pixgateBin
-	b.once.Do(func() {
-		if b.dir, b.err = os.MkdirTemp("", "pixgate-client-test-"); b.err != nil {
-			return
-		}
-		b.path = filepath.Join(b.dir, "pixgate")
-		out, err := exec.Command("go", "build", "-o", b.path, "github.com/pixgate/pixgate/cmd/pixgate").CombinedOutput()
-		if err != nil {
-			b.err = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	require.NoError(t, b.err)
-	return b.path
-}
+// buildPixgate builds cmd/pixgate once per test binary and returns its path.
+func buildPixgate(t *testing.T) string { return pixgate.Path(t) }
 
 // forEachDB runs f against a SQLite file and a fresh PostgreSQL database.
 func forEachDB(t *testing.T, f func(t *testing.T, dbURL string)) {

@@ -10,9 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -235,39 +233,16 @@ func TestServeConcurrentStart(t *testing.T) {
 	}
 }
 
-// The real binary, built once per test binary.
-var pixgateBinary struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
+var pixgate testkit.Binary
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if pixgateBinary.dir != "" {
-		_ = os.RemoveAll(pixgateBinary.dir)
-	}
+	pixgate.Remove()
 	os.Exit(code)
 }
 
-func buildPixgate(t *testing.T) string {
-	t.Helper()
-	b := &pixgateBinary
-	b.once.Do(func() {
-		b.dir, b.err = os.MkdirTemp("", "pixgate-cli-test-")
-		if b.err != nil {
-			return
-		}
-		b.path = filepath.Join(b.dir, "pixgate")
-		out, err := exec.Command("go", "build", "-o", b.path, "github.com/pixgate/pixgate/cmd/pixgate").CombinedOutput()
-		if err != nil {
-			b.err = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	require.NoError(t, b.err)
-	return b.path
-}
+// buildPixgate builds cmd/pixgate once per test binary and returns its path.
+func buildPixgate(t *testing.T) string { return pixgate.Path(t) }
 
 // TestSIGTERM runs the real binary and sends it SIGTERM with a request in
 // flight: it stops accepting, answers the request, and exits 0.

@@ -8,10 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,39 +20,16 @@ import (
 	"github.com/pixgate/pixgate/webhooksig"
 )
 
-// pixgateBinary is the pixgate binary, built once per test binary.
-var pixgateBinary struct {
-	once      sync.Once
-	dir, path string
-	err       error
-}
+var pixgate testkit.Binary
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if pixgateBinary.dir != "" {
-		_ = os.RemoveAll(pixgateBinary.dir)
-	}
+	pixgate.Remove()
 	os.Exit(code)
 }
 
-// buildPixgate builds cmd/pixgate once and returns its path.
-func buildPixgate(t *testing.T) string {
-	t.Helper()
-	b := &pixgateBinary
-	b.once.Do(func() {
-		b.dir, b.err = os.MkdirTemp("", "pixgate-sim-test-")
-		if b.err != nil {
-			return
-		}
-		b.path = filepath.Join(b.dir, "pixgate")
-		out, err := exec.Command("go", "build", "-o", b.path, "github.com/pixgate/pixgate/cmd/pixgate").CombinedOutput()
-		if err != nil {
-			b.err = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	require.NoError(t, b.err)
-	return b.path
-}
+// buildPixgate builds cmd/pixgate once per test binary and returns its path.
+func buildPixgate(t *testing.T) string { return pixgate.Path(t) }
 
 var testHTTP = &http.Client{Timeout: 30 * time.Second}
 
