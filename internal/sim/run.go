@@ -154,7 +154,9 @@ type redelivery struct {
 }
 
 func (rd *redelivery) run(ctx context.Context, cl *Cluster, api *API, clients []Credentials) {
-	events, err := cl.DB().AllEvents(ctx)
+	// The failing events only (the panel's own query), not the whole table
+	// every second of the wait.
+	events, err := cl.DB().FailingEvents(ctx, "", 10000)
 	if err != nil {
 		return
 	}
