@@ -45,8 +45,8 @@ type AuditInput struct {
 	Call func(ctx context.Context, client int, method, path string, header map[string]string, body []byte) (int, http.Header, []byte, error)
 }
 
-// Settled reports whether the system has quiesced: no payout, refund or
-// unmatched return still PENDING or RETURNING, no transfer still in
+// Settled reports whether the system has quiesced: no charge, payout,
+// refund or unmatched return still PENDING or RETURNING, no transfer still in
 // processing at the PSP, every PSP payment credited or recorded as
 // unmatched, and every event delivered (or failed for good, which the
 // audit reports). The string says what is still moving. It only reads.
@@ -85,7 +85,9 @@ func Settled(ctx context.Context, in AuditInput) (bool, string, error) {
 		n    int64
 		what string
 	}{
-		{u.Payouts, "payouts pending"}, {u.Refunds, "refunds pending"}, {u.Returns, "unmatched receipts returning"},
+		// A charge left PENDING expires on its own clock: audited before it
+		// did, its cancellation (and event) would land during the audit.
+		{u.Charges, "charges pending"}, {u.Payouts, "payouts pending"}, {u.Refunds, "refunds pending"}, {u.Returns, "unmatched receipts returning"},
 		{int64(processing), "PSP transfers in processing"}, {int64(unheld), "PSP payments not yet in the books"},
 		{u.Events, "events not yet delivered"},
 	} {

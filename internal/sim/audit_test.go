@@ -341,7 +341,7 @@ func TestAuditCatches(t *testing.T) {
 	})
 }
 
-// TestSettled: the system is not settled while a payout is pending, an
+// TestSettled: the system is not settled while a charge or a payout is pending, an
 // event waits for delivery, a transfer is in processing at the PSP or a
 // PSP payment is not in the books; it says which.
 func TestSettled(t *testing.T) {
@@ -363,6 +363,9 @@ func TestSettled(t *testing.T) {
 		p := w.failed
 		p.ID, p.ExternalID, p.Status = uuid.NewString(), "p-3", pix.StatusPending
 		w.insert(p)
+		c := w.charge
+		c.ID, c.ExternalID, c.Status, c.TxID, c.EndToEndID, c.PaidAmount, c.ConfirmedAt = uuid.NewString(), "c-pending", pix.StatusPending, "", "", 0, time.Time{}
+		w.insert(c)
 		w.event(w.paid, gateway.EventCashoutPaid, "", "pending")
 		w.event(w.paid, gateway.EventCashoutPaid, "", "failed") // failed for good: moves no more
 		in.PSP.Pix = append(in.PSP.Pix, st.Pix[0])
@@ -371,7 +374,7 @@ func TestSettled(t *testing.T) {
 		ok, moving, err = Settled(ctx, in)
 		require.NoError(t, err)
 		require.False(t, ok)
-		require.Equal(t, "1 payouts pending, 1 PSP transfers in processing, 1 PSP payments not yet in the books, 1 events not yet delivered", moving)
+		require.Equal(t, "1 charges pending, 1 payouts pending, 1 PSP transfers in processing, 1 PSP payments not yet in the books, 1 events not yet delivered", moving)
 	})
 }
 

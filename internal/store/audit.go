@@ -46,21 +46,22 @@ func (q *Q) AllEvents(ctx context.Context) ([]Event, error) {
 	return out, nil
 }
 
-// Unsettled counts what is still moving: payouts and refunds PENDING,
-// unmatched receipts RETURNING, and events waiting for a delivery (pending;
-// a failed event moves no more).
+// Unsettled counts what is still moving: charges PENDING (each is paid or
+// expires), payouts and refunds PENDING, unmatched receipts RETURNING, and
+// events waiting for a delivery (pending; a failed event moves no more).
 type Unsettled struct {
-	Payouts, Refunds, Returns, Events int64
+	Charges, Payouts, Refunds, Returns, Events int64
 }
 
 // CountUnsettled returns the Unsettled counts in one statement.
 func (q *Q) CountUnsettled(ctx context.Context) (Unsettled, error) {
 	var u Unsettled
 	err := q.q.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM transactions WHERE type = 'cashin' AND status = 'PENDING'),
 		(SELECT COUNT(*) FROM transactions WHERE type = 'cashout' AND status = 'PENDING'),
 		(SELECT COUNT(*) FROM refunds WHERE status = 'PENDING'),
 		(SELECT COUNT(*) FROM unmatched_receipts WHERE status = 'RETURNING'),
-		(SELECT COUNT(*) FROM events WHERE status = 'pending')`).Scan(&u.Payouts, &u.Refunds, &u.Returns, &u.Events)
+		(SELECT COUNT(*) FROM events WHERE status = 'pending')`).Scan(&u.Charges, &u.Payouts, &u.Refunds, &u.Returns, &u.Events)
 	if err != nil {
 		return Unsettled{}, fmt.Errorf("count unsettled: %w", err)
 	}
