@@ -184,7 +184,10 @@ func (c *Client) ChargePayments(ctx context.Context, txid string) ([]provider.Pa
 	return out, nil
 }
 
-// CancelCharge removes the cob with PATCH /cob/{txid}.
+// CancelCharge removes the cob with PATCH /cob/{txid}. A cob already
+// removed is what was asked: the API Pix refuses to revise it (400), which
+// is what an earlier PATCH whose answer was lost leaves behind, so a
+// refusal is read back (GET /cob) and a removed cob is success.
 func (c *Client) CancelCharge(ctx context.Context, txid string) error {
 	err := c.Do(ctx, Request{
 		Method:     http.MethodPatch,
@@ -192,6 +195,13 @@ func (c *Client) CancelCharge(ctx context.Context, txid string) error {
 		Body:       map[string]string{"status": "REMOVIDA_PELO_USUARIO_RECEBEDOR"},
 		Idempotent: true,
 	}, nil)
+	if errors.Is(err, provider.ErrRejected) {
+		var ans cobAnswer
+		if gerr := c.Do(ctx, Request{Method: http.MethodGet, URL: c.api + "/cob/" + url.PathEscape(txid), Idempotent: true}, &ans); gerr == nil &&
+			(ans.Status == "REMOVIDA_PELO_USUARIO_RECEBEDOR" || ans.Status == "REMOVIDA_PELO_PSP") {
+			return nil
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("cancel charge: %w", err)
 	}
