@@ -66,6 +66,15 @@ func TestImportBoundaries(t *testing.T) {
 		}
 	}
 
+	// One money path: the gateway drives every provider through the
+	// provider seam alone, so it links no provider implementation.
+	gw := pkgs[module+"/internal/gateway"]
+	for _, dep := range gw.Deps {
+		for _, impl := range []string{"internal/provider/sandbox", "internal/provider/apipix", "internal/provider/efi"} {
+			require.False(t, within(dep, module+"/"+impl), "gateway depends on %s: it talks to providers only through the seam", dep)
+		}
+	}
+
 	// The domain core needs nothing else of this module, even indirectly:
 	// pix nothing at all, ledger and brcode at most pix (ledger counts in
 	// pix.Amount).

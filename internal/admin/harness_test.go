@@ -57,7 +57,7 @@ func setup(t *testing.T, open opener, env string) *bundle {
 	log := slog.New(slog.DiscardHandler)
 	clk := &testkit.Clock{}
 	gw, err := gateway.New(gateway.Config{DB: db, Env: env,
-		ChargeTTL: 24 * time.Hour, PayoutDelay: 50 * time.Millisecond, Log: log, Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo", MerchantCity: "Sao Paulo"}, Now: clk.Now})
+		ChargeTTL: 24 * time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo", MerchantCity: "Sao Paulo", Delay: 50 * time.Millisecond, Now: clk.Now}), Now: clk.Now})
 	require.NoError(t, err)
 	panel, err := admin.New(admin.Options{Gateway: gw, Log: log, PasswordCost: bcrypt.MinCost})
 	require.NoError(t, err)

@@ -58,8 +58,7 @@ func TestOverviewShowsPSP(t *testing.T) {
 	db := openSQLite(t)
 	log := slog.New(slog.DiscardHandler)
 	clk := &testkit.Clock{}
-	gw, err := gateway.New(gateway.Config{DB: db, Env: gateway.EnvSandbox, ChargeTTL: time.Hour, PayoutDelay: time.Second,
-		Log: log, Provider: psp, Now: clk.Now})
+	gw, err := gateway.New(gateway.Config{DB: db, Env: gateway.EnvSandbox, ChargeTTL: time.Hour, Log: log, Provider: psp, Now: clk.Now})
 	require.NoError(t, err)
 	panel, err := admin.New(admin.Options{Gateway: gw, Log: log, PasswordCost: bcrypt.MinCost})
 	require.NoError(t, err)

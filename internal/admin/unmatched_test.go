@@ -48,8 +48,7 @@ func setupPSP(t *testing.T, open opener, hold bool) *pspBundle {
 	require.NoError(t, err)
 	db := open(t)
 	clk := &testkit.Clock{}
-	gw, err := gateway.New(gateway.Config{DB: db, Env: gateway.EnvProduction, ChargeTTL: time.Hour, PayoutDelay: time.Second,
-		Log: log, Provider: psp, Now: clk.Now, HoldUnmatched: hold})
+	gw, err := gateway.New(gateway.Config{DB: db, Env: gateway.EnvProduction, ChargeTTL: time.Hour, Log: log, Provider: psp, Now: clk.Now, HoldUnmatched: hold})
 	require.NoError(t, err)
 	panel, err := admin.New(admin.Options{Gateway: gw, Log: log, PasswordCost: bcrypt.MinCost})
 	require.NoError(t, err)

@@ -233,7 +233,7 @@ func TestKillUnderLoad(t *testing.T) {
 			// Returned payouts are PAID with their return still scheduled.
 			scheduled, err := db.DueSettlements(ctx, time.Now().Add(time.Hour), 1)
 			require.NoError(ct, err)
-			refunds, err := db.DueRefunds(ctx, time.Now().Add(time.Hour), 1)
+			refunds, err := db.DueRefundRows(ctx, time.Now().Add(time.Hour), 1)
 			require.NoError(ct, err)
 			// The outbox last: work that finishes between these reads writes
 			// its event with it, so an empty outbox read after they all show

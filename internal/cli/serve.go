@@ -147,22 +147,18 @@ func (a *app) serve(ctx context.Context) error {
 	var wg sync.WaitGroup
 	tasks := []job.Task{
 		{Name: "expire-charges", Run: gw.ExpireDue},
-		// Payouts settle in batches of one client's (gateway.SettleDue); a
-		// wide look at what is due finds several per client.
-		{Name: "settle-payouts", Run: gw.SettleDue, Batch: 1000},
-		{Name: "settle-refunds", Run: gw.SettleRefundsDue},
-	}
-	if a.settings.Provider != config.ProviderSandbox {
 		// Webhooks get lost: the PSP's list of received Pix is read too
 		// (the gateway spaces the readings and runs them on one node).
-		tasks = append(tasks, job.Task{Name: "psp-reconcile", Run: gw.ReconcileReceived},
-			// Money that matched no open charge goes back to its payer, and
-			// cobs left behind by a crash are withdrawn.
-			job.Task{Name: "psp-unmatched-returns", Run: gw.ReturnUnmatchedDue},
-			job.Task{Name: "psp-orphan-cobs", Run: gw.SweepOrphanCobs})
+		{Name: "psp-reconcile", Run: gw.ReconcileReceived},
+		// Cobs left behind by a crash are withdrawn.
+		{Name: "psp-orphan-cobs", Run: gw.SweepOrphanCobs},
 	}
-	runner := &job.Runner{Log: a.log, Interval: jobInterval(a.settings.PayoutDelay), Tasks: tasks}
-	wg.Add(5)
+	interval := jobInterval(a.settings.PayoutDelay)
+	runner := &job.Runner{Log: a.log, Interval: interval, Tasks: tasks}
+	wg.Add(6)
+	// Payouts, refunds and the returns of money that matched no open
+	// charge go to the PSP as they are committed, many at once.
+	go func() { defer wg.Done(); gw.RunSender(jobsCtx, interval) }()
 	go func() {
 		defer wg.Done()
 		a.startPSP(jobsCtx, psp, pspStartRetry)
@@ -219,7 +215,8 @@ func (a *app) provider() (provider.Provider, error) {
 	s := a.settings
 	switch s.Provider {
 	case config.ProviderSandbox:
-		return sandbox.Provider{PixKey: s.PixKey, MerchantName: s.MerchantName, MerchantCity: s.MerchantCity}, nil
+		return sandbox.New(sandbox.Config{PixKey: s.PixKey, MerchantName: s.MerchantName, MerchantCity: s.MerchantCity,
+			Delay: s.PayoutDelay}), nil
 	case config.ProviderAPIPix, config.ProviderEfi:
 		cfg := apipix.Config{APIURL: s.PSPAPIURL, TokenURL: s.PSPTokenURL, ClientID: s.PSPClientID, ClientSecret: s.PSPClientSecret,
 			CertPEM: s.CertPEM, KeyPEM: s.KeyPEM, CAPEM: s.CAPEM, PixKey: s.PSPPixKey, WebhookURL: s.PSPWebhookURL, Log: a.log}

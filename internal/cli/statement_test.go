@@ -63,8 +63,8 @@ func TestStatement(t *testing.T) {
 
 		// The movements are made through the gateway on the same database.
 		gw, err := gateway.New(gateway.Config{DB: ledgerOf(t, db), Env: gateway.EnvSandbox,
-			ChargeTTL: time.Hour, PayoutDelay: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-			Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}})
+			ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+			Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: time.Hour})})
 		require.NoError(t, err)
 		c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 		require.NoError(t, err)

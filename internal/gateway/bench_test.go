@@ -41,7 +41,7 @@ func openBench(b *testing.B, kind string) *store.DB {
 func newService(b *testing.B, db *store.DB) (*gateway.Service, store.Client) {
 	b.Helper()
 	gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox",
-		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}})
+		ChargeTTL: 24 * time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: time.Hour})})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func BenchmarkCreatePayout(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := gw.ReceivePayment(context.Background(), sandboxPayment(t)); err != nil {
+			if _, err := gw.SandboxPay(context.Background(), t); err != nil {
 				b.Fatal(err)
 			}
 			var n atomic.Int64

@@ -247,28 +247,24 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 		return findPrevious(ctx, q, c.ID, r.ExternalID, r.IdempotencyKey)
 	}
 
-	// With a real PSP the charge is created there first, and a replay must
-	// not create a second cob: look for the earlier charge before that.
-	if !s.caps.Simulated {
-		prev, ok, err := find(s.db)
-		if err != nil {
-			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
-		}
-		if ok {
-			return s.replayCharge(prev, hash, r.ExternalID)
-		}
+	// The charge is created at the PSP first, and a replay must not create
+	// a second cob: look for the earlier charge before that.
+	prev, ok, err := find(s.db)
+	if err != nil {
+		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+	}
+	if ok {
+		return s.replayCharge(prev, hash, r.ExternalID)
 	}
 	now := s.now()
 	txid, err := s.newTxID()
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
-	if !s.caps.Simulated {
-		// Committed before the PSP call: if this process dies before the
-		// charge is stored, the sweep withdraws the cob (orphan.go).
-		if err := s.db.InsertCobIntent(ctx, txid, c.ID, now); err != nil {
-			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
-		}
+	// Committed before the PSP call: if this process dies before the
+	// charge is stored, the sweep withdraws the cob (orphan.go).
+	if err := s.db.InsertCobIntent(ctx, txid, c.ID, now); err != nil {
+		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
 	code, err := s.createAtProvider(ctx, provider.Charge{TxID: txid, Amount: amount, TTL: s.ChargeTTL,
 		PayerName: r.Payer.Name, PayerDocument: r.Payer.Document, Question: r.PayerQuestion})
@@ -295,18 +291,14 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 	// the earlier charge is readable.
 	inserted, err := s.db.InsertTransaction(ctx, t)
 	if err != nil {
-		if !s.caps.Simulated {
-			s.withdrawCharge(ctx, txid) // no charge exists to pay it for
-		}
+		s.withdrawCharge(ctx, txid) // no charge exists to pay it for
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
-	if !s.caps.Simulated && inserted {
+	if inserted {
 		s.intentDone(ctx, txid)
 	}
 	if !inserted {
-		if !s.caps.Simulated {
-			s.withdrawCharge(ctx, txid) // a concurrent duplicate won the insert
-		}
+		s.withdrawCharge(ctx, txid) // a concurrent duplicate won the insert
 		prev, ok, err := find(s.db)
 		if err == nil && !ok {
 			err = fmt.Errorf("charge %s conflicted with no visible row", t.ID)

@@ -35,13 +35,10 @@ type Config struct {
 	Env string
 	// ChargeTTL is how long a charge stays payable; it must be positive.
 	ChargeTTL time.Duration
-	// PayoutDelay is, in the sandbox, the time until a payout or refund
-	// settles; it must not be negative.
-	PayoutDelay time.Duration
 	// Log receives the use cases' logs; required.
 	Log *slog.Logger
 	// Provider is the PSP that moves the money; required, so that no
-	// configuration falls back to the simulator without saying so.
+	// configuration falls back to the sandbox without saying so.
 	Provider provider.Provider
 	// ReconcileEvery spaces the readings of the PSP's list of received
 	// payments (ReconcileReceived); zero means DefaultReconcileEvery.
@@ -77,14 +74,11 @@ func (c *Config) Validate() error {
 	if c.ChargeTTL <= 0 {
 		errs = append(errs, errors.New("gateway: ChargeTTL must be positive"))
 	}
-	if c.PayoutDelay < 0 {
-		errs = append(errs, errors.New("gateway: PayoutDelay must not be negative"))
-	}
 	if c.Log == nil {
 		errs = append(errs, errors.New("gateway: Log is required"))
 	}
 	if c.Provider == nil {
-		errs = append(errs, errors.New("gateway: Provider is required (the sandbox simulator is not a default)"))
+		errs = append(errs, errors.New("gateway: Provider is required (the sandbox is not a default)"))
 	}
 	return errors.Join(errs...)
 }
@@ -93,11 +87,10 @@ func (c *Config) Validate() error {
 // exported hooks may be replaced before the Service is first used (tests
 // swap the clock or the provider), never while it serves.
 type Service struct {
-	db          *store.DB
-	Env         string // EnvSandbox or EnvProduction
-	ChargeTTL   time.Duration
-	PayoutDelay time.Duration // sandbox: time until a payout or refund settles
-	Log         *slog.Logger
+	db        *store.DB
+	Env       string // EnvSandbox or EnvProduction
+	ChargeTTL time.Duration
+	Log       *slog.Logger
 	// Now returns the current time; one call per transaction.
 	Now func() time.Time
 	// Rand is the source of secrets, ids and txids.
@@ -123,6 +116,8 @@ type Service struct {
 	HoldUnmatched bool
 	// sweep spaces this node's looks for orphan cobs.
 	sweep *sweepClock
+	// kick wakes this node's sender (RunSender) when a transfer is committed.
+	kick chan struct{}
 }
 
 // New returns the Service c describes, or every problem of c.
@@ -130,10 +125,10 @@ func New(c Config) (*Service, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{db: c.DB, Env: c.Env, ChargeTTL: c.ChargeTTL, PayoutDelay: c.PayoutDelay,
+	s := &Service{db: c.DB, Env: c.Env, ChargeTTL: c.ChargeTTL,
 		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, Provider: c.Provider, caps: c.Provider.Capabilities(), retry: &backoffs{},
 		ReconcileEvery: c.ReconcileEvery, Wake: c.Wake, Courier: c.Courier, CheckWebhookURL: c.CheckWebhookURL,
-		HoldUnmatched: c.HoldUnmatched, sweep: &sweepClock{}}
+		HoldUnmatched: c.HoldUnmatched, sweep: &sweepClock{}, kick: make(chan struct{}, 1)}
 	if s.ReconcileEvery <= 0 {
 		s.ReconcileEvery = DefaultReconcileEvery
 	}
@@ -151,11 +146,6 @@ func New(c Config) (*Service, error) {
 
 // Sandbox reports whether the Service runs in the sandbox environment.
 func (s *Service) Sandbox() bool { return s.Env == EnvSandbox }
-
-// SandboxPayments reports whether the sandbox's simulated payers and
-// expiry are offered: in the sandbox environment with the simulated
-// provider only: with a real PSP, only real payers pay.
-func (s *Service) SandboxPayments() bool { return s.Sandbox() && s.caps.Simulated }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
 )
@@ -33,18 +32,13 @@ func payoutRequest(ext string) *gateway.PayoutRequest {
 		ExternalID: &ext, CreditParty: &gateway.CreditParty{Name: "F", KeyType: "EMAIL", Key: "f@example.com"}}
 }
 
-func sandboxPayment(t store.Transaction) provider.Payment {
-	return provider.Payment{TxID: t.TxID, Amount: t.Amount}
-}
-
 // sandboxClient builds a sandbox gateway on db (payouts settle after
 // payoutDelay) and one authenticated client with the given fees.
 func sandboxClient(t *testing.T, db *store.DB, payoutDelay time.Duration, cashin, payout pix.FeeRule) (*gateway.Service, store.Client) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", ChargeTTL: time.Hour, PayoutDelay: payoutDelay,
-		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}})
+	s, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: payoutDelay})})
 	require.NoError(t, err)
 	cred, err := s.CreateClient(ctx, gateway.ClientParams{Name: "m", CashinFee: cashin, PayoutFee: payout})
 	require.NoError(t, err)

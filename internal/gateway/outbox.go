@@ -58,8 +58,19 @@ func (o *outbox) abandon() {
 // if any event was written unleased, the dispatcher is woken to claim it.
 // An attempt that fails (and one Write retries) gives its workers back.
 func (s *Service) write(ctx context.Context, fn func(tx *store.Tx, o *outbox) error) error {
+	return s.writeWith(ctx, s.db.Write, fn)
+}
+
+// writeGrouped is write in a transaction shared with others of the same
+// moment (store.DB.WriteGrouped): for the many small steps of transfers.
+func (s *Service) writeGrouped(ctx context.Context, fn func(tx *store.Tx, o *outbox) error) error {
+	return s.writeWith(ctx, s.db.WriteGrouped, fn)
+}
+
+func (s *Service) writeWith(ctx context.Context, w func(context.Context, func(*store.Tx) error) error,
+	fn func(tx *store.Tx, o *outbox) error) error {
 	var o *outbox
-	err := s.db.Write(ctx, func(tx *store.Tx) error {
+	err := w(ctx, func(tx *store.Tx) error {
 		o.abandon()
 		o = &outbox{courier: s.Courier}
 		return fn(tx, o)

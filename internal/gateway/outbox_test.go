@@ -33,7 +33,7 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		db := open(t)
 		log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 		s, err := New(Config{DB: db, Env: "sandbox",
-			ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: log, Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}})
+			ChargeTTL: time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: time.Second})})
 		require.NoError(t, err)
 		cred, err := s.CreateClient(ctx, ClientParams{Name: "m"})
 		require.NoError(t, err)

@@ -12,16 +12,6 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// ReceivePayment settles the charge that a PIX payment reported by the
-// sandbox's simulated payer pays (matched by the BR Code txid): PENDING →
-// PAID, confirmed_date set, the amount less the cash-in fee credited to
-// available, and event pix.cashin.paid — all in one transaction. A payment
-// reported twice credits once. Errors: ENotFound (no such txid),
-// EUnprocessable (charge not payable, or the amount differs).
-func (s *Service) ReceivePayment(ctx context.Context, p provider.Payment) (store.Transaction, error) {
-	return s.credit(ctx, p, true)
-}
-
 // credit credits payment p to the charge with its txid, once per
 // end-to-end id. strict (the simulated payer) refuses what a real payer
 // cannot do: paying a charge that is not PENDING, or another amount. A
@@ -120,34 +110,30 @@ func (s *Service) PayerCharge(ctx context.Context, id string) (Transaction, erro
 	return t, nil
 }
 
-// ExpireCharge cancels client c's PENDING charge (sandbox expire, or the TTL
-// job): CANCELLED and event pix.cashin.cancelled in one transaction.
-// Expiring a cancelled charge again changes nothing. Errors: ENotFound,
-// EUnprocessable (already paid).
+// ExpireCharge cancels client c's PENDING charge (the sandbox's expire
+// action) as the TTL job does (expireOne): a payment the PSP reports for
+// it is credited instead, else the charge is withdrawn at the PSP, then
+// CANCELLED with event pix.cashin.cancelled. Expiring a cancelled charge
+// again changes nothing. Errors: ENotFound, EUnprocessable (paid),
+// EProviderUnavailable (the PSP did not answer).
 func (s *Service) ExpireCharge(ctx context.Context, c store.Client, id string) (store.Transaction, error) {
-	now := s.now()
-	var out store.Transaction
-	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
-		t, err := tx.TransactionForUpdate(ctx, c.ID, id)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != pix.TypeCashin) {
-			return pix.Errorf(pix.ENotFound, "Charge not found")
-		}
-		if err != nil {
-			return err
-		}
-		out = t
-		switch t.Status {
-		case pix.StatusCancelled:
-			return nil
-		case pix.StatusPending:
-			return s.cancel(ctx, tx, o, &out, now)
-		}
-		return pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be cancelled", t.Status)
-	})
+	t, err := s.Charge(ctx, c, id)
 	if err != nil {
-		return store.Transaction{}, fmt.Errorf("expire charge: %w", err)
+		return store.Transaction{}, err
 	}
-	return out, nil
+	if t.Status == pix.StatusPending {
+		if _, err := s.expireOne(ctx, t, s.now()); err != nil {
+			s.Log.WarnContext(ctx, "could not expire a charge at the PSP", "charge", t.ID, "error", err.Error())
+			return store.Transaction{}, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
+		}
+		if t, err = s.Charge(ctx, c, id); err != nil {
+			return store.Transaction{}, err
+		}
+	}
+	if t.Status != pix.StatusCancelled {
+		return store.Transaction{}, pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be cancelled", t.Status)
+	}
+	return t, nil
 }
 
 func (s *Service) cancel(ctx context.Context, tx *store.Tx, o *outbox, t *store.Transaction, now time.Time) error {
@@ -159,31 +145,9 @@ func (s *Service) cancel(ctx context.Context, tx *store.Tx, o *outbox, t *store.
 	return s.emit(ctx, tx, o, *t, EventCashinCancelled, pix.StatusCancelled, t.Amount, t.Tax, "", now)
 }
 
-// ExpireDue cancels up to limit charges whose expires_at has passed and
-// returns how many it cancelled. Several nodes may run it at once: each
-// claims different rows (SKIP LOCKED) and the transition happens once.
+// ExpireDue cancels up to limit charges whose expires_at has passed, each
+// once the PSP says it is unpaid (expireAtPSP), and returns how many it
+// cancelled.
 func (s *Service) ExpireDue(ctx context.Context, limit int) (int, error) {
-	if !s.caps.Simulated {
-		return s.expireAtPSP(ctx, limit)
-	}
-	now := s.now()
-	n := 0
-	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
-		n = 0
-		due, err := tx.DueCharges(ctx, now, limit)
-		if err != nil {
-			return err
-		}
-		for i := range due {
-			if err := s.cancel(ctx, tx, o, &due[i], now); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("expire due charges: %w", err)
-	}
-	return n, nil
+	return s.expireAtPSP(ctx, limit)
 }

@@ -130,7 +130,7 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 	t := store.Transaction{
 		ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashout, ExternalID: ext, IdempotencyKey: idemKey,
 		RequestHash: hash, Status: pix.StatusPending, Amount: amount, Tax: tax, CreatedAt: now,
-		SettleAt: s.firstSettle(now), CallbackURL: r.CallbackURL, Details: string(details), SendState: s.sendState(),
+		SettleAt: now, CallbackURL: r.CallbackURL, Details: string(details), SendState: store.SendToSend,
 	}
 	// One transaction, shared with the payouts created at the same moment
 	// (store.DB.CreatePayout). A duplicate fails the insert with
@@ -160,6 +160,7 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 	if err != nil {
 		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
 	}
+	s.Kick()
 	return payoutResponse(t), false, nil
 }
 

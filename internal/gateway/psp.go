@@ -26,11 +26,8 @@ const (
 	readOverlap = 2 * time.Minute
 	// firstReading is how far back the first reading ever looks.
 	firstReading = time.Hour
-	// sendLease is how long a node holds a payout or refund while it talks
-	// to the PSP; it outlasts the longest call (pspCallTimeout), so that
-	// no other node reads "unknown to the PSP" while a send is in flight.
-	sendLease = 30 * time.Second
-	// pspCallTimeout bounds one step's calls to the PSP.
+	// pspCallTimeout bounds one call to the PSP, unless the provider says
+	// otherwise (provider.Capabilities.CallTimeout).
 	pspCallTimeout = 15 * time.Second
 	// pollFirst and pollMax bound the backoff between readings of a
 	// transfer's status, and between retries after an unknown outcome.
@@ -79,9 +76,6 @@ func (s *Service) createAtProvider(ctx context.Context, c provider.Charge) (stri
 	if err == nil {
 		return code, nil
 	}
-	if s.caps.Simulated {
-		return "", fmt.Errorf("create charge: %w", err)
-	}
 	if wait, limited := provider.RetryAfter(err); limited {
 		// Still a 502 (the merchant may try again), but not a PSP failure.
 		s.Log.WarnContext(ctx, "the PSP limited its rate and did not create a charge", "txid", c.TxID, "retry_after", wait.String())
@@ -121,9 +115,6 @@ func (s *Service) intentDone(ctx context.Context, txid string) {
 // confirmed or recorded now (the PSP should report it again; the
 // reconciliation reading will find it anyway).
 func (s *Service) PSPReported(ctx context.Context, reported []ReportedPix) error {
-	if s.caps.Simulated {
-		return nil // no PSP to confirm with: the simulator's payers pay through the sandbox endpoints
-	}
 	if len(reported) > maxReported {
 		reported = reported[:maxReported]
 	}
@@ -212,9 +203,6 @@ func (s *Service) refundReported(ctx context.Context, charge store.Transaction, 
 // per ReconcileEvery (store.DB.ClaimReading). It returns how many payments
 // the reading listed; limit is unused (a reading takes every page).
 func (s *Service) ReconcileReceived(ctx context.Context, _ int) (int, error) {
-	if s.caps.Simulated {
-		return 0, nil
-	}
 	now := s.Now().UTC().Truncate(time.Millisecond)
 	from, ok, err := s.db.ClaimReading(ctx, "received", now, now.Add(s.ReconcileEvery), now.Add(-firstReading))
 	if err != nil || !ok {
@@ -332,7 +320,8 @@ func (b *backoffs) done(key string) {
 	delete(b.next, key)
 }
 
-// sendItem is a payout or refund due for a step with a real PSP.
+// sendItem is a payout, refund or return of an unmatched receipt due for
+// a step with the PSP.
 type sendItem struct {
 	refund    bool
 	unmatched bool // the return of an unmatched receipt
@@ -341,7 +330,16 @@ type sendItem struct {
 	settleAt  time.Time
 	attempts  int
 	transfer  provider.Transfer
+	// chargeID, for a refund: the charge whose payment it returns (its
+	// end-to-end id is read at the step).
+	chargeID string
+	// stray: a row with no send state to take (see unschedule).
+	stray bool
 }
+
+// errChanged marks a step another node, or a report of the PSP, took
+// first: nothing to do.
+var errChanged = errors.New("changed concurrently")
 
 // errStillSent marks a transfer the PSP accepted but cannot find now: it
 // is never sent again, only read again later.
@@ -350,53 +348,15 @@ var errStillSent = errors.New("the PSP accepted this transfer but does not find 
 // errSendRefused marks a transfer the PSP refused and does not know: final.
 var errSendRefused = errors.New("refused by the PSP")
 
-// sendDue advances up to limit due payouts with a real PSP, each one step.
-func (s *Service) sendDue(ctx context.Context, limit int) (int, error) {
-	due, err := s.db.DueSettlements(ctx, s.now(), limit)
-	if err != nil {
-		return 0, fmt.Errorf("send payouts: %w", err)
-	}
-	return eachN(ctx, pspWorkers, due, func(t store.Transaction) (int, error) {
-		if t.Type != pix.TypeCashout || t.SendState == "" || t.SendState == store.SendDone {
-			return 0, s.unschedule(ctx, store.SendStep{ID: t.ID, WasState: t.SendState, WasSettleAt: t.SettleAt})
-		}
-		d, err := parsePayoutDetails(t)
-		if err != nil {
-			return 0, err
-		}
-		return s.advance(ctx, sendItem{id: t.ID, state: t.SendState, settleAt: t.SettleAt, attempts: t.SendAttempts,
-			transfer: provider.Transfer{ID: t.ID, Amount: t.Amount, KeyType: pix.KeyType(d.CreditParty.KeyType),
-				Key: d.CreditParty.Key, Description: d.Description}})
-	})
-}
-
 // unschedule stops the payout or refund of st (ID, Refund, WasState,
-// WasSettleAt), which is not this provider's to send (the simulator
-// created it before a real PSP was configured), from being due again.
+// WasSettleAt), which has no send state (a version before every provider
+// shared the send path settled it in its own way), from being due again:
+// it is left for an operator rather than sent to whatever PSP runs now.
 func (s *Service) unschedule(ctx context.Context, st store.SendStep) error {
 	s.Log.WarnContext(ctx, "a transfer not sent through this PSP is left as it is", "id", st.ID, "refund", st.Refund)
 	st.State, st.Next = st.WasState, time.Time{}
 	_, err := s.stepSend(ctx, st)
 	return err
-}
-
-// sendRefundsDue advances up to limit due refunds with a real PSP.
-func (s *Service) sendRefundsDue(ctx context.Context, limit int) (int, error) {
-	due, err := s.db.DueRefundRows(ctx, s.now(), limit)
-	if err != nil {
-		return 0, fmt.Errorf("send refunds: %w", err)
-	}
-	return eachN(ctx, pspWorkers, due, func(r store.Refund) (int, error) {
-		if r.SendState == "" || r.SendState == store.SendDone {
-			return 0, s.unschedule(ctx, store.SendStep{Refund: true, ID: r.ID, WasState: r.SendState, WasSettleAt: r.SettleAt})
-		}
-		charge, err := s.db.TransactionByID(ctx, r.TransactionID)
-		if err != nil {
-			return 0, fmt.Errorf("refund %s: %w", r.ID, err)
-		}
-		return s.advance(ctx, sendItem{refund: true, id: r.ID, state: r.SendState, settleAt: r.SettleAt, attempts: r.SendAttempts,
-			transfer: provider.Transfer{ID: r.ID, Amount: r.Amount, Description: r.Reason, Refund: true, PaymentE2E: charge.EndToEndID}})
-	})
 }
 
 // advance takes one step of a transfer with the PSP. The step is claimed
@@ -412,13 +372,19 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 	if claimed == store.SendToSend {
 		claimed = store.SendUnknown
 	}
-	lease := s.now().Add(sendLease)
+	// The hold outlasts the step's calls (twice their bound), so that no
+	// other node reads "unknown to the PSP" while a send is in flight.
+	stepTimeout := s.caps.CallTimeout
+	if stepTimeout <= 0 {
+		stepTimeout = pspCallTimeout
+	}
+	lease := s.now().Add(2 * stepTimeout)
 	ok, err := s.stepSend(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state,
 		WasSettleAt: it.settleAt, State: claimed, Next: lease})
 	if err != nil || !ok {
 		return 0, err // another node took this step
 	}
-	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, stepTimeout)
 	st, err := s.exchange(cctx, it.state, it.transfer)
 	cancel()
 	held := store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: claimed, WasSettleAt: lease, Attempt: true}
@@ -443,7 +409,7 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		return 0, err
 	case errors.Is(err, errSendRefused):
 		s.Log.WarnContext(ctx, "the PSP refused a "+noun+"; "+refusal, kind, it.id, "error", err.Error())
-		return 1, s.finishSend(ctx, it, held, provider.TransferState{ID: it.id, Status: provider.Failed})
+		return s.finishSend(ctx, it, held, provider.TransferState{ID: it.id, Status: provider.Failed})
 	case errors.Is(err, errStillSent):
 		s.Log.WarnContext(ctx, "the PSP does not find a "+noun+" it accepted; reading it again later", kind, it.id)
 		held.State, held.Next = store.SendSent, s.now().Add(pollMax)
@@ -456,9 +422,9 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		_, err := s.stepSend(ctx, held)
 		return 0, err
 	case st.Status == provider.Completed || st.Status == provider.Failed || st.Status == provider.Returned:
-		return 1, s.finishSend(ctx, it, held, st)
+		return s.finishSend(ctx, it, held, st)
 	}
-	held.State, held.Next, held.EndToEndID = store.SendSent, s.now().Add(delay), st.EndToEndID
+	held.State, held.Next, held.EndToEndID = store.SendSent, s.nextRead(st, delay), st.EndToEndID
 	_, err = s.stepSend(ctx, held)
 	return 0, err
 }
@@ -502,7 +468,7 @@ func (s *Service) send(ctx context.Context, t provider.Transfer) (provider.Trans
 // stepSend applies one guarded step in a transaction of its own.
 func (s *Service) stepSend(ctx context.Context, st store.SendStep) (bool, error) {
 	ok := false
-	err := s.db.Write(ctx, func(tx *store.Tx) error {
+	err := s.db.WriteGrouped(ctx, func(tx *store.Tx) error {
 		var err error
 		ok, err = tx.StepSend(ctx, st)
 		return err
@@ -515,12 +481,19 @@ func (s *Service) stepSend(ctx context.Context, st store.SendStep) (bool, error)
 
 // finishSend records the final state st of a transfer held by this node
 // (held) in one transaction: the step, the status, the posting and the
-// event. If the hold was lost, nothing is written.
-func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendStep, st provider.TransferState) error {
+// event; it returns 1 if it moved the transfer's status. If the hold was
+// lost, nothing is written. A payout the PSP reports completed but due to
+// change (st.ReadAt: it will be returned) is PAID and stays sent, to be
+// read again then.
+func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendStep, st provider.TransferState) (int, error) {
 	now := s.now()
-	held.State, held.Next, held.EndToEndID = store.SendDone, time.Time{}, st.EndToEndID
-	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
-		ok, err := tx.StepSend(ctx, held)
+	step := held
+	step.State, step.Next, step.EndToEndID = store.SendDone, time.Time{}, st.EndToEndID
+	if !it.refund && !it.unmatched && st.Status == provider.Completed && !st.ReadAt.IsZero() {
+		step.State, step.Next = store.SendSent, s.nextRead(st, pollMax)
+	}
+	err := s.writeGrouped(ctx, func(tx *store.Tx, o *outbox) error {
+		ok, err := tx.StepSend(ctx, step)
 		if err != nil || !ok {
 			return errors.Join(err, errChanged)
 		}
@@ -542,16 +515,33 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 		if err != nil {
 			return err
 		}
-		to, event, posting := pix.StatusPaid, EventCashoutPaid, ledger.PayoutCompleted(t.Amount, t.Tax)
-		confirmed := now
-		if st.Status == provider.Failed {
-			to, event, posting, confirmed = pix.StatusCancelled, EventCashoutFailed, ledger.PayoutFailed(t.Amount, t.Tax), time.Time{}
-		}
-		ok, err = tx.TransitionTransaction(ctx, t.ID, pix.StatusPending, to, confirmed)
+		return s.finishPayout(ctx, tx, o, t, st, now)
+	})
+	if errors.Is(err, errChanged) {
+		return 0, nil // another node or the PSP's webhook finished it
+	}
+	if err != nil {
+		return 0, fmt.Errorf("finish %s: %w", it.id, err)
+	}
+	return 1, nil
+}
+
+// finishPayout applies the PSP's final word st on payout t, locked by tx:
+// a PENDING payout completes (PAID, pix.cashout.paid) or fails (CANCELLED,
+// amount and tax back, pix.cashout.failed); a returned one (the
+// beneficiary's bank sent the amount back) is REVERSED (amount back, tax
+// kept, pix.cashout.reversed), after it was PAID. Anything else changes
+// nothing.
+func (s *Service) finishPayout(ctx context.Context, tx *store.Tx, o *outbox, t store.Transaction, st provider.TransferState, now time.Time) error {
+	move := func(to pix.TxStatus, event string, posting ledger.Posting, confirmed time.Time) error {
+		ok, err := tx.TransitionTransaction(ctx, t.ID, t.Status, to, confirmed)
 		if err != nil || !ok {
 			return errors.Join(err, errChanged)
 		}
-		t.Status, t.EndToEndID = to, st.EndToEndID
+		t.Status = to
+		if st.EndToEndID != "" {
+			t.EndToEndID = st.EndToEndID
+		}
 		if !confirmed.IsZero() {
 			t.ConfirmedAt = confirmed
 		}
@@ -559,14 +549,33 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 			return err
 		}
 		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, posting, now)
-	})
-	if errors.Is(err, errChanged) {
-		return nil // another node or the PSP's webhook finished it
 	}
-	if err != nil {
-		return fmt.Errorf("finish %s: %w", it.id, err)
+	if t.Status == pix.StatusPending {
+		if st.Status == provider.Failed {
+			return move(pix.StatusCancelled, EventCashoutFailed, ledger.PayoutFailed(t.Amount, t.Tax), time.Time{})
+		}
+		if err := move(pix.StatusPaid, EventCashoutPaid, ledger.PayoutCompleted(t.Amount, t.Tax), now); err != nil {
+			return err
+		}
+	}
+	if t.Status == pix.StatusPaid && st.Status == provider.Returned {
+		return move(pix.StatusReversed, EventCashoutReversed, ledger.PayoutReversed(t.Amount), time.Time{})
 	}
 	return nil
+}
+
+// nextRead is when a transfer the PSP left st is read again: when the
+// PSP expects it to change, if it said, else after wait.
+func (s *Service) nextRead(st provider.TransferState, wait time.Duration) time.Time {
+	now := s.now()
+	if st.ReadAt.IsZero() {
+		return now.Add(wait)
+	}
+	at := st.ReadAt.UTC().Truncate(time.Millisecond)
+	if at.Before(now) {
+		return now
+	}
+	return at
 }
 
 // rateLimitWait is how long a transfer waits after the PSP's 429 err: the
@@ -587,21 +596,4 @@ func backoff(n int) time.Duration {
 		d *= 2
 	}
 	return min(d, pollMax)
-}
-
-// sendState is the send state a new payout or refund starts in: with a
-// real PSP it is sent at once; the simulator settles it at settle_at.
-func (s *Service) sendState() string {
-	if s.caps.Simulated {
-		return ""
-	}
-	return store.SendToSend
-}
-
-// firstSettle is when a new payout or refund is first due.
-func (s *Service) firstSettle(now time.Time) time.Time {
-	if s.caps.Simulated {
-		return now.Add(s.PayoutDelay)
-	}
-	return now
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -88,7 +89,7 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 
 	now := s.now()
 	ref := store.Refund{ID: s.newUUID(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: idemKey, RequestHash: hash,
-		Status: pix.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: s.firstSettle(now), SendState: s.sendState()}
+		Status: pix.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: now, SendState: store.SendToSend}
 	var prev store.Refund
 	inserted := false
 	err = s.db.Write(ctx, func(tx *store.Tx) error {
@@ -103,7 +104,7 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 			return pix.Errorf(pix.EUnprocessable, "Only PAID charges can be refunded; this charge is %s", t.Status)
 		case now.Sub(t.ConfirmedAt) > RefundWindow:
 			return pix.Errorf(pix.EUnprocessable, "Charges can only be refunded within 90 days of payment")
-		case !s.caps.Simulated && t.EndToEndID == "":
+		case t.EndToEndID == "":
 			// A devolução names the payment it returns.
 			return pix.Errorf(pix.EUnprocessable, "This charge's payment is not known to the payment provider and cannot be refunded through it")
 		}
@@ -142,6 +143,7 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 	if !inserted {
 		return replayRefund(prev, hash)
 	}
+	s.Kick()
 	return refundResponse(ref), false, nil
 }
 
@@ -190,4 +192,36 @@ func (s *Service) Refund(ctx context.Context, c store.Client, id string) (Refund
 		v.SettledAt = &at
 	}
 	return v, nil
+}
+
+// finishRefund applies the final state st of refund r of charge (locked by
+// tx): completed (the charge's refunded_amount grows, REFUNDED once whole,
+// pix.refund.completed) or failed (funds back, pix.refund.failed). It
+// returns errChanged if r was finished meanwhile.
+func (s *Service) finishRefund(ctx context.Context, tx *store.Tx, o *outbox, r store.Refund, charge store.Transaction,
+	st provider.TransferState, now time.Time) error {
+	status, event := pix.RefundCompleted, EventRefundCompleted
+	posting := ledger.RefundCompleted(r.Amount)
+	settled := r.Amount
+	if st.Status == provider.Failed {
+		status, event, posting, settled = pix.RefundFailed, EventRefundFailed, ledger.RefundFailed(r.Amount), 0
+	}
+	ok, err := tx.FinishRefundSend(ctx, r.ID, status, now, st.EndToEndID)
+	if err != nil || !ok {
+		return errors.Join(err, errChanged)
+	}
+	if err := tx.AddRefundPending(ctx, charge.ID, -r.Amount, settled); err != nil {
+		return err
+	}
+	if err := tx.Post(ctx, s.newOrderedID(), r.ClientID, r.ID, posting, now); err != nil {
+		return err
+	}
+	charge.RefundedAmount += settled
+	if charge.RefundedAmount >= charge.Refundable() && charge.Status == pix.StatusPaid {
+		if err := tx.SetStatus(ctx, charge.ID, pix.StatusRefunded); err != nil {
+			return err
+		}
+		charge.Status = pix.StatusRefunded
+	}
+	return s.emit(ctx, tx, o, charge, event, charge.Status, r.Amount, 0, r.ID, now)
 }

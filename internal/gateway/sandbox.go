@@ -2,19 +2,43 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/provider/sandbox"
+	"github.com/pixgate/pixgate/internal/provider"
 )
 
-// SandboxPay pays the charge as the sandbox's simulated payer does: the
-// exact amount, now, through ReceivePayment. The API, the pay page and the
-// panel all pay this way. Errors: ENotFound (no sandbox here, or no such
-// charge), EUnprocessable (the charge can no longer be paid).
+// SandboxPayments reports whether payers pay on request here: in the
+// sandbox environment, with a provider whose payers do (provider.Payer).
+// With a real PSP only real payers pay.
+func (s *Service) SandboxPayments() bool {
+	_, ok := s.Provider.(provider.Payer)
+	return s.Sandbox() && ok
+}
+
+// SandboxPay pays the charge as the sandbox's payer does: the provider
+// makes the payment of the exact amount, now, and reports it; the payment
+// is then confirmed at the provider and credited as every PSP-reported
+// payment is. The API, the pay page and the panel all pay this way.
+// Paying a charge already paid this way answers it again. Errors:
+// ENotFound (the provider's payers do not pay on request, or no such
+// charge), EUnprocessable (the
+// charge can no longer be paid).
 func (s *Service) SandboxPay(ctx context.Context, charge Transaction) (Transaction, error) {
-	if !s.SandboxPayments() {
-		// The routes exist only in the sandbox; this guards a future one.
+	payer, ok := s.Provider.(provider.Payer)
+	if !ok {
+		// The routes exist only where SandboxPayments; this guards a future one.
 		return Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
-	return s.ReceivePayment(ctx, sandbox.Provider{}.PaymentFor(charge.TxID, charge.Amount, s.Now()))
+	p, err := payer.Pay(ctx, provider.Charge{TxID: charge.TxID, Amount: charge.Amount})
+	if err != nil {
+		return Transaction{}, fmt.Errorf("sandbox pay: %w", err)
+	}
+	confirmed, err := s.Provider.ConfirmPayment(ctx, p.EndToEndID)
+	if err != nil {
+		return Transaction{}, fmt.Errorf("sandbox pay: confirm: %w", err)
+	}
+	// Strict: a payer's bank pays neither a charge that is closed nor
+	// another amount, so neither is credited.
+	return s.credit(ctx, confirmed, true)
 }

@@ -80,9 +80,8 @@ func (rc *randomClient) add(id string, types ...string) {
 func runStatementRandom(t *testing.T, open testkit.Opener, seed uint64) {
 	ctx := context.Background()
 	db := open(t)
-	s, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", ChargeTTL: time.Hour, PayoutDelay: 2 * time.Millisecond,
-		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}})
+	s, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: 2 * time.Millisecond})})
 	require.NoError(t, err)
 	master := rand.New(rand.NewPCG(seed, 0x5747))
 	start := time.Now().Add(-time.Second)

@@ -114,27 +114,6 @@ func (s *Service) ReturnUnmatched(ctx context.Context, id string) (UnmatchedRece
 	return out, nil
 }
 
-// ReturnUnmatchedDue advances up to limit due returns of unmatched receipts
-// with the PSP, each one step, exactly as refunds are sent: once, and
-// read back before any resend.
-func (s *Service) ReturnUnmatchedDue(ctx context.Context, limit int) (int, error) {
-	if s.caps.Simulated {
-		return 0, nil // the simulator's payers pay only open charges
-	}
-	due, err := s.db.DueUnmatchedReturns(ctx, s.now(), limit)
-	if err != nil {
-		return 0, fmt.Errorf("return unmatched receipts: %w", err)
-	}
-	return eachN(ctx, pspWorkers, due, func(u store.UnmatchedReceipt) (int, error) {
-		if u.SendState == "" || u.SendState == store.SendDone || u.ReturnID == "" {
-			return 0, s.unschedule(ctx, store.SendStep{Unmatched: true, ID: u.ID, WasState: u.SendState, WasSettleAt: u.SettleAt})
-		}
-		return s.advance(ctx, sendItem{unmatched: true, id: u.ID, state: u.SendState, settleAt: u.SettleAt, attempts: u.SendAttempts,
-			transfer: provider.Transfer{ID: u.ReturnID, Amount: u.Amount, Description: returnDescription, Refund: true,
-				PaymentE2E: u.PaymentEndToEndID}})
-	})
-}
-
 // finishUnmatched applies the final state st of the return of unmatched
 // receipt id inside tx: returned (suspense → PIX network) or failed (held
 // again for an operator, the money still in suspense). It returns

@@ -62,7 +62,7 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, nil)))
 	clk := &testkit.Clock{}
 	gw, err := gateway.New(gateway.Config{DB: db, Env: o.env,
-		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: log, Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo Ltda", MerchantCity: "São Paulo"}, Now: clk.Now,
+		ChargeTTL: 24 * time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo Ltda", MerchantCity: "São Paulo", Delay: time.Hour, Now: clk.Now}), Now: clk.Now,
 		CheckWebhookURL: webhook.Guard{AllowPrivate: o.env == "sandbox", RequireHTTPS: o.env == "production"}.CheckURL})
 	require.NoError(t, err)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(o.rateLimit)})

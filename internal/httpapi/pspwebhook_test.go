@@ -51,8 +51,7 @@ func newPSPAPI(t *testing.T, secret string, psp provider.Provider) pspAPI {
 	db := testkit.OpenSQLite(t)
 	logs := &testkit.Buffer{}
 	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, nil)))
-	gw, err := gateway.New(gateway.Config{DB: db, Env: gateway.EnvProduction, ChargeTTL: time.Hour, PayoutDelay: time.Hour,
-		Log: log, Provider: psp})
+	gw, err := gateway.New(gateway.Config{DB: db, Env: gateway.EnvProduction, ChargeTTL: time.Hour, Log: log, Provider: psp})
 	require.NoError(t, err)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Ready: db.Ping, PSPWebhookSecret: secret})
 	require.NoError(t, err)

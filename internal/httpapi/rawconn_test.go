@@ -27,7 +27,7 @@ func rawServer(t *testing.T, config *tls.Config) string {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	gw, err := gateway.New(gateway.Config{DB: testkit.OpenSQLite(t), Env: "sandbox",
-		ChargeTTL: 24 * time.Hour, PayoutDelay: time.Hour, Log: log, Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "São Paulo"}})
+		ChargeTTL: 24 * time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "São Paulo", Delay: time.Hour})})
 	require.NoError(t, err)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Limiter: ratelimit.NewMemory(100)})
 	require.NoError(t, err)

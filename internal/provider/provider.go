@@ -3,8 +3,9 @@
 // the PSP before its BR Code exists, a payment is reported by webhook or
 // found by reading the PSP's list, and a transfer (payout or refund) is
 // accepted first and finishes later. The gateway talks to the network only
-// through Provider; provider/sandbox simulates it, provider/apipix and
-// provider/efi reach a real PSP.
+// through Provider, the same way whichever provider it is:
+// provider/sandbox is an in-process PSP, provider/apipix and provider/efi
+// reach a real one.
 package provider
 
 import (
@@ -77,9 +78,11 @@ type Capabilities struct {
 	// TxIDLength is the length of the txid of each charge (25 for a static
 	// BR Code; 26–35 for a cob).
 	TxIDLength int
-	// Simulated is true for the sandbox simulator, whose payers pay on
-	// request and whose payouts settle after a delay.
-	Simulated bool
+	// CallTimeout bounds one step's calls to the provider (zero: the
+	// gateway's default, 15 s). A transfer being sent is held by its node
+	// for twice as long, so the shorter it is, the sooner a node that died
+	// mid-step has its transfers taken over.
+	CallTimeout time.Duration
 }
 
 // Charge is a charge to register at the PSP.
@@ -114,8 +117,7 @@ const (
 	Completed Status = "completed"
 	// Failed: the transfer did not happen (NAO_REALIZADO); funds go back.
 	Failed Status = "failed"
-	// Returned: completed, then the beneficiary's bank returned the amount
-	// (the sandbox simulates it).
+	// Returned: completed, then the beneficiary's bank returned the amount.
 	Returned Status = "returned"
 )
 
@@ -132,6 +134,8 @@ type Transfer struct {
 	// Refund marks a refund (devolução) of the payment PaymentE2E.
 	Refund     bool
 	PaymentE2E string
+	// AcceptedAt is when pixgate accepted the transfer from its client.
+	AcceptedAt time.Time
 }
 
 // TransferState is what the PSP says about a transfer.
@@ -142,6 +146,19 @@ type TransferState struct {
 	ID         string
 	Status     Status
 	EndToEndID string // of the transfer itself (e2eId, rtrId), when known
+	// ReadAt, when set, is when the PSP expects the transfer to change:
+	// one still processing is read again then instead of on the polling
+	// backoff, and a completed one is read again then because the PSP
+	// will report it returned.
+	ReadAt time.Time
+}
+
+// Payer is what a PSP whose payers pay on request offers (the sandbox):
+// Pay makes the payment of exactly charge c and reports it, as a PSP
+// reports a payment by webhook; the gateway then confirms it through
+// ConfirmPayment before it credits anything.
+type Payer interface {
+	Pay(ctx context.Context, c Charge) (Payment, error)
 }
 
 // Provider is a PSP. Every method honours ctx and its own timeouts.

@@ -55,6 +55,15 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 	if len(ps) == 0 {
 		return nil
 	}
+	if tx.deferred != nil {
+		for _, w := range ps {
+			if w.At.IsZero() {
+				w.At = now
+			}
+			*tx.deferred = append(*tx.deferred, w)
+		}
+		return nil
+	}
 	deltas := make(map[string]int64)
 	// moving holds, per available account, the indexes in ps of the
 	// postings that move it.

@@ -98,31 +98,3 @@ func (tx *Tx) AddRefundPending(ctx context.Context, chargeID string, delta, sett
 func (tx *Tx) SetStatus(ctx context.Context, id string, status pix.TxStatus) error {
 	return tx.updateOne(ctx, `UPDATE transactions SET status = $2 WHERE id = $1`, id, status)
 }
-
-// DueRefund is a refund whose settle_at has passed, and the charge it refunds.
-type DueRefund struct {
-	ID, ChargeID string
-}
-
-// DueRefunds returns up to limit refunds whose settle_at ≤ now, earliest
-// first (in the order they were requested when due together), without
-// locking; ClaimRefund claims each.
-func (q *Q) DueRefunds(ctx context.Context, now time.Time, limit int) ([]DueRefund, error) {
-	out, err := selectAll(ctx, q, func(row scanner) (d DueRefund, err error) { return d, row.Scan(&d.ID, &d.ChargeID) },
-		`SELECT id, transaction_id FROM refunds WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at, created_at, id LIMIT $2`, ms(now), limit)
-	if err != nil {
-		return nil, fmt.Errorf("due refunds: %w", err)
-	}
-	return out, nil
-}
-
-// ClaimRefund locks the refund if it is still due at now and no other node
-// holds it; ok is false otherwise.
-func (tx *Tx) ClaimRefund(ctx context.Context, id string, now time.Time) (Refund, bool, error) {
-	r, err := scanRefund(tx.q.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds
-		WHERE id = $1 AND settle_at IS NOT NULL AND settle_at <= $2`+tx.d.SkipLocked, id, ms(now)))
-	if errors.Is(err, ErrNotFound) {
-		return Refund{}, false, nil
-	}
-	return r, err == nil, err
-}

@@ -104,6 +104,8 @@ type DB struct {
 	clients *group[string, clientRead]
 	// finishes groups concurrent FinishAttempt calls into one transaction.
 	finishes *group[Finish, bool]
+	// writes groups concurrent WriteGrouped calls into one transaction.
+	writes *group[func(*Tx) error, struct{}]
 	// cache holds authenticated clients while WatchClients listens
 	// (dialects with Clients only; nil otherwise).
 	cache *clientCache
@@ -119,6 +121,7 @@ func New(writer, reader *sql.DB, d *Dialect) *DB {
 	db.payouts = newPayoutGroup(db)
 	db.clients = newClientGroup(db)
 	db.finishes = newFinishGroup(db)
+	db.writes = newWriteGroup(db)
 	if d.Clients != nil {
 		db.cache = &clientCache{m: map[string]cachedClient{}}
 	}
@@ -202,6 +205,9 @@ type Tx struct {
 	posted   []string     // kinds of the postings written, reported after commit
 	pipe     *pipeline    // set when the dialect pipelines: writes wait in its queue
 	announce Announcement // set once the transaction changed a client (Dialect.Clients)
+	// deferred, when set, collects the postings of a grouped write, applied
+	// together at its end (WriteGrouped).
+	deferred *[]PostingWrite
 }
 
 // later runs a write whose result the caller does not need. On a pipelining

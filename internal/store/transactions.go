@@ -197,104 +197,6 @@ func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
 	return nil
 }
 
-// Settled is one settlement step of a transaction (SetSettledAll,
-// SetSettledIfUnchanged).
-type Settled struct {
-	ID        string
-	Status    pix.TxStatus
-	Confirmed time.Time // confirmed_at, or zero to leave it
-	Next      time.Time // the next settle_at, or zero: nothing left to settle
-	// EndToEndID, when not "", records the send's end-to-end id.
-	EndToEndID string
-	// WasStatus and WasSettleAt are the row's status and settle_at when
-	// the step was decided: SetSettledIfUnchanged applies the step only if
-	// the row still has them.
-	WasStatus   pix.TxStatus
-	WasSettleAt time.Time
-}
-
-// SetSettledAll records settlement steps of transactions that tx has
-// claimed (ClaimSettlements locks the rows, so their status cannot change
-// underneath), in one statement whatever their number: a statement on
-// transactions builds its eight CHECK constraints' expressions anew each
-// time it runs (PostgreSQL), which made one UPDATE per payout a visible
-// part of settlement's cost. It waits for the commit on PostgreSQL
-// (Tx.later).
-func (tx *Tx) SetSettledAll(ctx context.Context, ss []Settled) error {
-	if len(ss) == 0 {
-		return nil
-	}
-	q, args := setSettled(ss, false)
-	if err := tx.later(ctx, q, args...); err != nil {
-		return fmt.Errorf("set settled: %w", err)
-	}
-	return nil
-}
-
-// ErrChanged is returned by SetSettledIfUnchanged when a row is no longer
-// as its step was decided from: settled meanwhile by another node.
-var ErrChanged = errors.New("store: changed concurrently")
-
-// SetSettledIfUnchanged records settlement steps decided from rows read
-// without a lock (DueSettlements): each row is changed only if it still has
-// the status and settle_at the step was decided from (WasStatus,
-// WasSettleAt). The statement runs at once — the one round trip before the
-// commit, which a claim (ClaimSettlements) would otherwise take — and locks
-// the rows it changes until tx ends. Unless every row was unchanged it
-// returns ErrChanged, and the caller must abandon tx: none of its steps may
-// commit.
-func (tx *Tx) SetSettledIfUnchanged(ctx context.Context, ss []Settled) error {
-	if len(ss) == 0 {
-		return nil
-	}
-	q, args := setSettled(ss, true)
-	res, err := tx.exec(ctx, q, args...)
-	if err != nil {
-		return fmt.Errorf("set settled: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("set settled: %w", err)
-	}
-	if n != int64(len(ss)) {
-		return fmt.Errorf("set settled: %d of %d rows unchanged: %w", n, len(ss), ErrChanged)
-	}
-	return nil
-}
-
-// setSettled is the UPDATE of SetSettledAll or, guarded, of
-// SetSettledIfUnchanged.
-func setSettled(ss []Settled, guarded bool) (string, []any) {
-	var q strings.Builder
-	q.WriteString(`UPDATE transactions SET status = v.column2, confirmed_at = COALESCE(v.column3, confirmed_at), settle_at = v.column4,
-		end_to_end_id = COALESCE(v.column5, end_to_end_id)
-		FROM (VALUES `)
-	types := []string{"TEXT", "TEXT", "BIGINT", "BIGINT", "TEXT"}
-	if guarded {
-		types = append(types, "TEXT", "BIGINT")
-	}
-	castTuples(&q, 1, len(ss), types)
-	q.WriteString(`) AS v WHERE transactions.id = v.column1`)
-	if guarded {
-		q.WriteString(` AND transactions.status = v.column6 AND transactions.settle_at = v.column7`)
-	}
-	args := make([]any, 0, len(types)*len(ss))
-	for _, st := range ss {
-		args = append(args, st.ID, st.Status, nullMS(st.Confirmed), nullMS(st.Next), nullString(st.EndToEndID))
-		if guarded {
-			args = append(args, st.WasStatus, nullMS(st.WasSettleAt))
-		}
-	}
-	return q.String(), args
-}
-
-// DueCharges returns up to limit PENDING charges whose expires_at ≤ now,
-// locking them (PostgreSQL skips rows another node holds).
-func (tx *Tx) DueCharges(ctx context.Context, now time.Time, limit int) ([]Transaction, error) {
-	return tx.list(ctx, `SELECT `+txColumns+` FROM transactions
-		WHERE status = 'PENDING' AND type = 'cashin' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`+tx.d.SkipLocked, ms(now), limit)
-}
-
 // DueSettlements returns up to limit transactions whose settle_at ≤ now,
 // earliest first, without locking them: their settlement steps are then
 // written with SetSettledIfUnchanged, or claimed (ClaimSettlements).
@@ -304,24 +206,6 @@ func (q *Q) DueSettlements(ctx context.Context, now time.Time, limit int) ([]Tra
 		return nil, fmt.Errorf("due settlements: %w", err)
 	}
 	return out, nil
-}
-
-// ClaimSettlements locks and returns the transactions of ids that are still
-// due at now and that no other node holds (PostgreSQL skips rows locked
-// elsewhere), in id order.
-func (tx *Tx) ClaimSettlements(ctx context.Context, ids []string, now time.Time) ([]Transaction, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	var q strings.Builder
-	q.WriteString(`SELECT ` + txColumns + ` FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1 AND id IN `)
-	tuples(&q, 2, 1, len(ids))
-	q.WriteString(` ORDER BY id` + tx.d.SkipLocked)
-	ts, err := tx.list(ctx, q.String(), stringArgs([]any{ms(now)}, ids)...)
-	if err != nil {
-		return nil, fmt.Errorf("claim settlements: %w", err)
-	}
-	return ts, nil
 }
 
 func (q *Q) ids(ctx context.Context, query string, args ...any) ([]string, error) {

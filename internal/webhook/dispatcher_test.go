@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/gateway"
-	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
@@ -92,7 +91,7 @@ func setup(t *testing.T, db *store.DB, schedule ...time.Duration) *fixture {
 	clk := &clock{}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox",
-		ChargeTTL: time.Hour, PayoutDelay: time.Second, Log: log, Provider: sandbox.Provider{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife"}, Now: clk.Now})
+		ChargeTTL: time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: time.Second, Now: clk.Now}), Now: clk.Now})
 	require.NoError(t, err)
 	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
 	require.NoError(t, err)
@@ -121,7 +120,7 @@ func (f *fixture) paidCharge(t *testing.T, ext, url string) string {
 	require.NoError(t, err)
 	tr, err := f.db.Transaction(ctx, f.c.ID, resp.PaymentID)
 	require.NoError(t, err)
-	_, err = f.gw.ReceivePayment(ctx, provider.Payment{TxID: tr.TxID, Amount: tr.Amount})
+	_, err = f.gw.SandboxPay(ctx, tr)
 	require.NoError(t, err)
 	return resp.PaymentID
 }

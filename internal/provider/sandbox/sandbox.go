@@ -1,13 +1,25 @@
-// Package sandbox simulates the PIX network for the sandbox environment:
-// static BR Codes written by pixgate itself, payers paying charges on
-// request, and outgoing transfers whose outcome is chosen by the
-// beneficiary's key (README.md, A first payout and refund). Nothing leaves the process.
+// Package sandbox is an in-process PSP for the sandbox environment. It
+// stands behind the same seam as a real PSP (provider.Provider) and the
+// gateway drives it down the same path: charges are static BR Codes
+// written here, a payer pays on request (Pay, the optional provider.Payer)
+// and the gateway confirms the payment before it credits it, and payouts
+// and refunds are sent once and their status read until final. Outcomes
+// follow the rules of docs/api.md (Sandbox): a transfer completes Delay
+// after pixgate accepted it; an EMAIL key ending in @fail.sandbox fails,
+// one ending in @reverse.sandbox completes and is returned one Delay
+// later; a refund whose reason is exactly "sandbox:fail" fails. Nothing
+// leaves the process.
+//
+// A transfer's outcome is computed from the transfer itself and the
+// clock, never remembered: every node of a cluster, and a node restarted
+// after a crash, reads the same status for it.
 package sandbox
 
 import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pixgate/pixgate/internal/brcode"
@@ -15,74 +27,147 @@ import (
 	"github.com/pixgate/pixgate/internal/provider"
 )
 
-// Provider is the sandbox PSP. Its zero value settles transfers but cannot
-// write BR Codes: charges need the receiving side.
-type Provider struct {
+// FailRefundReason is the refund reason that makes a sandbox refund fail.
+const FailRefundReason = "sandbox:fail"
+
+// Key suffixes of EMAIL keys whose payouts fail, or are returned.
+const (
+	FailKeySuffix    = "@fail.sandbox"
+	ReverseKeySuffix = "@reverse.sandbox"
+)
+
+// rememberPayments bounds the payments a Provider keeps for ConfirmPayment
+// and ChargePayments: the gateway confirms a payment within the request
+// that made it, so only recent ones are ever asked about.
+const rememberPayments = 4096
+
+// Config is what a Provider is built from.
+type Config struct {
 	// PixKey, MerchantName and MerchantCity are written into every BR Code.
 	PixKey       string
 	MerchantName string
 	MerchantCity string
+	// Delay is how long after pixgate accepted it a transfer settles (and
+	// how long after that a returned payout is returned); not negative.
+	Delay time.Duration
+	// Now is the clock transfers settle by; nil means time.Now.
+	Now func() time.Time
+}
+
+// Provider is the sandbox PSP. It is safe for concurrent use.
+type Provider struct {
+	cfg Config
+
+	mu       sync.Mutex
+	payments map[string]provider.Payment // by end-to-end id
+	order    []string                    // end-to-end ids, oldest first
+}
+
+// New returns the sandbox PSP cfg describes.
+func New(cfg Config) *Provider {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Delay = max(cfg.Delay, 0)
+	return &Provider{cfg: cfg, payments: make(map[string]provider.Payment)}
 }
 
 // Name returns provider.NameSandbox.
-func (Provider) Name() string { return provider.NameSandbox }
+func (*Provider) Name() string { return provider.NameSandbox }
 
-// Capabilities: payouts, static BR Codes with a 25-character txid, simulated.
-func (Provider) Capabilities() provider.Capabilities {
-	return provider.Capabilities{Payouts: true, TxIDLength: brcode.TxIDLen, Simulated: true}
+// Capabilities: payouts, static BR Codes with a 25-character txid, and
+// calls that never wait on a network (a second bounds them).
+func (*Provider) Capabilities() provider.Capabilities {
+	return provider.Capabilities{Payouts: true, TxIDLength: brcode.TxIDLen, CallTimeout: time.Second}
 }
 
 // Start does nothing: there is no PSP to reach.
-func (Provider) Start(context.Context) error { return nil }
+func (*Provider) Start(context.Context) error { return nil }
 
 // CreateCharge writes c's static BR Code: p's key and merchant, c's amount and txid.
-func (p Provider) CreateCharge(_ context.Context, c provider.Charge) (string, error) {
-	code, err := brcode.Encode(brcode.Payload{Key: p.PixKey, MerchantName: p.MerchantName,
-		MerchantCity: p.MerchantCity, Amount: int64(c.Amount), TxID: c.TxID})
+func (p *Provider) CreateCharge(_ context.Context, c provider.Charge) (string, error) {
+	code, err := brcode.Encode(brcode.Payload{Key: p.cfg.PixKey, MerchantName: p.cfg.MerchantName,
+		MerchantCity: p.cfg.MerchantCity, Amount: int64(c.Amount), TxID: c.TxID})
 	if err != nil {
 		return "", fmt.Errorf("sandbox: encode BR Code: %w", err)
 	}
 	return code, nil
 }
 
-// PaymentFor returns the payment a payer makes when paying exactly the
-// charge with that txid and amount. Its end-to-end id is derived from the
-// txid, 32 characters as on the PIX network.
-func (Provider) PaymentFor(txid string, amount pix.Amount, now time.Time) provider.Payment {
-	return provider.Payment{TxID: txid, Amount: amount, EndToEndID: endToEnd("E", txid), PaidAt: now}
+// Pay makes the payment a payer makes when paying exactly charge c now,
+// and reports it as a PSP does: the gateway then confirms it
+// (ConfirmPayment) before it credits anything. The end-to-end id is
+// derived from the txid, so paying the same charge twice reports the same
+// payment, which is credited once.
+func (p *Provider) Pay(_ context.Context, c provider.Charge) (provider.Payment, error) {
+	pay := provider.Payment{TxID: c.TxID, Amount: c.Amount, EndToEndID: endToEnd("E", c.TxID),
+		PaidAt: p.cfg.Now().UTC().Truncate(time.Millisecond)}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.payments[pay.EndToEndID]; !ok {
+		if len(p.order) == rememberPayments {
+			delete(p.payments, p.order[0])
+			p.order = p.order[1:]
+		}
+		p.order = append(p.order, pay.EndToEndID)
+	}
+	p.payments[pay.EndToEndID] = pay
+	return pay, nil
 }
 
-// ChargePayments reports none: sandbox payers pay through the sandbox
-// endpoints, which credit at once.
-func (Provider) ChargePayments(context.Context, string) ([]provider.Payment, error) { return nil, nil }
-
-// CancelCharge does nothing: a static BR Code cannot be withdrawn.
-func (Provider) CancelCharge(context.Context, string) error { return nil }
-
-// ConfirmPayment knows no payment: none is reported by webhook here.
-func (Provider) ConfirmPayment(context.Context, string) (provider.Payment, error) {
-	return provider.Payment{}, provider.ErrNotFound
-}
-
-// Received lists nothing, for the same reason.
-func (Provider) Received(context.Context, time.Time, time.Time) ([]provider.Payment, error) {
+// ChargePayments returns the payments made to the charge txid that this
+// process still remembers.
+func (p *Provider) ChargePayments(_ context.Context, txid string) ([]provider.Payment, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pay, ok := p.payments[endToEnd("E", txid)]; ok && pay.TxID == txid {
+		return []provider.Payment{pay}, nil
+	}
 	return nil, nil
 }
 
-// Send accepts every transfer; Status tells its outcome.
-func (p Provider) Send(ctx context.Context, t provider.Transfer) (provider.TransferState, error) {
-	return provider.TransferState{ID: t.ID, Status: provider.Processing}, nil
+// CancelCharge does nothing: a static BR Code cannot be withdrawn, and
+// Pay is only offered for charges the gateway holds open.
+func (*Provider) CancelCharge(context.Context, string) error { return nil }
+
+// ConfirmPayment returns the payment e2eid made through Pay, or
+// provider.ErrNotFound.
+func (p *Provider) ConfirmPayment(_ context.Context, e2eid string) (provider.Payment, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pay, ok := p.payments[e2eid]
+	if !ok {
+		return provider.Payment{}, provider.ErrNotFound
+	}
+	return pay, nil
 }
 
-// Status decides a transfer's outcome: an EMAIL key ending in @fail.sandbox
-// fails, one ending in @reverse.sandbox completes and is then returned, a
-// refund whose reason is exactly "sandbox:fail" fails; everything else
-// completes.
-func (Provider) Status(_ context.Context, t provider.Transfer) (provider.TransferState, error) {
-	st := provider.TransferState{ID: t.ID, Status: provider.Completed, EndToEndID: endToEnd("E", provider.HexID(t.ID))}
+// Received lists nothing: every sandbox payment is confirmed and credited
+// by the request that made it.
+func (*Provider) Received(context.Context, time.Time, time.Time) ([]provider.Payment, error) {
+	return nil, nil
+}
+
+// Send accepts t and returns its status now: the same as Status.
+func (p *Provider) Send(ctx context.Context, t provider.Transfer) (provider.TransferState, error) {
+	return p.Status(ctx, t)
+}
+
+// Status tells where t stands: processing until Delay after t.AcceptedAt,
+// then its outcome. A returned payout reads completed (to be read again
+// at its return) during its second Delay, then returned.
+func (p *Provider) Status(_ context.Context, t provider.Transfer) (provider.TransferState, error) {
+	now := p.cfg.Now()
+	settle := t.AcceptedAt.Add(p.cfg.Delay)
+	st := provider.TransferState{ID: t.ID, Status: provider.Processing}
+	if now.Before(settle) {
+		st.ReadAt = settle
+		return st, nil
+	}
+	st.Status, st.EndToEndID = provider.Completed, endToEnd("E", provider.HexID(t.ID))
 	if t.Refund {
 		st.EndToEndID = endToEnd("D", provider.HexID(t.ID))
-		if t.Description == "sandbox:fail" {
+		if t.Description == FailRefundReason {
 			st.Status, st.EndToEndID = provider.Failed, ""
 		}
 		return st, nil
@@ -90,10 +175,17 @@ func (Provider) Status(_ context.Context, t provider.Transfer) (provider.Transfe
 	if t.KeyType == pix.KeyEmail {
 		key := strings.ToLower(t.Key)
 		switch {
-		case strings.HasSuffix(key, "@fail.sandbox"):
+		case strings.HasSuffix(key, FailKeySuffix):
 			st.Status, st.EndToEndID = provider.Failed, ""
-		case strings.HasSuffix(key, "@reverse.sandbox"):
-			st.Status = provider.Returned
+		case strings.HasSuffix(key, ReverseKeySuffix):
+			// The return comes one more Delay later (at least a
+			// millisecond, so that the payout reads PAID first).
+			returned := settle.Add(max(p.cfg.Delay, time.Millisecond))
+			if now.Before(returned) {
+				st.ReadAt = returned
+			} else {
+				st.Status = provider.Returned
+			}
 		}
 	}
 	return st, nil
@@ -109,4 +201,7 @@ func endToEnd(prefix, id string) string {
 	return prefix + "00000000" + strings.Repeat("0", n-len(id)) + strings.ToUpper(id)
 }
 
-var _ provider.Provider = Provider{}
+var (
+	_ provider.Provider = (*Provider)(nil)
+	_ provider.Payer    = (*Provider)(nil)
+)

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,9 @@ import (
 // exerciseLedger runs the behaviours of ledger postings: balances move, never
 // below zero (also under concurrency and in batches), and agree with the pure
 // ledger model.
+// errBoom is a write's own failure.
+var errBoom = errors.New("boom")
+
 func exerciseLedger(t *testing.T, open Opener) {
 	ctx := context.Background()
 
@@ -44,6 +48,60 @@ func exerciseLedger(t *testing.T, open Opener) {
 		require.Equal(t, ledger.CashinPaid(1000, 25).Entries, ps[0].Entries)
 		require.Equal(t, ledger.PayoutReserved(900, 75).Entries, ps[1].Entries)
 		require.Error(t, post(ledger.Posting{Kind: "bad", Entries: []ledger.Entry{{Account: ledger.Available, Amount: 1}, {Account: ledger.Fees, Amount: 1}}}))
+	})
+
+	t.Run("Concurrent grouped writes each get their own answer and post once", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		clients := []store.Client{NewClient(t, db), NewClient(t, db), NewClient(t, db)}
+		const n = 60
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := clients[i%len(clients)]
+				errs[i] = db.WriteGrouped(ctx, func(tx *store.Tx) error {
+					if i%10 == 7 {
+						// Overdraws: its write fails alone, whoever shares its transaction.
+						return tx.Post(ctx, uuid.NewString(), c.ID, fmt.Sprint("g-", i), ledger.PayoutReserved(1_000_000, 0), t0)
+					}
+					if i%10 == 3 {
+						return errBoom
+					}
+					return tx.Post(ctx, uuid.NewString(), c.ID, fmt.Sprint("g-", i), ledger.CashinPaid(100, 1), t0)
+				})
+			}()
+		}
+		wg.Wait()
+		credited := make(map[string]int64)
+		for i, err := range errs {
+			switch i % 10 {
+			case 7:
+				require.ErrorIs(t, err, store.ErrInsufficientFunds, "write %d", i)
+			case 3:
+				require.ErrorIs(t, err, errBoom, "write %d", i)
+			default:
+				require.NoError(t, err, "write %d", i)
+				credited[clients[i%len(clients)].ID] += 99
+			}
+		}
+		for _, c := range clients {
+			b, err := db.Balances(ctx, c.ID)
+			require.NoError(t, err)
+			require.Equal(t, credited[c.ID], int64(b[ledger.Available]), "only the writes that succeeded moved money")
+		}
+		for i := range n {
+			ps, err := db.Postings(ctx, fmt.Sprint("g-", i))
+			require.NoError(t, err)
+			if i%10 == 7 || i%10 == 3 {
+				require.Empty(t, ps, "write %d", i)
+			} else {
+				require.Len(t, ps, 1, "write %d posted once", i)
+			}
+		}
+		require.NoError(t, db.CheckLedger(ctx))
 	})
 
 	t.Run("The database itself refuses a negative available balance", func(t *testing.T) {

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -13,194 +12,110 @@ import (
 )
 
 // exerciseSettlement runs the behaviours of due work: charges to expire,
-// payouts and refunds to settle, and settlement steps written for a batch or
-// guarded by the rows as read.
+// and payouts and refunds stepped through the send state machine, each
+// step guarded by the state and due time it was read with.
 func exerciseSettlement(t *testing.T, open Opener) {
 	ctx := context.Background()
 
-	t.Run("Settlement steps and their events are written for a whole batch at once", func(t *testing.T) {
+	t.Run("Expired charges and due transfers", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
 		c := NewClient(t, db)
-		var ps []store.Transaction
-		for i := range 4 {
-			p := newPayout(c, fmt.Sprint("settle-", i), t0.Add(time.Second))
-			if i == 3 {
-				p.ConfirmedAt = t0 // confirmed earlier: a zero Confirmed keeps it
-			}
-			ps = append(ps, p)
-		}
-		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			for _, p := range ps {
-				if err := tx.CreateTransaction(ctx, p); err != nil {
-					return err
-				}
-			}
-			return nil
-		}))
-		at := t0.Add(time.Minute)
-		steps := []store.Settled{
-			{ID: ps[0].ID, Status: "PAID", Confirmed: at},
-			{ID: ps[1].ID, Status: "CANCELLED"},
-			{ID: ps[2].ID, Status: "PAID", Confirmed: at, Next: at.Add(2 * time.Second)},
-			{ID: ps[3].ID, Status: "REVERSED"},
-		}
-		var events []store.Event
-		for i, p := range ps {
-			events = append(events, store.Event{ID: fmt.Sprint("evt_settle", i), ClientID: c.ID, TransactionID: p.ID, Type: "x",
-				URL: "u", Payload: fmt.Sprint(`{"n":`, i, `}`), CreatedAt: at})
-		}
-		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			if _, err := tx.ClaimSettlements(ctx, []string{ps[0].ID, ps[1].ID, ps[2].ID, ps[3].ID}, at); err != nil {
-				return err
-			}
-			if err := tx.SetSettledAll(ctx, steps); err != nil {
-				return err
-			}
-			return tx.InsertEvents(ctx, events)
-		}))
-		for i, p := range ps {
-			got, err := db.Transaction(ctx, c.ID, p.ID)
-			require.NoError(t, err)
-			require.Equal(t, steps[i].Status, got.Status, "payout %d", i)
-			want := steps[i].Confirmed
-			if i == 3 {
-				want = t0
-			}
-			require.Equal(t, want, got.ConfirmedAt.UTC(), "payout %d", i)
-			require.Equal(t, steps[i].Next, got.SettleAt.UTC(), "payout %d", i)
-			evs, err := db.Events(ctx, p.ID)
-			require.NoError(t, err)
-			require.Len(t, evs, 1, "payout %d", i)
-			require.Equal(t, events[i].Payload, evs[0].Payload)
-			require.Equal(t, "pending", evs[0].Status)
-		}
-		due, err := db.DueSettlements(ctx, at.Add(time.Hour), 10)
-		require.NoError(t, err)
-		require.Equal(t, []string{ps[2].ID}, ids(due), "only the payout to be returned is scheduled again")
-	})
-
-	t.Run("Settlement steps guarded by the row as read", func(t *testing.T) {
-		t.Parallel()
-		db := open(t)
-		c := NewClient(t, db)
-		var ps []store.Transaction
-		for i := range 3 {
-			p := newPayout(c, fmt.Sprint("guard-", i), t0.Add(time.Duration(i+1)*time.Second))
-			ps = append(ps, p)
-			_, err := db.InsertTransaction(ctx, p)
-			require.NoError(t, err)
-		}
-		at := t0.Add(time.Minute)
-		due, err := db.DueSettlements(ctx, at, 10)
-		require.NoError(t, err)
-		require.Equal(t, []string{ps[0].ID, ps[1].ID, ps[2].ID}, ids(due), "earliest first, whole rows")
-		require.Equal(t, ps[1].Details, due[1].Details)
-		require.Equal(t, ps[1].SettleAt, due[1].SettleAt.UTC())
-		step := func(t store.Transaction, status pix.TxStatus, next time.Time) store.Settled {
-			return store.Settled{ID: t.ID, Status: status, Confirmed: at, Next: next, WasStatus: t.Status, WasSettleAt: t.SettleAt}
-		}
-		// Another node settles the second payout (PAID, returned later)
-		// after the rows were read.
-		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			return tx.SetSettledIfUnchanged(ctx, []store.Settled{step(due[1], "PAID", at.Add(time.Hour))})
-		}))
-		// A batch decided from the stale rows changes nothing, not even the
-		// rows that were still as read.
-		stale := []store.Settled{step(due[0], "PAID", time.Time{}), step(due[1], "PAID", time.Time{}), step(due[2], "CANCELLED", time.Time{})}
-		err = db.Write(ctx, func(tx *store.Tx) error {
-			if err := tx.SetSettledIfUnchanged(ctx, stale); err != nil {
-				return err
-			}
-			return tx.InsertEvents(ctx, []store.Event{{ID: "evt_guard", ClientID: c.ID, TransactionID: ps[0].ID, Type: "x", URL: "u", Payload: "{}", CreatedAt: at}})
-		})
-		require.ErrorIs(t, err, store.ErrChanged)
-		for i, want := range []struct {
-			status pix.TxStatus
-			settle time.Time
-		}{{"PENDING", ps[0].SettleAt}, {"PAID", at.Add(time.Hour)}, {"PENDING", ps[2].SettleAt}} {
-			got, err := db.Transaction(ctx, c.ID, ps[i].ID)
-			require.NoError(t, err)
-			require.Equal(t, want.status, got.Status, "payout %d", i)
-			require.Equal(t, want.settle, got.SettleAt.UTC(), "payout %d", i)
-		}
-		evs, err := db.Events(ctx, ps[0].ID)
-		require.NoError(t, err)
-		require.Empty(t, evs, "nothing of the abandoned batch committed")
-
-		// Read again, the same batch applies: the returned payout's next
-		// step is decided from its new status and settle_at.
-		due, err = db.DueSettlements(ctx, at.Add(2*time.Hour), 10)
-		require.NoError(t, err)
-		require.Equal(t, []string{ps[0].ID, ps[2].ID, ps[1].ID}, ids(due))
-		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			return tx.SetSettledIfUnchanged(ctx, []store.Settled{step(due[0], "PAID", time.Time{}), step(due[1], "CANCELLED", time.Time{}), step(due[2], "REVERSED", time.Time{})})
-		}))
-		for i, want := range []pix.TxStatus{"PAID", "REVERSED", "CANCELLED"} {
-			got, err := db.Transaction(ctx, c.ID, ps[i].ID)
-			require.NoError(t, err)
-			require.Equal(t, want, got.Status, "payout %d", i)
-			require.True(t, got.SettleAt.IsZero(), "payout %d: nothing left to settle", i)
-		}
-		due, err = db.DueSettlements(ctx, at.Add(3*time.Hour), 10)
-		require.NoError(t, err)
-		require.Empty(t, due)
-	})
-
-	t.Run("Due charges and settlements", func(t *testing.T) {
-		t.Parallel()
-		db := open(t)
-		c := NewClient(t, db)
-		due := newTx(c, pix.TypeCashin, "", 100, t0)
-		notDue := newTx(c, pix.TypeCashin, "", 100, t0.Add(2*time.Hour))
+		expired := newTx(c, pix.TypeCashin, "", 100, t0)
+		notExpired := newTx(c, pix.TypeCashin, "", 100, t0.Add(2*time.Hour))
 		payout := newPayout(c, "", t0.Add(time.Second))
+		payout.SendState = store.SendToSend
+		later := newPayout(c, "", t0.Add(2*time.Hour))
+		later.SendState = store.SendToSend
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			for _, tr := range []store.Transaction{due, notDue, payout} {
+			for _, tr := range []store.Transaction{expired, notExpired, payout, later} {
 				if _, err := tx.InsertTransaction(ctx, tr); err != nil {
 					return err
 				}
 			}
 			return nil
 		}))
-		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			rows, err := tx.DueCharges(ctx, t0.Add(time.Hour), 10)
-			require.NoError(t, err)
-			require.Len(t, rows, 1)
-			require.Equal(t, due.ID, rows[0].ID)
-			return nil
-		}))
-		dueSettle, err := db.DueSettlements(ctx, t0.Add(time.Hour), 10)
+		rows, err := db.ExpiredCharges(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
-		require.Equal(t, []string{payout.ID}, ids(dueSettle))
-		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			got, err := tx.ClaimSettlements(ctx, []string{payout.ID, due.ID, "missing"}, t0.Add(time.Hour))
-			require.NoError(t, err)
-			require.Len(t, got, 1, "only the scheduled payout is due")
-			require.Equal(t, payout.ID, got[0].ID)
-			got, err = tx.ClaimSettlements(ctx, []string{payout.ID}, t0) // not due yet at t0
-			require.NoError(t, err)
-			require.Empty(t, got)
-			return tx.SetSettleAt(ctx, payout.ID, time.Time{})
-		}))
-		dueSettle, err = db.DueSettlements(ctx, t0.Add(time.Hour), 10)
+		require.Equal(t, []string{expired.ID}, ids(rows))
+		due, err := db.DueSettlements(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
-		require.Empty(t, dueSettle, "unscheduled")
+		require.Equal(t, []string{payout.ID}, ids(due))
+		require.Equal(t, store.SendToSend, due[0].SendState)
+	})
 
-		// Refunds are due, claimed and finished the same way, once.
+	t.Run("Send steps apply only to the row as read", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		payout := newPayout(c, "", t0)
+		payout.SendState = store.SendToSend
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			_, err := tx.InsertRefund(ctx, store.Refund{ID: "rf-1", ClientID: c.ID, TransactionID: due.ID, RequestHash: "h",
-				Status: pix.RefundPending, Amount: 10, CreatedAt: t0, SettleAt: t0.Add(time.Second)})
+			_, err := tx.InsertTransaction(ctx, payout)
 			return err
 		}))
-		dueRefunds, err := db.DueRefunds(ctx, t0.Add(time.Hour), 10)
+		step := func(st store.SendStep) bool {
+			t.Helper()
+			ok := false
+			require.NoError(t, db.WriteGrouped(ctx, func(tx *store.Tx) error {
+				var err error
+				ok, err = tx.StepSend(ctx, st)
+				return err
+			}))
+			return ok
+		}
+		lease := t0.Add(30 * time.Second)
+		claim := store.SendStep{ID: payout.ID, WasState: store.SendToSend, WasSettleAt: t0, State: store.SendUnknown, Next: lease}
+		require.True(t, step(claim), "claimed")
+		require.False(t, step(claim), "claimed once: the row is no longer as read")
+		due, err := db.DueSettlements(ctx, t0.Add(time.Second), 10)
 		require.NoError(t, err)
-		require.Equal(t, []store.DueRefund{{ID: "rf-1", ChargeID: due.ID}}, dueRefunds)
+		require.Empty(t, due, "a claimed transfer is not due while its node holds it")
+
+		sent := store.SendStep{ID: payout.ID, WasState: store.SendUnknown, WasSettleAt: lease, State: store.SendSent,
+			Next: t0.Add(time.Minute), EndToEndID: "E00000000202603011200aBcDeFgHiJk", Attempt: true}
+		require.True(t, step(sent))
+		got, err := db.TransactionByID(ctx, payout.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.SendSent, got.SendState)
+		require.Equal(t, 1, got.SendAttempts)
+		require.Equal(t, "E00000000202603011200aBcDeFgHiJk", got.EndToEndID)
+		require.Equal(t, t0.Add(time.Minute), got.SettleAt)
+
+		done := store.SendStep{ID: payout.ID, WasState: store.SendSent, WasSettleAt: t0.Add(time.Minute), State: store.SendDone}
+		require.True(t, step(done))
+		due, err = db.DueSettlements(ctx, t0.Add(time.Hour), 10)
+		require.NoError(t, err)
+		require.Empty(t, due, "done: never due again")
+		got, err = db.TransactionByID(ctx, payout.ID)
+		require.NoError(t, err)
+		require.Equal(t, "E00000000202603011200aBcDeFgHiJk", got.EndToEndID, "an empty end-to-end id keeps the known one")
+	})
+
+	t.Run("Refunds are due in order and finished once", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		charge := newTx(c, pix.TypeCashin, "", 100, t0)
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			r, ok, err := tx.ClaimRefund(ctx, "rf-1", t0.Add(time.Hour))
-			require.NoError(t, err)
-			require.True(t, ok)
-			require.Equal(t, pix.Amount(10), r.Amount)
-			done, err := tx.FinishRefundSend(ctx, "rf-1", pix.RefundCompleted, t0.Add(time.Hour), "")
+			if _, err := tx.InsertTransaction(ctx, charge); err != nil {
+				return err
+			}
+			for i, id := range []string{"rf-2", "rf-1"} {
+				if _, err := tx.InsertRefund(ctx, store.Refund{ID: id, ClientID: c.ID, TransactionID: charge.ID, RequestHash: "h",
+					Status: pix.RefundPending, Amount: 10, CreatedAt: t0, SettleAt: t0.Add(time.Duration(2-i) * time.Second),
+					SendState: store.SendToSend}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		due, err := db.DueRefundRows(ctx, t0.Add(time.Hour), 10)
+		require.NoError(t, err)
+		require.Len(t, due, 2)
+		require.Equal(t, []string{"rf-1", "rf-2"}, []string{due[0].ID, due[1].ID}, "earliest due first")
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			done, err := tx.FinishRefundSend(ctx, "rf-1", pix.RefundCompleted, t0.Add(time.Hour), "D00000000202603011200aBcDeFgHiJk")
 			require.True(t, done)
 			return err
 		}))
@@ -209,8 +124,14 @@ func exerciseSettlement(t *testing.T, open Opener) {
 			require.False(t, done, "finished once")
 			return err
 		}))
-		dueRefunds, err = db.DueRefunds(ctx, t0.Add(time.Hour), 10)
+		due, err = db.DueRefundRows(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
-		require.Empty(t, dueRefunds)
+		require.Len(t, due, 1)
+		require.Equal(t, "rf-2", due[0].ID)
+		r, err := db.RefundByID(ctx, "rf-1")
+		require.NoError(t, err)
+		require.Equal(t, pix.RefundCompleted, r.Status)
+		require.Equal(t, store.SendDone, r.SendState)
+		require.Equal(t, "D00000000202603011200aBcDeFgHiJk", r.EndToEndID)
 	})
 }

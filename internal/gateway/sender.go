@@ -1,0 +1,287 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// SettleDue advances up to limit due payouts with the provider, each one
+// step of the send state machine (advance), and returns how many reached
+// their final state. RunSender does the same continuously; this one-shot
+// form serves tests and tools.
+func (s *Service) SettleDue(ctx context.Context, limit int) (int, error) {
+	return s.stepDue(ctx, s.duePayouts, limit)
+}
+
+// SettleRefundsDue advances up to limit due refunds with the provider.
+func (s *Service) SettleRefundsDue(ctx context.Context, limit int) (int, error) {
+	return s.stepDue(ctx, s.dueRefunds, limit)
+}
+
+// ReturnUnmatchedDue advances up to limit due returns of unmatched receipts
+// with the PSP, each one step, exactly as refunds are sent: once, and read
+// back before any resend.
+func (s *Service) ReturnUnmatchedDue(ctx context.Context, limit int) (int, error) {
+	return s.stepDue(ctx, s.dueReturns, limit)
+}
+
+// dueFunc reads up to limit transfers of one kind due at now.
+type dueFunc func(ctx context.Context, now time.Time, limit int) ([]sendItem, error)
+
+func (s *Service) stepDue(ctx context.Context, due dueFunc, limit int) (int, error) {
+	items, err := due(ctx, s.now(), limit)
+	if err != nil {
+		return 0, err
+	}
+	return eachN(ctx, pspWorkers, lanes(items), func(lane []sendItem) (int, error) {
+		n := 0
+		for _, it := range lane {
+			k, err := s.step(ctx, it)
+			n += k
+			if err != nil {
+				return n, err // the lane's later transfers wait for the next look
+			}
+		}
+		return n, nil
+	})
+}
+
+// lanes groups items into lanes stepped one after another, in order: a
+// charge's refunds share one, so that they finish — and their webhooks
+// tell the charge's story — in the order they were requested; every other
+// transfer has a lane of its own.
+func lanes(items []sendItem) [][]sendItem {
+	var out [][]sendItem
+	open := make(map[string]int)
+	for _, it := range items {
+		key := it.id
+		if it.refund {
+			key = "charge:" + it.chargeID
+		}
+		i, ok := open[key]
+		if !ok {
+			i = len(out)
+			out = append(out, nil)
+			open[key] = i
+		}
+		out[i] = append(out[i], it)
+	}
+	return out
+}
+
+// duePayouts reads the payouts due for a step.
+func (s *Service) duePayouts(ctx context.Context, now time.Time, limit int) ([]sendItem, error) {
+	due, err := s.db.DueSettlements(ctx, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("send payouts: %w", err)
+	}
+	items := make([]sendItem, 0, len(due))
+	for _, t := range due {
+		it := sendItem{id: t.ID, state: t.SendState, settleAt: t.SettleAt, attempts: t.SendAttempts}
+		if t.Type != pix.TypeCashout || t.SendState == "" || t.SendState == store.SendDone {
+			it.stray = true
+			items = append(items, it)
+			continue
+		}
+		d, err := parsePayoutDetails(t)
+		if err != nil {
+			return nil, err
+		}
+		it.transfer = provider.Transfer{ID: t.ID, Amount: t.Amount, KeyType: pix.KeyType(d.CreditParty.KeyType),
+			Key: d.CreditParty.Key, Description: d.Description, AcceptedAt: t.CreatedAt}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// dueRefunds reads the refunds due for a step.
+func (s *Service) dueRefunds(ctx context.Context, now time.Time, limit int) ([]sendItem, error) {
+	due, err := s.db.DueRefundRows(ctx, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("send refunds: %w", err)
+	}
+	items := make([]sendItem, 0, len(due))
+	for _, r := range due {
+		items = append(items, sendItem{refund: true, id: r.ID, state: r.SendState, settleAt: r.SettleAt, attempts: r.SendAttempts,
+			stray: r.SendState == "" || r.SendState == store.SendDone, chargeID: r.TransactionID,
+			transfer: provider.Transfer{ID: r.ID, Amount: r.Amount, Description: r.Reason, Refund: true, AcceptedAt: r.CreatedAt}})
+	}
+	return items, nil
+}
+
+// dueReturns reads the returns of unmatched receipts due for a step.
+func (s *Service) dueReturns(ctx context.Context, now time.Time, limit int) ([]sendItem, error) {
+	due, err := s.db.DueUnmatchedReturns(ctx, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("return unmatched receipts: %w", err)
+	}
+	items := make([]sendItem, 0, len(due))
+	for _, u := range due {
+		items = append(items, sendItem{unmatched: true, id: u.ID, state: u.SendState, settleAt: u.SettleAt, attempts: u.SendAttempts,
+			stray: u.SendState == "" || u.SendState == store.SendDone || u.ReturnID == "",
+			transfer: provider.Transfer{ID: u.ReturnID, Amount: u.Amount, Description: returnDescription, Refund: true,
+				PaymentE2E: u.PaymentEndToEndID, AcceptedAt: u.RecordedAt}})
+	}
+	return items, nil
+}
+
+// step takes one step of it: advance, or unschedule a stray row.
+func (s *Service) step(ctx context.Context, it sendItem) (int, error) {
+	if it.stray {
+		return 0, s.unschedule(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id,
+			WasState: it.state, WasSettleAt: it.settleAt})
+	}
+	if it.refund {
+		charge, err := s.db.TransactionByID(ctx, it.chargeID)
+		if err != nil {
+			return 0, fmt.Errorf("refund %s: %w", it.id, err)
+		}
+		it.transfer.PaymentE2E = charge.EndToEndID
+	}
+	return s.advance(ctx, it)
+}
+
+// RunSender advances every due payout, refund and return of an unmatched
+// receipt with the provider until ctx ends. Up to pspWorkers steps run at
+// once and a new one starts as soon as one ends, so a slow PSP is waited
+// on in parallel rather than in rounds; a transfer committed on this node
+// is taken up at once (Kick), and what falls due later is found by a
+// look every poll. Each step is claimed in the database first, so several
+// nodes may run senders over the same rows.
+func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
+	var (
+		mu       sync.Mutex
+		inFlight = make(map[string]bool)
+		freed    = make(chan struct{}, 1)
+		wg       sync.WaitGroup
+	)
+	defer wg.Wait()
+	signal := func(c chan struct{}) {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+	kinds := []dueFunc{s.duePayouts, s.dueRefunds, s.dueReturns}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		full := false
+		for _, due := range kinds {
+			mu.Lock()
+			free := pspWorkers - len(inFlight)
+			mu.Unlock()
+			if free <= 0 {
+				full = true
+				break
+			}
+			items, err := due(ctx, s.now(), free)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.Log.WarnContext(ctx, "could not read the transfers due", "error", err.Error())
+				}
+				continue
+			}
+			full = full || len(items) == free
+			for _, lane := range lanes(items) {
+				mu.Lock()
+				var mine []sendItem
+				for _, it := range lane {
+					if !inFlight[it.id] {
+						inFlight[it.id] = true
+						mine = append(mine, it)
+					}
+				}
+				mu.Unlock()
+				if len(mine) == 0 {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					failed := false
+					for _, it := range mine {
+						if !failed && ctx.Err() == nil {
+							if _, err := s.step(ctx, it); err != nil {
+								failed = true // the lane's later transfers wait for the next look
+								if ctx.Err() == nil {
+									s.Log.WarnContext(ctx, "a send step failed; it is taken up again", "id", it.id, "error", err.Error())
+								}
+							}
+						}
+						mu.Lock()
+						delete(inFlight, it.id)
+						mu.Unlock()
+					}
+					signal(freed)
+				}()
+			}
+		}
+		if full {
+			// More is due than there were free steps: look again as soon
+			// as one ends.
+			select {
+			case <-ctx.Done():
+			case <-freed:
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		case <-s.kick:
+		}
+	}
+}
+
+// Kick tells this node's sender that a transfer was committed: its first
+// step starts now rather than at the next look.
+func (s *Service) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// eachN runs fn on every item with up to workers at once and returns the
+// sum of what fn reported done, and the first error (the others still
+// run).
+func eachN[T any](ctx context.Context, workers int, items []T, fn func(T) (int, error)) (int, error) {
+	var (
+		mu       sync.Mutex
+		n        int
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	work := make(chan T)
+	for w := 0; w < min(workers, len(items)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for item := range work {
+				done, err := fn(item)
+				mu.Lock()
+				n += done
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, item := range items {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- item
+	}
+	close(work)
+	wg.Wait()
+	return n, firstErr
+}
