@@ -24,7 +24,7 @@ import (
 	zxingqr "github.com/makiuchi-d/gozxing/qrcode"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 

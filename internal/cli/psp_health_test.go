@@ -19,7 +19,7 @@ import (
 	"github.com/pixgate/pixgate/internal/config"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/provider/apipix"
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 )
 
 // pspRunWith is startPSPSim with the simulator's certificates made by pki.
