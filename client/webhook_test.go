@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -96,3 +97,5 @@ func TestWebhookHandlerDispatch(t *testing.T) {
 	_, err = client.WebhookHandler("not-a-secret", client.EventHandlers{})
 	require.Error(t, err)
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

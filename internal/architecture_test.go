@@ -5,8 +5,13 @@ package internal_test
 import (
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -100,4 +105,62 @@ func TestImportBoundaries(t *testing.T) {
 			require.False(t, within(imp, module+"/internal/testkit"), "%s imports %s outside its tests", path, imp)
 		}
 	}
+}
+
+// TestProcessTestsSkipShort: the tests that start pixgate processes live
+// in test/e2e, whose TestMain skips them all under -short, or in the
+// simulation's and the examples' own tests, which skip themselves; so
+// `go test -short ./...` starts no process.
+func TestProcessTestsSkipShort(t *testing.T) {
+	t.Parallel()
+	root := ".."
+	starts := map[string]bool{"Binary": true, "ServeProcess": true, "Command": true}
+	var e2eMain bool
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator)))
+		var startsProcess, short bool
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok {
+				startsProcess = startsProcess || (x.Name == "testkit" && starts[sel.Sel.Name])
+				short = short || (x.Name == "testing" && sel.Sel.Name == "Short")
+			}
+			return true
+		})
+		if strings.HasPrefix(rel, "test/e2e/") {
+			for _, decl := range f.Decls {
+				if fn, ok := decl.(*ast.FuncDecl); ok && fn.Name.Name == "TestMain" && short {
+					e2eMain = true
+				}
+			}
+			return nil
+		}
+		if startsProcess {
+			require.True(t, strings.HasPrefix(rel, "internal/sim/") || strings.HasPrefix(rel, "examples/"),
+				"%s starts pixgate processes: process-level tests belong in test/e2e", rel)
+			require.True(t, short, "%s starts pixgate processes but never calls testing.Short(): go test -short must skip it", rel)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, e2eMain, "test/e2e has no TestMain that calls testing.Short(): go test -short would run its processes")
 }
