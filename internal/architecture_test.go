@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -163,4 +164,61 @@ func TestProcessTestsSkipShort(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.True(t, e2eMain, "test/e2e has no TestMain that calls testing.Short(): go test -short would run its processes")
+}
+
+// TestNamesDefinedOnce: each environment, provider and webhook event name
+// is written once, as a constant (pix, provider), and every other
+// product file refers to that constant. Tests and test helpers may spell
+// the wire format out.
+func TestNamesDefinedOnce(t *testing.T) {
+	t.Parallel()
+	events := []string{"pix.cashin.paid", "pix.cashin.cancelled", "pix.cashout.paid", "pix.cashout.failed",
+		"pix.cashout.reversed", "pix.refund.completed", "pix.refund.failed"}
+	names := map[string]bool{"sandbox": true, "production": true, "apipix": true, "efi": true}
+	definitions := map[string]bool{"sandbox": true, "production": true}
+	for _, e := range events {
+		names[e], definitions[e] = true, true
+	}
+	// Where a literal is the definition, or not the name at all.
+	allowed := map[string]map[string]bool{
+		"internal/pix/names.go":         definitions,
+		"internal/provider/provider.go": {"sandbox": true, "apipix": true, "efi": true},
+		"internal/admin/i18n.go":        {"sandbox": true, "production": true}, // the panel's English words
+		"internal/gateway/clients.go":   {"sandbox": true},                     // the sandbox client's name
+	}
+	root := ".."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator)))
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" ||
+				rel == "internal/testkit" || rel == "internal/store/storetest" || rel == "internal/ratelimit/ratelimittest") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err == nil && names[s] && !allowed[rel][s] {
+				t.Errorf("%s: %q is written out: refer to its constant (pix.Env…, pix.Event…, provider.Name…)", fset.Position(lit.Pos()), s)
+			}
+			return true
+		})
+		return nil
+	})
+	require.NoError(t, err)
 }
