@@ -25,9 +25,17 @@ func OpenSQLite(t *testing.T) *store.DB {
 	return migrated(t, db)
 }
 
-// OpenPostgres returns a fresh migrated PostgreSQL database (see
-// PostgresURL), closed when the test ends.
-func OpenPostgres(t *testing.T) *store.DB { return OpenPostgresURL(t, PostgresURL(t)) }
+// OpenPostgres returns a fresh migrated PostgreSQL database, a copy of the
+// migrated template (see MigratedPostgresURL), closed when the test ends.
+func OpenPostgres(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), MigratedPostgresURL(t), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
 
 // OpenPostgresURL opens and migrates the PostgreSQL database at url — a
 // second node's pool on the same database, for instance.
