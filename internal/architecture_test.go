@@ -110,8 +110,8 @@ func TestImportBoundaries(t *testing.T) {
 
 // TestProcessTestsSkipShort: the tests that start pixgate processes live
 // in test/e2e, whose TestMain skips them all under -short, or in the
-// simulation's and the examples' own tests, which skip themselves; so
-// `go test -short ./...` starts no process.
+// simulation's, the bench's and the examples' own tests, which skip
+// themselves; so `go test -short ./...` starts no pixgate process.
 func TestProcessTestsSkipShort(t *testing.T) {
 	t.Parallel()
 	root := ".."
@@ -156,7 +156,7 @@ func TestProcessTestsSkipShort(t *testing.T) {
 			return nil
 		}
 		if startsProcess {
-			require.True(t, strings.HasPrefix(rel, "internal/sim/") || strings.HasPrefix(rel, "examples/"),
+			require.True(t, strings.HasPrefix(rel, "internal/sim/") || strings.HasPrefix(rel, "cmd/pixgate-bench/") || strings.HasPrefix(rel, "examples/"),
 				"%s starts pixgate processes: process-level tests belong in test/e2e", rel)
 			require.True(t, short, "%s starts pixgate processes but never calls testing.Short(): go test -short must skip it", rel)
 		}
