@@ -9,20 +9,25 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/webhooksig"
 )
 
-// Webhook event types (the body's event).
+// Webhook event types (the body's event): pix.cashin.paid,
+// pix.cashin.cancelled, pix.cashout.paid, pix.cashout.failed,
+// pix.cashout.reversed, pix.refund.completed and pix.refund.failed. They
+// are the server's own names, so the two never drift apart.
 const (
-	EventCashinPaid      = "pix.cashin.paid"
-	EventCashinCancelled = "pix.cashin.cancelled"
-	EventCashoutPaid     = "pix.cashout.paid"
-	EventCashoutFailed   = "pix.cashout.failed"
-	EventCashoutReversed = "pix.cashout.reversed"
-	EventRefundCompleted = "pix.refund.completed"
-	EventRefundFailed    = "pix.refund.failed"
-	maxWebhookBody       = 64 << 10
+	EventCashinPaid      = pix.EventCashinPaid
+	EventCashinCancelled = pix.EventCashinCancelled
+	EventCashoutPaid     = pix.EventCashoutPaid
+	EventCashoutFailed   = pix.EventCashoutFailed
+	EventCashoutReversed = pix.EventCashoutReversed
+	EventRefundCompleted = pix.EventRefundCompleted
+	EventRefundFailed    = pix.EventRefundFailed
 )
+
+const maxWebhookBody = 64 << 10
 
 // Event is the body of a webhook.
 type Event struct {

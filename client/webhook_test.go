@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -95,4 +96,16 @@ func TestWebhookHandlerDispatch(t *testing.T) {
 
 	_, err = client.WebhookHandler("not-a-secret", client.EventHandlers{})
 	require.Error(t, err)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestEventNames pins the wire names of the event constants, which the
+// client takes from the server's one definition.
+func TestEventNames(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []string{"pix.cashin.paid", "pix.cashin.cancelled", "pix.cashout.paid", "pix.cashout.failed",
+		"pix.cashout.reversed", "pix.refund.completed", "pix.refund.failed"},
+		[]string{client.EventCashinPaid, client.EventCashinCancelled, client.EventCashoutPaid, client.EventCashoutFailed,
+			client.EventCashoutReversed, client.EventRefundCompleted, client.EventRefundFailed})
 }

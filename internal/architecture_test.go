@@ -5,8 +5,14 @@ package internal_test
 import (
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -109,4 +115,119 @@ func TestImportBoundaries(t *testing.T) {
 			require.False(t, within(imp, module+"/internal/testkit"), "%s imports %s outside its tests", path, imp)
 		}
 	}
+}
+
+// TestProcessTestsSkipShort: the tests that start pixgate processes live
+// in test/e2e, whose TestMain skips them all under -short, or in the
+// simulation's, the bench's and the examples' own tests, which skip
+// themselves; so `go test -short ./...` starts no pixgate process.
+func TestProcessTestsSkipShort(t *testing.T) {
+	t.Parallel()
+	root := ".."
+	starts := map[string]bool{"Binary": true, "ServeProcess": true, "Command": true}
+	var e2eMain bool
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator)))
+		var startsProcess, short bool
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok {
+				startsProcess = startsProcess || (x.Name == "testkit" && starts[sel.Sel.Name])
+				short = short || (x.Name == "testing" && sel.Sel.Name == "Short")
+			}
+			return true
+		})
+		if strings.HasPrefix(rel, "test/e2e/") {
+			for _, decl := range f.Decls {
+				if fn, ok := decl.(*ast.FuncDecl); ok && fn.Name.Name == "TestMain" && short {
+					e2eMain = true
+				}
+			}
+			return nil
+		}
+		if startsProcess {
+			require.True(t, strings.HasPrefix(rel, "internal/sim/") || strings.HasPrefix(rel, "cmd/pixgate-bench/") || strings.HasPrefix(rel, "examples/"),
+				"%s starts pixgate processes: process-level tests belong in test/e2e", rel)
+			require.True(t, short, "%s starts pixgate processes but never calls testing.Short(): go test -short must skip it", rel)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, e2eMain, "test/e2e has no TestMain that calls testing.Short(): go test -short would run its processes")
+}
+
+// TestNamesDefinedOnce: each environment, provider and webhook event name
+// is written once, as a constant (pix, provider), and every other
+// product file refers to that constant. Tests and test helpers may spell
+// the wire format out.
+func TestNamesDefinedOnce(t *testing.T) {
+	t.Parallel()
+	events := []string{"pix.cashin.paid", "pix.cashin.cancelled", "pix.cashout.paid", "pix.cashout.failed",
+		"pix.cashout.reversed", "pix.refund.completed", "pix.refund.failed"}
+	names := map[string]bool{"sandbox": true, "production": true, "apipix": true, "efi": true}
+	definitions := map[string]bool{"sandbox": true, "production": true}
+	for _, e := range events {
+		names[e], definitions[e] = true, true
+	}
+	// Where a literal is the definition, or not the name at all.
+	allowed := map[string]map[string]bool{
+		"internal/pix/names.go":         definitions,
+		"internal/provider/provider.go": {"sandbox": true, "apipix": true, "efi": true},
+		"internal/admin/i18n.go":        {"sandbox": true, "production": true}, // the panel's English words
+		"internal/gateway/clients.go":   {"sandbox": true},                     // the sandbox client's name
+	}
+	root := ".."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(path, root+string(filepath.Separator)))
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" ||
+				rel == "internal/testkit" || rel == "internal/store/storetest" || rel == "internal/ratelimit/ratelimittest") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err == nil && names[s] && !allowed[rel][s] {
+				t.Errorf("%s: %q is written out: refer to its constant (pix.Env…, pix.Event…, provider.Name…)", fset.Position(lit.Pos()), s)
+			}
+			return true
+		})
+		return nil
+	})
+	require.NoError(t, err)
 }

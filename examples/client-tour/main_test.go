@@ -3,8 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -76,19 +75,28 @@ func TestParseFlags(t *testing.T) {
 		Listen: "127.0.0.1:0", Wait: 30 * time.Second}, cfg)
 }
 
-// startServe builds pixgate, runs pixgate serve (sandbox, SQLite, payouts
+var pixgate testkit.Binary
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pixgate.Remove()
+	os.Exit(code)
+}
+
+// startServe builds pixgate (once), runs pixgate serve (sandbox, SQLite, payouts
 // settled after 200 ms) on a free port, creates a client (cash-in fee
 // R$ 0.10, payout fee R$ 0.50) and returns the tour's config for it.
+// It skips the test under -short, which runs no processes.
 func startServe(t *testing.T) config {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "pixgate")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/pixgate/pixgate/cmd/pixgate").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	db := filepath.Join(dir, "pixgate.db")
+	if testing.Short() {
+		t.Skip("starts a pixgate process")
+	}
+	bin := pixgate.Path(t)
+	db := testkit.SQLiteURL(t)
 	url, _ := testkit.ServeProcess(t, bin, "--database-url", db, "--sandbox-payout-delay", "200ms")
 
-	out, err = testkit.Command(bin, "clients", "create", "--database-url", db, "--name", "Tour",
+	out, err := testkit.Command(bin, "clients", "create", "--database-url", db, "--name", "Tour",
 		"--cashin-fee-fixed", "0.10", "--payout-fee-fixed", "0.50").Output()
 	require.NoError(t, err, "clients create: %s", out)
 	var creds struct {

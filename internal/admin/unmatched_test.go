@@ -19,7 +19,7 @@ import (
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/apipix"
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"

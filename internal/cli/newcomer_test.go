@@ -21,10 +21,10 @@ func TestClientsCreateNamesItsDatabase(t *testing.T) {
 	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		db := sqliteURL(t)
+		db := testkit.SQLiteURL(t)
 		code, out, errOut := run(t, "clients", "create", "--database-url", db, "--name", "Loja")
 		require.Equal(t, 0, code, errOut)
-		var c creds
+		var c testkit.Creds
 		require.NoError(t, json.Unmarshal([]byte(out), &c), out)
 		abs, err := filepath.Abs(db)
 		require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestClientsCreateNamesItsDatabase(t *testing.T) {
 		u.RawQuery = q.Encode()
 		code, out, errOut := run(t, "clients", "create", "--database-url", u.String(), "--env", "production", "--name", "Loja")
 		require.Equal(t, 0, code, errOut)
-		var c creds
+		var c testkit.Creds
 		require.NoError(t, json.Unmarshal([]byte(out), &c), out)
 		line := lastLine(errOut)
 		require.Contains(t, line, "client "+c.ClientID+" created in environment production, database PostgreSQL postgres://"+u.User.Username()+"@"+u.Host+u.Path)

@@ -1,25 +1,21 @@
 package cli
 
 import (
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
-// productionFlags are what serve needs in production with this build's only
-// provider: the provider named explicitly and the BR Code's receiving side.
-var productionFlags = []string{"--env", "production", "--provider", "sandbox",
-	"--pix-key", "12345678000195", "--merchant-name", "Loja Real Ltda", "--merchant-city", "Recife"}
-
-// without returns productionFlags without flag and its value.
+// without returns testkit.ProductionSandboxFlags without flag and its value.
 func without(flag string) []string {
 	var out []string
-	for i := 0; i < len(productionFlags); i += 2 {
-		if productionFlags[i] != flag {
-			out = append(out, productionFlags[i], productionFlags[i+1])
+	for i := 0; i < len(testkit.ProductionSandboxFlags); i += 2 {
+		if testkit.ProductionSandboxFlags[i] != flag {
+			out = append(out, testkit.ProductionSandboxFlags[i], testkit.ProductionSandboxFlags[i+1])
 		}
 	}
 	return out
@@ -29,7 +25,7 @@ func without(flag string) []string {
 // once, with one line naming the setting and exit code 2, unless the
 // provider and (with provider sandbox) the key, merchant name and city are
 // set explicitly; apipix and efi need their PSP settings
-// (psp_serve_test.go names each). It opens no database: the SQLite file is never created.
+// (test/e2e/psp_serve_test.go names each). It opens no database: the SQLite file is never created.
 func TestServeProductionRefusesSandboxDefaults(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -71,42 +67,4 @@ func TestServeProductionRefusesSandboxDefaults(t *testing.T) {
 	// Other commands need neither: a production client can be created.
 	code, _, errOut = run(t, "clients", "create", "--database-url", db, "--name", "Loja", "--env", "production")
 	require.Equal(t, 0, code, errOut)
-}
-
-// TestServeProductionWithSandboxProvider: with everything set explicitly,
-// production starts, warns that the PIX network is simulated, and writes the
-// configured key and names (never the sandbox defaults) into BR Codes.
-func TestServeProductionWithSandboxProvider(t *testing.T) {
-	t.Parallel()
-	db := sqliteURL(t)
-	code, out, errOut := run(t, "clients", "create", "--database-url", db, "--name", "Loja", "--env", "production")
-	require.Equal(t, 0, code, errOut)
-	c := decodeOne(t, out, credKeys...)
-
-	s := startServe(t, db, productionFlags...)
-	require.Contains(t, s.stderr.String(), `"level":"WARN","msg":"PIXGATE_PROVIDER=sandbox in production: the PIX network is simulated, no real money moves`)
-	status, body := api(t, s.addr, c, "POST", "/api/v1/gateway/request-qrcode", charge("prod-1", 10))
-	require.Equal(t, http.StatusCreated, status, "%v", body)
-	qr, _ := body["qrcode"].(string)
-	require.Contains(t, qr, "011412345678000195", "the configured CNPJ key (26/01)")
-	require.Contains(t, qr, "5914Loja Real Ltda", "the configured merchant name (59)")
-	require.Contains(t, qr, "6006Recife", "the configured city (60)")
-	require.NotContains(t, qr, "pixgate.dev")
-	require.NotContains(t, qr, "SANDBOX")
-	s.stop(t)
-}
-
-// TestSandboxDefaultsProvider: in sandbox the provider defaults to sandbox
-// and the BR Code's receiving side to the sandbox values, without a warning.
-func TestSandboxDefaultsProvider(t *testing.T) {
-	t.Parallel()
-	s := startServe(t, sqliteURL(t))
-	c := decodeOne(t, s.stdout.String(), serveKeys...)
-	status, body := api(t, s.addr, c, "POST", "/api/v1/gateway/request-qrcode", charge("sb-1", 10))
-	require.Equal(t, http.StatusCreated, status, "%v", body)
-	qr, _ := body["qrcode"].(string)
-	require.Contains(t, qr, "pix@pixgate.dev")
-	require.Contains(t, qr, "PIXGATE SANDBOX")
-	require.NotContains(t, s.stderr.String(), "PIXGATE_PROVIDER=sandbox in production")
-	s.stop(t)
 }

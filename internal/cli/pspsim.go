@@ -5,7 +5,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 )
 
 // pspSimCmd is `pixgate psp-sim`. It reads none of pixgate's settings

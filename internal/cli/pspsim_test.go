@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // TestPSPSimCommand runs `pixgate psp-sim` in-process, reads the
@@ -26,7 +28,7 @@ func TestPSPSimCommand(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	r, w := io.Pipe()
-	var errOut syncBuffer
+	var errOut testkit.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"psp-sim", "--api-addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0",

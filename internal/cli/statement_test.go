@@ -15,6 +15,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // statementBody is the JSON statement, decoded strictly.
@@ -54,15 +55,15 @@ func decodeStatement(t *testing.T, out string) statementBody {
 // bad window or format exit 1 with the gateway's message and print nothing.
 func TestStatement(t *testing.T) {
 	t.Parallel()
-	forEachDB(t, func(t *testing.T, db string) {
+	testkit.ForEachDatabaseURL(t, func(t *testing.T, db string) {
 		ctx := t.Context()
 		code, out, errOut := run(t, "clients", "create", "--database-url", db, "--name", "Loja Extrato",
 			"--cashin-fee-fixed", "0.25", "--payout-fee-fixed", "0.10")
 		require.Equal(t, 0, code, "stderr: %s", errOut)
-		cred := decodeOne(t, out, credKeys...)
+		cred := testkit.DecodeOne(t, out, testkit.CredKeys...)
 
 		// The movements are made through the gateway on the same database.
-		gw, err := gateway.New(gateway.Config{DB: ledgerOf(t, db), Env: gateway.EnvSandbox,
+		gw, err := gateway.New(gateway.Config{DB: testkit.OpenURL(t, db), Env: gateway.EnvSandbox,
 			ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 			Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: time.Hour})})
 		require.NoError(t, err)
@@ -183,7 +184,7 @@ func TestStatement(t *testing.T) {
 // TestStatementUsage: the window and the client are required flags (exit 2).
 func TestStatementUsage(t *testing.T) {
 	t.Parallel()
-	db := sqliteURL(t)
+	db := testkit.SQLiteURL(t)
 	for _, args := range [][]string{
 		{"--from", "2026-01-01T00:00:00Z", "--to", "2026-02-01T00:00:00Z"},
 		{"--client", "cli_test_x", "--to", "2026-02-01T00:00:00Z"},

@@ -20,19 +20,20 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
 )
 
-// Environments.
+// Environments (PIXGATE_ENV).
 const (
-	Sandbox    = "sandbox"
-	Production = "production"
+	Sandbox    = pix.EnvSandbox
+	Production = pix.EnvProduction
 )
 
 // Providers: which PIX network moves the money (PIXGATE_PROVIDER).
 const (
-	ProviderSandbox = "sandbox"
-	ProviderAPIPix  = "apipix"
-	ProviderEfi     = "efi"
+	ProviderSandbox = provider.NameSandbox
+	ProviderAPIPix  = provider.NameAPIPix
+	ProviderEfi     = provider.NameEfi
 )
 
 // Sandbox defaults of the receiving side of BR Codes. Production never uses

@@ -11,15 +11,15 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// Event types, as docs/webhooks.md lists them.
+// Event types, as docs/webhooks.md lists them (named once in pix).
 const (
-	EventCashinPaid      = "pix.cashin.paid"
-	EventCashinCancelled = "pix.cashin.cancelled"
-	EventCashoutPaid     = "pix.cashout.paid"
-	EventCashoutFailed   = "pix.cashout.failed"
-	EventCashoutReversed = "pix.cashout.reversed"
-	EventRefundCompleted = "pix.refund.completed"
-	EventRefundFailed    = "pix.refund.failed"
+	EventCashinPaid      = pix.EventCashinPaid
+	EventCashinCancelled = pix.EventCashinCancelled
+	EventCashoutPaid     = pix.EventCashoutPaid
+	EventCashoutFailed   = pix.EventCashoutFailed
+	EventCashoutReversed = pix.EventCashoutReversed
+	EventRefundCompleted = pix.EventRefundCompleted
+	EventRefundFailed    = pix.EventRefundFailed
 )
 
 // RefundEventType is the type of refund events (docs/webhooks.md, Body); other events

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/qr"
 	"github.com/pixgate/pixgate/internal/store"
@@ -23,8 +24,8 @@ import (
 
 // Environments a Service runs in.
 const (
-	EnvSandbox    = "sandbox"
-	EnvProduction = "production"
+	EnvSandbox    = pix.EnvSandbox
+	EnvProduction = pix.EnvProduction
 )
 
 // Config is everything a Service is built from; New validates it whole.

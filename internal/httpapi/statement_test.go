@@ -406,7 +406,7 @@ func TestStatementAbortsOnFailure(t *testing.T) {
 			var raw *sql.DB
 			b := setup(t, func(t *testing.T) *store.DB {
 				if dialect == "postgres" {
-					u := testkit.PostgresURL(t)
+					u := testkit.MigratedPostgresURL(t)
 					db := testkit.OpenPostgresURL(t, u)
 					var err error
 					raw, err = sql.Open("pgx", u)

@@ -21,7 +21,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/pspsim"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/store/postgres"
 	"github.com/pixgate/pixgate/internal/store/sqlite"
@@ -206,7 +208,7 @@ func (c *Cluster) createClients(ctx context.Context) error {
 		{"--name", "Sim Loja A", "--cashin-fee-percent", "1", "--payout-fee-fixed", "0.50"},
 		{"--name", "Sim Loja B", "--cashin-fee-percent", "2.5", "--cashin-fee-fixed", "0.10", "--payout-fee-percent", "0.5", "--payout-fee-fixed", "1.00"},
 	} {
-		args := append([]string{"clients", "create", "--env", "production", "--database-url", c.dbURL}, fees...)
+		args := append([]string{"clients", "create", "--env", pix.EnvProduction, "--database-url", c.dbURL}, fees...)
 		cmd := exec.CommandContext(ctx, c.cfg.Pixgate, args...) //nolint:gosec // G204: runs the pixgate binary the caller built
 		cmd.Env = baseEnv()
 		var stderr strings.Builder
@@ -250,8 +252,8 @@ func (c *Cluster) startPSP() error {
 		return fmt.Errorf("cluster: PSP certificates: %w", err)
 	}
 	settings := map[string]string{
-		"PIXGATE_ENV":                    "production",
-		"PIXGATE_PROVIDER":               "efi",
+		"PIXGATE_ENV":                    pix.EnvProduction,
+		"PIXGATE_PROVIDER":               provider.NameEfi,
 		"PIXGATE_RATE_LIMIT":             "1000000",
 		"PIXGATE_WEBHOOK_ALLOW_PRIVATE":  "true",
 		"PIXGATE_WEBHOOK_RETRY_SCHEDULE": "200ms,200ms,500ms,1s,1s,2s,2s,2s,2s,2s,2s,2s",

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 )
 
 // The faults: what goes wrong around pixgate. The seed decides, before

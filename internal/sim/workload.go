@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 )
 
 // The workload: what merchants and payers do. Every operation's kind and

@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pixgate/pixgate/internal/store"
@@ -24,9 +25,17 @@ func OpenSQLite(t *testing.T) *store.DB {
 	return migrated(t, db)
 }
 
-// OpenPostgres returns a fresh migrated PostgreSQL database (see
-// PostgresURL), closed when the test ends.
-func OpenPostgres(t *testing.T) *store.DB { return OpenPostgresURL(t, PostgresURL(t)) }
+// OpenPostgres returns a fresh migrated PostgreSQL database, a copy of the
+// migrated template (see MigratedPostgresURL), closed when the test ends.
+func OpenPostgres(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), MigratedPostgresURL(t), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
 
 // OpenPostgresURL opens and migrates the PostgreSQL database at url — a
 // second node's pool on the same database, for instance.
@@ -54,4 +63,23 @@ func Databases(t *testing.T, fn func(t *testing.T, open Opener)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { t.Parallel(); fn(t, OpenSQLite) })
 	t.Run("postgres", func(t *testing.T) { t.Parallel(); fn(t, OpenPostgres) })
+}
+
+// OpenURL opens the database behind a --database-url value (a SQLite path
+// or sqlite:// URL, or a PostgreSQL URL) directly, as an auditor would,
+// without migrating it; it is closed when the test ends.
+func OpenURL(t testing.TB, dbURL string) *store.DB {
+	t.Helper()
+	var db *store.DB
+	var err error
+	if strings.HasPrefix(dbURL, "postgres") {
+		db, err = postgres.Open(context.Background(), dbURL, 4)
+	} else {
+		db, err = sqlite.Open(context.Background(), sqlite.Path(dbURL))
+	}
+	if err != nil {
+		t.Fatalf("testkit: opening the database: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }

@@ -2,13 +2,18 @@ package testkit
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/store/postgres"
 )
 
 func connect(t *testing.T, connString string) *pgx.Conn {
@@ -126,6 +131,7 @@ func TestWithoutPostgresFailsInCIAndSkipsElsewhere(t *testing.T) {
 	}{
 		{"RequirePostgres", RequirePostgres},
 		{"PostgresURL", func(tb testing.TB) { PostgresURL(tb) }},
+		{"MigratedPostgresURL", func(tb testing.TB) { MigratedPostgresURL(tb) }},
 	} {
 		t.Run(fn.name, func(t *testing.T) {
 			t.Setenv(PostgresURLEnv, "")
@@ -200,4 +206,171 @@ func TestPostgresURLInParallel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// schemaVersion returns the latest migration recorded in the database of
+// conn, and how many tables it has.
+func schemaVersion(t *testing.T, conn *pgx.Conn) (version int64, tables int) {
+	t.Helper()
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if tables == 0 {
+		return 0, 0
+	}
+	if err := conn.QueryRow(t.Context(), "SELECT max(version_id) FROM goose_db_version").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	return version, tables
+}
+
+// latestMigration is the version of the newest migration file.
+func latestMigration(t *testing.T) int64 {
+	t.Helper()
+	files, err := store.Migrations("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := fs.ReadDir(files, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int64
+	if _, err := fmt.Sscanf(entries[len(entries)-1].Name(), "%d_", &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestMigratedPostgresURLInParallel: parallel calls each get a distinct
+// database holding every migration, copied from one template, and what one
+// test writes is not seen by another.
+func TestMigratedPostgresURLInParallel(t *testing.T) {
+	RequirePostgres(t)
+	want := latestMigration(t)
+	for i := range 6 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			u := MigratedPostgresURL(t)
+			conn := connect(t, u)
+			defer conn.Close(context.Background())
+			version, tables := schemaVersion(t, conn)
+			if version != want || tables == 0 {
+				t.Fatalf("database at migration %d with %d tables, want migration %d", version, tables, want)
+			}
+			// Each copy is its own: in a shared database the second
+			// subtest's CREATE TABLE would fail.
+			if _, err := conn.Exec(t.Context(), "CREATE TABLE isolation (id int)"); err != nil {
+				t.Fatal(err)
+			}
+			// Migrating a copy applies nothing.
+			db, err := postgres.Open(t.Context(), u, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if applied, err := db.Migrate(t.Context()); err != nil || len(applied) != 0 {
+				t.Errorf("Migrate on a copy applied %v, %v; want nothing", applied, err)
+			}
+		})
+	}
+}
+
+// TestTemplateNameFollowsMigrations: the template's name is derived from
+// the migration files, so a run on changed migrations builds a new one.
+func TestTemplateNameFollowsMigrations(t *testing.T) {
+	name, err := TemplateName()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := TemplateName()
+	if err != nil || again != name {
+		t.Fatalf("TemplateName() = %q, %v then %q", name, err, again)
+	}
+	if !strings.HasPrefix(name, "pixgate_tmpl_") || len(name) != len("pixgate_tmpl_")+16 {
+		t.Errorf("template name %q, want pixgate_tmpl_<16 hex digits>", name)
+	}
+}
+
+// TestMigratedTemplateRebuildsAnUnfinishedOne: a template database left
+// without its IS_TEMPLATE mark (a test binary killed while building it) is
+// built again, and a finished one is closed to connections.
+func TestMigratedTemplateRebuildsAnUnfinishedOne(t *testing.T) {
+	RequirePostgres(t)
+	adminURL := os.Getenv(PostgresURLEnv)
+	name := "pixgate_tmpl_test_" + strings.ToLower(rand.Text()[:8])
+	ident := pgx.Identifier{name}.Sanitize()
+	admin := connect(t, adminURL)
+	defer admin.Close(context.Background())
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_, _ = admin.Exec(ctx, "ALTER DATABASE "+ident+" WITH IS_TEMPLATE false")
+		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)")
+	})
+	if _, err := admin.Exec(t.Context(), "CREATE DATABASE "+ident); err != nil {
+		t.Fatal(err)
+	}
+	u, err := withDatabase(adminURL, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := connect(t, u) // half-built: one table, no mark
+	if _, err := half.Exec(t.Context(), "CREATE TABLE leftover (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	half.Close(context.Background())
+
+	if err := migratedTemplate(t.Context(), adminURL, name); err != nil {
+		t.Fatal(err)
+	}
+	var isTemplate, allowConn bool
+	if err := admin.QueryRow(t.Context(), "SELECT datistemplate, datallowconn FROM pg_database WHERE datname = $1", name).
+		Scan(&isTemplate, &allowConn); err != nil {
+		t.Fatal(err)
+	}
+	if !isTemplate || allowConn {
+		t.Errorf("template %s: datistemplate %v, datallowconn %v; want true, false", name, isTemplate, allowConn)
+	}
+	copied := createDatabase(t, adminURL, name)
+	conn := connect(t, copied)
+	defer conn.Close(context.Background())
+	if version, _ := schemaVersion(t, conn); version != latestMigration(t) {
+		t.Errorf("copy of the rebuilt template at migration %d, want %d", version, latestMigration(t))
+	}
+	var leftover bool
+	if err := conn.QueryRow(t.Context(), "SELECT to_regclass('leftover') IS NOT NULL").Scan(&leftover); err != nil {
+		t.Fatal(err)
+	}
+	if leftover {
+		t.Error("the unfinished template was copied, not rebuilt")
+	}
+	// Built already: a second call changes nothing.
+	if err := migratedTemplate(t.Context(), adminURL, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkMigratedDatabase compares the two ways of getting a migrated
+// database for a test: create an empty one and migrate it, or copy the
+// migrated template (docs/decisions.md has the figures).
+func BenchmarkMigratedDatabase(b *testing.B) {
+	RequirePostgres(b)
+	b.Run("migrate", func(b *testing.B) {
+		for b.Loop() {
+			db, err := postgres.Open(b.Context(), PostgresURL(b), 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := db.Migrate(b.Context()); err != nil {
+				b.Fatal(err)
+			}
+			_ = db.Close()
+		}
+	})
+	b.Run("template", func(b *testing.B) {
+		MigratedPostgresURL(b) // the template, built outside the measure
+		for b.Loop() {
+			MigratedPostgresURL(b)
+		}
+	})
 }

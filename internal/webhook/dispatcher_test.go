@@ -373,7 +373,7 @@ func TestPrivateDestinationRefused(t *testing.T) {
 // event, and never the same event at the same time.
 func TestTwoDispatchersNeverOverlap(t *testing.T) {
 	t.Parallel()
-	url := testkit.PostgresURL(t)
+	url := testkit.MigratedPostgresURL(t)
 	f := setup(t, openPGURL(t, url))
 	rec := newReceiver(t, nil, 30*time.Millisecond)
 	const events = 40

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/provider"
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 )
 
 // TestRateLimitedBySimulator: against the PSP simulator's rate limit (real

@@ -14,7 +14,7 @@ import (
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/provider/apipix"
 	"github.com/pixgate/pixgate/internal/provider/efi"
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 )
 
 // TestPayoutRateLimited: a payout's PUT beyond the simulator's rate is a

@@ -16,7 +16,7 @@ import (
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/provider/apipix"
 	"github.com/pixgate/pixgate/internal/provider/efi"
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 

@@ -21,8 +21,7 @@ import (
 func TestClaimPlanKeepsTheOrderedIndexScan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := testkit.PostgresURL(t)
-	migrated(t, url)
+	url := testkit.MigratedPostgresURL(t)
 	raw := rawDB(t, url)
 	exec := func(q string) { execSQL(t, raw, q) }
 	// Analyzed while 2 events in 2,000 were pending; then 20,000 fall due,

@@ -29,8 +29,8 @@ import (
 func TestClientsInMemory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := testkit.PostgresURL(t)
-	writer := migrated(t, url)
+	url := testkit.MigratedPostgresURL(t)
+	writer := openPG(t, url)
 	raw := rawDB(t, url)
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

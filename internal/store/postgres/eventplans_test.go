@@ -14,8 +14,7 @@ import (
 // only its few rows, never the whole table.
 func TestEventQueriesReadOnlyTheirFewRows(t *testing.T) {
 	t.Parallel()
-	url := testkit.PostgresURL(t)
-	migrated(t, url)
+	url := testkit.MigratedPostgresURL(t)
 	raw := rawDB(t, url)
 	execSQL(t, raw, `INSERT INTO events (id, client_id, transaction_id, type, url, payload, created_at, next_attempt_at, status, attempts)
 		SELECT 'evt_' || i, 'c' || (i % 50), 't' || i, 'x', 'u', '{}', i, i,

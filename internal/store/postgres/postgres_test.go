@@ -15,11 +15,9 @@ import (
 func TestStore(t *testing.T) {
 	t.Parallel()
 	open := func(t *testing.T) *store.DB {
-		db, err := postgres.Open(context.Background(), testkit.PostgresURL(t), 8)
+		db, err := postgres.Open(context.Background(), testkit.MigratedPostgresURL(t), 8)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = db.Close() })
-		_, err = db.Migrate(context.Background())
-		require.NoError(t, err)
 		return db
 	}
 	storetest.Exercise(t, open)

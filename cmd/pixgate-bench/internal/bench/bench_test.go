@@ -44,6 +44,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// skipShort skips a test that starts pixgate processes under -short.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts pixgate processes")
+	}
+}
+
 // server is a real `pixgate serve` (cli.Main) running in this process.
 type server struct {
 	url     string
@@ -51,9 +59,12 @@ type server struct {
 }
 
 // startServe runs serve on dbURL (with extra flags, e.g. another provider)
-// until the test ends and waits until it listens.
+// until the test ends and waits until it listens. The bench runs
+// `pixgate clients create` processes against it, so the test is skipped
+// under -short.
 func startServe(t *testing.T, dbURL string, extra ...string) server {
 	t.Helper()
+	skipShort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	done := make(chan int, 1)
@@ -316,6 +327,7 @@ func TestScheduleSpreadsTheMix(t *testing.T) {
 // refuse a SQLite file that does not exist rather than let pixgate create an
 // empty one.
 func TestCreateClientsThroughCLI(t *testing.T) {
+	skipShort(t)
 	dbURL := filepath.Join(t.TempDir(), "pixgate.db")
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, cli.Main(context.Background(), []string{"migrate", "--database-url", dbURL}, &out, &errOut), errOut.String())

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/cmd/pixgate-bench/internal/bench"
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 )
 
 // TestBenchFundsViaPSPSim runs the bench against serve with the efi

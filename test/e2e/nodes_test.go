@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func TestTwoNodesActAsOne(t *testing.T) {
 	a.waitListening(t)
 	b.waitListening(t)
 	out := a.stdout.String() + b.stdout.String()
-	c := decodeOne(t, out, serveKeys...) // exactly one node created the sandbox client
+	c := testkit.DecodeOne(t, out, testkit.ServeKeys...) // exactly one node created the sandbox client
 	nodes := []string{a.addr, b.addr}
 
 	// The same idempotent charge, at once on both nodes.
@@ -81,7 +81,7 @@ func TestTwoNodesActAsOne(t *testing.T) {
 		require.Equal(t, http.StatusOK, status, "%v", resp)
 		payouts = append(payouts, resp["transaction_id"].(string))
 	}
-	db := ledgerOf(t, dbURL)
+	db := testkit.OpenURL(t, dbURL)
 	ctx := context.Background()
 	require.EventuallyWithT(t, func(ct *assert.CollectT) { // its own goroutine: fails through ct, not t
 		// Settled first, then delivered: a payout settles with its event in

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"bytes"
@@ -11,10 +11,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // api sends one authenticated JSON request to a running serve.
-func api(t *testing.T, addr string, c creds, method, path string, body any) (int, map[string]any) {
+func api(t *testing.T, addr string, c testkit.Creds, method, path string, body any) (int, map[string]any) {
 	t.Helper()
 	status, out, err := tryAPI(addr, c, method, path, body)
 	require.NoError(t, err)
@@ -23,7 +25,7 @@ func api(t *testing.T, addr string, c creds, method, path string, body any) (int
 
 // tryAPI is api for goroutines: it returns the error instead of failing the
 // test, since require may only be called from the test's goroutine.
-func tryAPI(addr string, c creds, method, path string, body any) (int, map[string]any, error) {
+func tryAPI(addr string, c testkit.Creds, method, path string, body any) (int, map[string]any, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -64,10 +66,10 @@ func charge(ext string, amount float64) map[string]any {
 // database, so work scheduled by one process is finished by the next one.
 func TestJobsSurviveRestart(t *testing.T) {
 	t.Parallel()
-	forEachDB(t, func(t *testing.T, dbURL string) {
+	testkit.ForEachDatabaseURL(t, func(t *testing.T, dbURL string) {
 		flags := []string{"--charge-ttl", "2s", "--sandbox-payout-delay", "2s"}
 		first := startServe(t, dbURL, flags...)
-		c := decodeOne(t, first.stdout.String(), serveKeys...)
+		c := testkit.DecodeOne(t, first.stdout.String(), testkit.ServeKeys...)
 
 		status, body := api(t, first.addr, c, "POST", "/api/v1/gateway/request-qrcode", charge("restart-paid", 100))
 		require.Equal(t, http.StatusCreated, status, "%v", body)

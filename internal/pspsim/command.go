@@ -8,6 +8,9 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
 )
 
 // CommandConfig configures Run, the body of `pixgate psp-sim`.
@@ -70,8 +73,8 @@ func Run(ctx context.Context, c CommandConfig, stdout io.Writer) error {
 	}
 	b.WriteString("# Run pixgate against it with this environment:\n")
 	for _, kv := range [][2]string{
-		{"PIXGATE_ENV", "production"}, // a PSP provider never runs on the sandbox default
-		{"PIXGATE_PROVIDER", "efi"},
+		{"PIXGATE_ENV", pix.EnvProduction}, // a PSP provider never runs on the sandbox default
+		{"PIXGATE_PROVIDER", provider.NameEfi},
 		{"PIXGATE_PSP_API_URL", s.URL()},
 		{"PIXGATE_PSP_CLIENT_ID", o.ClientID},
 		{"PIXGATE_PSP_CLIENT_SECRET", o.ClientSecret},

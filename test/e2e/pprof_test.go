@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"encoding/json"
@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/cli"
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // TestServePprof: with PIXGATE_PPROF_ADDR serve answers Go's profiler on
@@ -17,7 +20,7 @@ import (
 // refuses to start, naming the setting.
 func TestServePprof(t *testing.T) {
 	t.Parallel()
-	db := sqliteURL(t)
+	db := testkit.SQLiteURL(t)
 	s := startServe(t, db, "--pprof-addr", "127.0.0.1:0")
 	// The profiler starts beside the API, so its line may follow "listening".
 	var addr string
@@ -43,8 +46,8 @@ func TestServePprof(t *testing.T) {
 	s.stop(t)
 
 	for _, bad := range []string{"0.0.0.0:6060", ":6060", "10.0.0.1:6060", "example.com:6060", "127.0.0.1"} {
-		var out, errOut syncBuffer
-		code := Main(t.Context(), []string{"serve", "--addr", "127.0.0.1:0", "--database-url", db, "--pprof-addr", bad}, &out, &errOut)
+		var out, errOut testkit.Buffer
+		code := cli.Main(t.Context(), []string{"serve", "--addr", "127.0.0.1:0", "--database-url", db, "--pprof-addr", bad}, &out, &errOut)
 		require.NotEqual(t, 0, code, bad)
 		require.Contains(t, errOut.String(), "PIXGATE_PPROF_ADDR", bad)
 	}

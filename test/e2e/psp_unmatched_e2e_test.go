@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -10,8 +10,9 @@ import (
 
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // lookup returns the lookup data of transaction id.
@@ -68,7 +69,7 @@ func centavos(t *testing.T, valor string) int64 {
 // PSP's balance to the centavo.
 func TestPSPE2EUnmatched(t *testing.T) {
 	t.Parallel()
-	forEachDB(t, func(t *testing.T, db string) {
+	testkit.ForEachDatabaseURL(t, func(t *testing.T, db string) {
 		e := newPSPE2E(t, db)
 		n := e.start(t, "", "")
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -129,7 +130,7 @@ func TestPSPE2EUnmatched(t *testing.T) {
 			return returned(second) && returned(stray)
 		}, n)
 		e.sim.Settle(ctx)
-		ldb := ledgerOf(t, db)
+		ldb := testkit.OpenURL(t, db)
 		e2eWait(t, 60*time.Second, "both returns read back as done", func() bool {
 			list, err := ldb.UnmatchedReceipts(t.Context(), store.UnmatchedReturned, 10)
 			require.NoError(t, err)

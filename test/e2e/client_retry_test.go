@@ -1,4 +1,4 @@
-package client_test
+package e2e
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/client"
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // faultProxy forwards to a real server and injects failures: it drops the
@@ -103,14 +104,14 @@ func (p *faultProxy) answers(k string) []string {
 	return append([]string(nil), p.bodies[k]...)
 }
 
-// TestRetriesThroughInjectedFailures: a payout whose answer is lost after
+// TestClientRetriesThroughInjectedFailures: a payout whose answer is lost after
 // the server committed it is retried with the same Idempotency-Key, gets
 // the same transaction back, and exists once; reads retry 5xx and dropped
 // connections; a refund lost the same way is not made twice either.
-func TestRetriesThroughInjectedFailures(t *testing.T) {
+func TestClientRetriesThroughInjectedFailures(t *testing.T) {
 	t.Parallel()
-	forEachDB(t, func(t *testing.T, dbURL string) {
-		s := startServe(t, dbURL)
+	testkit.ForEachDatabaseURL(t, func(t *testing.T, dbURL string) {
+		s := startClientServe(t, dbURL)
 		ctx := t.Context()
 		direct := s.client(t)
 		ch, err := direct.CreateCharge(ctx, chargeRequest("fund-1", client.Reais("50"), "https://merchant.example.com/h"))

@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"io"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // panelSession logs in to the panel of a running server and returns a
@@ -47,10 +49,10 @@ func loggedIn(t *testing.T, c *http.Client, addr string) bool {
 
 func TestUsersResetPassword(t *testing.T) {
 	t.Parallel()
-	forEachDB(t, func(t *testing.T, db string) {
+	testkit.ForEachDatabaseURL(t, func(t *testing.T, db string) {
 		code, out, errOut := run(t, "clients", "create", "--database-url", db, "--name", "Loja A")
 		require.Equal(t, 0, code, errOut)
-		client := decodeOne(t, out, credKeys...)
+		client := testkit.DecodeOne(t, out, testkit.CredKeys...)
 		code, out, errOut = run(t, "users", "create", "--database-url", db, "--email", "ops@example.com", "--role", "operator")
 		require.Equal(t, 0, code, errOut)
 		op := decodeUser(t, out)

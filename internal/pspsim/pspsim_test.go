@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/brcode"
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 )
 
 var e2eRE = regexp.MustCompile(`^E99999999\d{12}[a-zA-Z0-9]{11}$`)

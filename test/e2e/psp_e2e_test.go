@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"bytes"
@@ -24,18 +24,9 @@ import (
 	zxingqr "github.com/makiuchi-d/gozxing/qrcode"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/provider/pspsim"
+	"github.com/pixgate/pixgate/internal/pspsim"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
-
-// The tests of this file prove the PSP integration (docs/psp.md) end to end: the real `pixgate
-// serve` binary in production with PIXGATE_PROVIDER=efi talks to the
-// simulated PSP over mutual TLS with OAuth 2.0 on loopback, the simulator
-// delivers its webhooks to serve's /psp/webhook/<secret>/pix, and every
-// answer is read through serve's public API, on SQLite and PostgreSQL.
-// When BACEN's OpenAPI is at hand (PIXGATE_TEST_BACEN_OPENAPI, required in
-// CI) every API Pix exchange is checked against it too; each test checks
-// at its end that no serve process wrote a PSP secret to its output.
 
 // e2eWebhookSecret is the <secret> of the PSP webhook URL of these tests.
 const e2eWebhookSecret = "e2e_Webhook-secret-0123456789ABCDEFghij"
@@ -49,7 +40,7 @@ type pspE2E struct {
 	env    map[string]string
 	keyPEM []byte
 	recv   *e2eReceiver
-	c      creds
+	c      testkit.Creds
 
 	mu     sync.Mutex
 	tokens map[string]bool // every Bearer token serve presented
@@ -109,7 +100,7 @@ func newPSPE2E(t *testing.T, db string) *pspE2E {
 	code, out, errOut := run(t, "clients", "create", "--database-url", db, "--name", "Loja E2E", "--env", "production",
 		"--cashin-fee-percent", "1", "--payout-fee-fixed", "0.50")
 	require.Equal(t, 0, code, errOut)
-	e.c = decodeOne(t, out, credKeys...)
+	e.c = testkit.DecodeOne(t, out, testkit.CredKeys...)
 	return e
 }
 
@@ -145,7 +136,7 @@ func (e *pspE2E) start(t *testing.T, addr, hookAddr string) *proc {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Env = append(cmd.Env, "PIXGATE_PSP_WEBHOOK_URL="+hookURL)
-	p := &proc{cmd: cmd, addr: addr, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	p := &proc{cmd: cmd, addr: addr, stdout: &testkit.Buffer{}, stderr: &testkit.Buffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	require.NoError(t, cmd.Start())
 	go func() { _ = cmd.Wait(); close(p.exited) }()
@@ -433,7 +424,7 @@ func (e *pspE2E) readings() int {
 // e2eEvents counts the recorded events of type event of transaction id.
 func e2eEvents(t *testing.T, dbURL, id, event string) int {
 	t.Helper()
-	evs, err := ledgerOf(t, dbURL).Events(t.Context(), id)
+	evs, err := testkit.OpenURL(t, dbURL).Events(t.Context(), id)
 	require.NoError(t, err)
 	n := 0
 	for _, ev := range evs {
@@ -446,7 +437,7 @@ func e2eEvents(t *testing.T, dbURL, id, event string) int {
 
 func e2eCheckLedger(t *testing.T, dbURL string) {
 	t.Helper()
-	require.NoError(t, ledgerOf(t, dbURL).CheckLedger(t.Context()))
+	require.NoError(t, testkit.OpenURL(t, dbURL).CheckLedger(t.Context()))
 }
 
 // TestPSPE2ECashIn: a charge is a cob at the PSP whose pixCopiaECola is
@@ -458,7 +449,7 @@ func e2eCheckLedger(t *testing.T, dbURL string) {
 // for it, so this test waits up to that long).
 func TestPSPE2ECashIn(t *testing.T) {
 	t.Parallel()
-	forEachDB(t, func(t *testing.T, db string) {
+	testkit.ForEachDatabaseURL(t, func(t *testing.T, db string) {
 		e := newPSPE2E(t, db)
 		n := e.start(t, "", "")
 		opts := e.sim.Options()
@@ -539,7 +530,7 @@ func TestPSPE2ECashIn(t *testing.T) {
 // when the PSP commits one and answers 500, and complete on settlement.
 func TestPSPE2EPayoutAndRefunds(t *testing.T) {
 	t.Parallel()
-	forEachDB(t, func(t *testing.T, db string) {
+	testkit.ForEachDatabaseURL(t, func(t *testing.T, db string) {
 		e := newPSPE2E(t, db)
 		n := e.start(t, "", "")
 
@@ -663,7 +654,7 @@ func e2ePost(t *testing.T, p *proc, path string, body []byte) (int, string) {
 // and again, credits the payment once.
 func TestPSPE2EWebhooks(t *testing.T) {
 	t.Parallel()
-	forEachDB(t, func(t *testing.T, db string) {
+	testkit.ForEachDatabaseURL(t, func(t *testing.T, db string) {
 		e := newPSPE2E(t, db)
 		a := e.start(t, "", "")
 		b := e.start(t, "", a.addr)

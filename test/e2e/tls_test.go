@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"crypto/tls"
@@ -22,7 +22,7 @@ func TestServeTLS(t *testing.T) {
 	require.NoError(t, os.WriteFile(certFile, tc.CertPEM, 0o600))
 	require.NoError(t, os.WriteFile(keyFile, tc.KeyPEM, 0o600))
 
-	s := startServe(t, sqliteURL(t), "--tls-cert", certFile, "--tls-key", keyFile)
+	s := startServe(t, testkit.SQLiteURL(t), "--tls-cert", certFile, "--tls-key", keyFile)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tc.Pool}}}
 	resp, err := client.Get("https://" + s.addr + "/healthz")
 	require.NoError(t, err)
@@ -36,7 +36,7 @@ func TestServeTLS(t *testing.T) {
 	}
 	s.stop(t)
 
-	code, _, errOut := run(t, "serve", "--database-url", sqliteURL(t), "--addr", "127.0.0.1:0", "--tls-cert", filepath.Join(dir, "missing.crt"), "--tls-key", keyFile)
+	code, _, errOut := run(t, "serve", "--database-url", testkit.SQLiteURL(t), "--addr", "127.0.0.1:0", "--tls-cert", filepath.Join(dir, "missing.crt"), "--tls-key", keyFile)
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "TLS")
 }

@@ -1,4 +1,4 @@
-package client_test
+package e2e
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/client"
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // set sets how many failures of one kind to inject for "METHOD /path".
@@ -53,17 +54,17 @@ func payoutIDs(t *testing.T, c *client.Client) []string {
 	return ids
 }
 
-// TestRetryErrorCarriesTheKey: when every attempt of a creation loses its
+// TestClientRetryErrorCarriesTheKey: when every attempt of a creation loses its
 // answer, the error is a *RetryError carrying the Idempotency-Key all the
 // attempts sent (the generated one, or the caller's); calling again with
 // that key replays the transaction the lost answers held, so a payout,
 // a charge and a refund each exist once and the balance is charged once.
 // Regenerating the key for the second call would make a second payout and a
 // second refund, which the counts below would show.
-func TestRetryErrorCarriesTheKey(t *testing.T) {
+func TestClientRetryErrorCarriesTheKey(t *testing.T) {
 	t.Parallel()
-	forEachDB(t, func(t *testing.T, dbURL string) {
-		s := startServe(t, dbURL)
+	testkit.ForEachDatabaseURL(t, func(t *testing.T, dbURL string) {
+		s := startClientServe(t, dbURL)
 		ctx := t.Context()
 		direct := s.client(t)
 
@@ -147,14 +148,14 @@ func TestRetryErrorCarriesTheKey(t *testing.T) {
 	})
 }
 
-// TestRetryErrorKinds: 5xx to the last attempt, and a context that ends
+// TestClientRetryErrorKinds: 5xx to the last attempt, and a context that ends
 // between attempts, leave a creation's outcome unknown (*RetryError, with
 // the answer or the context's error inside); an answer that settles it (a
 // 400) is not a *RetryError but still names the key it was sent with.
-func TestRetryErrorKinds(t *testing.T) {
+func TestClientRetryErrorKinds(t *testing.T) {
 	t.Parallel()
-	forEachDB(t, func(t *testing.T, dbURL string) {
-		s := startServe(t, dbURL)
+	testkit.ForEachDatabaseURL(t, func(t *testing.T, dbURL string) {
+		s := startClientServe(t, dbURL)
 		ctx := t.Context()
 		direct := s.client(t)
 		ch, err := direct.CreateCharge(ctx, chargeRequest("kinds-1", client.Reais("20"), "https://merchant.example.com/h"))

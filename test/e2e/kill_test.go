@@ -1,4 +1,4 @@
-package cli
+package e2e
 
 import (
 	"context"
@@ -22,16 +22,14 @@ import (
 
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/store"
-	"github.com/pixgate/pixgate/internal/store/postgres"
-	"github.com/pixgate/pixgate/internal/store/sqlite"
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // proc is the real pixgate binary serving on a free port.
 type proc struct {
 	cmd            *exec.Cmd
 	addr           string
-	stdout, stderr *syncBuffer
+	stdout, stderr *testkit.Buffer
 	exited         chan struct{}
 }
 
@@ -42,7 +40,7 @@ func startProc(t *testing.T, dbURL string, flags ...string) *proc {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	p := &proc{addr: addr, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	p := &proc{addr: addr, stdout: &testkit.Buffer{}, stderr: &testkit.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--database-url", dbURL}, flags...)...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "PIXGATE_") {
@@ -81,21 +79,6 @@ func (p *proc) kill() {
 	<-p.exited
 }
 
-// ledgerOf opens the database behind dbURL directly, as an auditor would.
-func ledgerOf(t *testing.T, dbURL string) *store.DB {
-	t.Helper()
-	var db *store.DB
-	var err error
-	if strings.HasPrefix(dbURL, "postgres") {
-		db, err = postgres.Open(context.Background(), dbURL, 4)
-	} else {
-		db, err = sqlite.Open(context.Background(), sqlite.Path(dbURL))
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
 type acked struct {
 	kind string // charge, paid, payout, refund
 	id   string
@@ -108,7 +91,7 @@ type acked struct {
 // every event reaches the receiver at least once.
 func TestKillUnderLoad(t *testing.T) {
 	t.Parallel()
-	forEachDB(t, func(t *testing.T, dbURL string) {
+	testkit.ForEachDatabaseURL(t, func(t *testing.T, dbURL string) {
 		var recvMu sync.Mutex
 		received := map[string]int{}
 		recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -122,7 +105,7 @@ func TestKillUnderLoad(t *testing.T) {
 			"--webhook-retry-schedule", "100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms,100ms"}
 
 		p := startProc(t, dbURL, flags...)
-		c := decodeOne(t, p.stdout.String(), serveKeys...)
+		c := testkit.DecodeOne(t, p.stdout.String(), testkit.ServeKeys...)
 		var mu sync.Mutex
 		var acks []acked
 		ack := func(kind, id string) { mu.Lock(); acks = append(acks, acked{kind, id}); mu.Unlock() }
@@ -219,7 +202,7 @@ func TestKillUnderLoad(t *testing.T) {
 			p = startProc(t, dbURL, flags...)
 		}
 
-		db := ledgerOf(t, dbURL)
+		db := testkit.OpenURL(t, dbURL)
 		ctx := context.Background()
 		// Pending work finishes after the last restart.
 		// The condition runs in a goroutine of its own: it fails through ct,
