@@ -114,10 +114,9 @@ func (s *Server) checkCobV(req *cobvRequest, today day) (cobvTerms, cobvDevedor,
 		t.Validade = 30
 	}
 	var dev cobvDevedor
-	switch d := req.Devedor; {
-	case d == nil:
+	if d := req.Devedor; d == nil {
 		add("cobv.devedor", "devedor is required", "")
-	default:
+	} else {
 		dev = *d
 		switch {
 		case d.CPF != "" && d.CNPJ != "":

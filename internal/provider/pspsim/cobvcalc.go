@@ -91,6 +91,14 @@ func businessDay(d day) bool {
 	return true
 }
 
+// BusinessDay reports whether the simulator treats the calendar date of d
+// (its year, month and day, whatever its zone) as a banking business day in
+// Brazil, the days to which it moves a cobv's due date and last day.
+func BusinessDay(d time.Time) bool {
+	y, m, dd := d.Date()
+	return businessDay(civil(y, m, dd))
+}
+
 // nextBusinessDay is d when it is a business day, else the first after it.
 func nextBusinessDay(d day) day {
 	for !businessDay(d) {
