@@ -99,6 +99,8 @@ type FaultsRequest struct {
 //	POST /sim/pix          {"txid": "…", "valor": "10.00"}: a Pix to the key
 //	                       that no cob holds (txid unknown or "")
 //	POST /sim/faults       FaultsRequest
+//	POST /sim/paycobv/{txid} a payer pays the cobv on {"date": "YYYY-MM-DD"}
+//	                       (optional, default today) what is due that day
 //	POST /sim/settle       settle every pending send and devolução now
 //	GET  /sim/state        State
 func (s *Server) controlHandler() http.Handler {
@@ -210,6 +212,7 @@ func (s *Server) controlHandler() http.Handler {
 		s.Settle(r.Context())
 		writeJSON(w, http.StatusOK, s.State())
 	})
+	s.cobvControl(mux)
 	mux.HandleFunc("GET /sim/state", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, s.State())
 	})

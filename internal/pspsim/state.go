@@ -34,6 +34,7 @@ const ispb = "99999999"
 // state is the simulated PSP's books; Server.mu guards it.
 type state struct {
 	cobs       map[string]*cob
+	cobvs      map[string]*cobv   // made at the first PUT /cobv
 	pix        map[string]*pixRec // by endToEndId
 	pixOrder   []*pixRec
 	refunds    map[string]*refund // by e2eid + "/" + id

@@ -81,6 +81,9 @@ func (v Violation) String() string {
 //     that property is required instead of "cobs";
 //   - PUT /webhook/{chave} answers 200 with or without a body;
 //   - an end-to-end id is 32 characters of [a-zA-Z0-9];
+//   - DadosRecebedor (in every cobv answer) requires logradouro, cidade, uf
+//     and cep of the cobv itself besides its recebedor's: only the
+//     recebedor's are meant;
 //   - a few patterns are written as JavaScript literals ("/^\d{11}$/", the
 //     CPF), which no CPF matches as a regular expression: the slashes go.
 func BACENValidator(t testing.TB) *Conformance {
@@ -149,6 +152,12 @@ func patchBACEN(spec *openapi3.T) error {
 	}
 	n := uint64(32)
 	e2e.Value.MinLength, e2e.Value.MaxLength, e2e.Value.Pattern = n, &n, "^[a-zA-Z0-9]{32}$"
+
+	recebedor := spec.Components.Schemas["DadosRecebedor"]
+	if recebedor == nil || recebedor.Value == nil || recebedor.Value.Properties["recebedor"] == nil {
+		return errors.New("no schema DadosRecebedor with a recebedor")
+	}
+	recebedor.Value.Required = nil
 
 	seen := map[*openapi3.Schema]bool{}
 	for _, s := range spec.Components.Schemas {
