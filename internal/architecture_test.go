@@ -61,13 +61,18 @@ func TestImportBoundaries(t *testing.T) {
 	pkgs := listPackages(t)
 
 	// The HTTP API and the panel reach the database and the PSP only
-	// through gateway: not even a type of the store or of the simulator.
-	for _, name := range []string{"internal/httpapi", "internal/admin"} {
+	// through gateway (money, clients) and backoffice (the panel's users,
+	// sessions and views): not even a type of the store or of the
+	// simulator. The API has no business with the back office.
+	for name, forbidden := range map[string][]string{
+		"internal/httpapi": {"internal/store", "internal/provider/sandbox", "internal/backoffice"},
+		"internal/admin":   {"internal/store", "internal/provider/sandbox"},
+	} {
 		p, ok := pkgs[module+"/"+name]
 		require.True(t, ok, name)
 		for _, imp := range p.Imports {
-			for _, forbidden := range []string{"internal/store", "internal/provider/sandbox"} {
-				require.False(t, within(imp, module+"/"+forbidden), "%s imports %s: go through gateway", name, imp)
+			for _, f := range forbidden {
+				require.False(t, within(imp, module+"/"+f), "%s imports %s: go through gateway or backoffice", name, imp)
 			}
 		}
 	}
@@ -78,6 +83,19 @@ func TestImportBoundaries(t *testing.T) {
 	for _, dep := range gw.Deps {
 		for _, impl := range []string{"internal/provider/sandbox", "internal/provider/apipix", "internal/provider/efi"} {
 			require.False(t, within(dep, module+"/"+impl), "gateway depends on %s: it talks to providers only through the seam", dep)
+		}
+	}
+
+	// gateway and backoffice are siblings over the store: the back office
+	// moves no money, and the use cases know nothing of the panel.
+	for name, forbidden := range map[string]string{
+		"internal/gateway":    "internal/backoffice",
+		"internal/backoffice": "internal/gateway",
+	} {
+		p, ok := pkgs[module+"/"+name]
+		require.True(t, ok, name)
+		for _, dep := range p.Deps {
+			require.False(t, within(dep, module+"/"+forbidden), "%s depends on %s", name, dep)
 		}
 	}
 

@@ -4,8 +4,9 @@
 // users, who see only their own. It owns the panel's sessions (in the
 // database, cookie HttpOnly + SameSite=Strict, Secure outside the sandbox),
 // per-session CSRF tokens, bcrypt passwords and the login rate limit. Money
-// and state changes go through the gateway's use cases, and so do its
-// reads: the panel never opens the store itself.
+// and clients go through the gateway's use cases (Gateway); its users,
+// sessions and read-only views through the back office (Backoffice): the
+// panel never opens the store itself.
 package admin
 
 import (
@@ -24,6 +25,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 )
@@ -41,8 +43,9 @@ const SessionTTL = 12 * time.Hour
 
 // Options configure the panel.
 type Options struct {
-	Gateway *gateway.Service
-	Log     *slog.Logger
+	Gateway    Gateway
+	Backoffice Backoffice
+	Log        *slog.Logger
 	// SessionTTL overrides SessionTTL when positive.
 	SessionTTL time.Duration
 	// PasswordCost is the bcrypt cost of the users' hashes (0 means
@@ -52,7 +55,8 @@ type Options struct {
 
 // Handler serves /admin/.
 type Handler struct {
-	gw      *gateway.Service
+	gw      Gateway
+	bo      Backoffice
 	log     *slog.Logger
 	sandbox bool
 	secure  bool // cookies Secure (everywhere but the sandbox)
@@ -88,7 +92,7 @@ func New(o Options) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admin: %w", err)
 	}
-	h := &Handler{gw: o.Gateway, log: log, sandbox: o.Gateway.SandboxPayments(),
+	h := &Handler{gw: o.Gateway, bo: o.Backoffice, log: log, sandbox: o.Gateway.SandboxPayments(),
 		secure: !o.Gateway.Sandbox(), ttl: ttl, loc: loc, pages: pages,
 		assets: http.StripPrefix("/admin/assets/", http.FileServerFS(assets))}
 	cost := o.PasswordCost
@@ -233,7 +237,7 @@ type view struct {
 	L        lang
 	Page     string // template name, also the active navigation item
 	LoggedIn bool
-	User     gateway.User
+	User     backoffice.User
 	CSRF     string
 	Sandbox  bool
 	Client   *gateway.Client // the client the page is about, if any
@@ -250,7 +254,7 @@ func (v *view) session(s *session) {
 }
 
 // Operator reports whether the viewer sees every client.
-func (v *view) Operator() bool { return v.LoggedIn && v.User.Role == gateway.RoleOperator }
+func (v *view) Operator() bool { return v.LoggedIn && v.User.Role == backoffice.RoleOperator }
 
 // ClientBase is the path prefix of the current client's pages.
 func (v *view) ClientBase() string {

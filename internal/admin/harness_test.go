@@ -20,6 +20,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/pixgate/pixgate/internal/admin"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
@@ -43,6 +44,7 @@ type bundle struct {
 	t     *testing.T
 	db    *store.DB
 	gw    *gateway.Service
+	bo    *backoffice.Service
 	srv   *httptest.Server
 	clock *testkit.Clock
 	// panel is the panel's own handler, also reachable through srv.
@@ -59,21 +61,30 @@ func setup(t *testing.T, open opener, env string) *bundle {
 	gw, err := gateway.New(gateway.Config{DB: db, Env: env,
 		ChargeTTL: 24 * time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo", MerchantCity: "Sao Paulo", Delay: 50 * time.Millisecond, Now: clk.Now}), Now: clk.Now})
 	require.NoError(t, err)
-	panel, err := admin.New(admin.Options{Gateway: gw, Log: log, PasswordCost: bcrypt.MinCost})
-	require.NoError(t, err)
-	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(100000), Admin: panel})
+	panel, bo := newPanel(t, db, gw, clk, log)
+	api, err := httpapi.New(httpapi.Options{Gateway: gw, Now: clk.Now, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(100000), Admin: panel})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	cred, err := gw.CreateClient(context.Background(), gateway.ClientParams{Name: "Loja Exemplo"})
 	require.NoError(t, err)
-	return &bundle{t: t, db: db, gw: gw, srv: srv, clock: clk, panel: panel, merchant: cred}
+	return &bundle{t: t, db: db, gw: gw, bo: bo, srv: srv, clock: clk, panel: panel, merchant: cred}
+}
+
+// newPanel returns the panel over gw and a back office on db, both on clk.
+func newPanel(t *testing.T, db *store.DB, gw *gateway.Service, clk *testkit.Clock, log *slog.Logger) (*admin.Handler, *backoffice.Service) {
+	t.Helper()
+	bo, err := backoffice.New(backoffice.Config{DB: db, Now: clk.Now})
+	require.NoError(t, err)
+	panel, err := admin.New(admin.Options{Gateway: gw, Backoffice: bo, Log: log, PasswordCost: bcrypt.MinCost})
+	require.NoError(t, err)
+	return panel, bo
 }
 
 // user creates a panel user (cheap bcrypt cost) and returns its password.
 func (b *bundle) user(email, role, clientID string) string {
 	b.t.Helper()
-	nu, err := admin.CreateUser(context.Background(), b.gw, admin.UserParams{Email: email, Role: role, ClientID: clientID, Cost: bcrypt.MinCost})
+	nu, err := admin.CreateUser(context.Background(), b.bo, admin.UserParams{Email: email, Role: role, ClientID: clientID, Cost: bcrypt.MinCost})
 	require.NoError(b.t, err)
 	return nu.Password
 }

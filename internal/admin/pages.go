@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -44,7 +45,7 @@ func (v *view) notice(r *http.Request) {
 func (h *Handler) scope(r *http.Request) (*session, gateway.Client, error) {
 	s, _ := sessionFrom(r)
 	id := r.PathValue("client")
-	if s.user.Role != gateway.RoleOperator && id != s.user.ClientID {
+	if s.user.Role != backoffice.RoleOperator && id != s.user.ClientID {
 		return nil, gateway.Client{}, errNotFound
 	}
 	c, err := h.gw.Client(r.Context(), id)
@@ -74,8 +75,8 @@ type failing struct {
 
 type overviewData struct {
 	Available, Pending pix.Amount
-	Activity           gateway.Activity
-	Flows              gateway.Flows // today's money, which adds up to the change in balance
+	Activity           backoffice.Activity
+	Flows              backoffice.Flows // today's money, which adds up to the change in balance
 	Rows               []statusRow
 	Failing            []failing
 	ClientCount        int
@@ -85,7 +86,7 @@ type overviewData struct {
 
 // today returns the current day in São Paulo as [start, end).
 func (h *Handler) today() (time.Time, time.Time) {
-	now := h.gw.Now().In(h.loc)
+	now := h.bo.Now().In(h.loc)
 	start := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, h.loc)
 	return start, start.AddDate(0, 0, 1)
 }
@@ -93,7 +94,7 @@ func (h *Handler) today() (time.Time, time.Time) {
 func (h *Handler) overview(r *http.Request, clientID string) (overviewData, error) {
 	var d overviewData
 	from, to := h.today()
-	o, err := h.gw.Overview(r.Context(), clientID, from, to, 20)
+	o, err := h.bo.Overview(r.Context(), clientID, from, to, 20)
 	if err != nil {
 		return d, err
 	}
@@ -127,7 +128,7 @@ func (h *Handler) overview(r *http.Request, clientID string) (overviewData, erro
 // their client's overview.
 func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	s, _ := sessionFrom(r)
-	if s.user.Role != gateway.RoleOperator {
+	if s.user.Role != backoffice.RoleOperator {
 		return redirect(w, clientBase(s.user.ClientID)+"/")
 	}
 	d, err := h.overview(r, "")

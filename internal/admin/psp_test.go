@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/crypto/bcrypt"
 
-	"github.com/pixgate/pixgate/internal/admin"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/provider/apipix"
@@ -60,15 +58,14 @@ func TestOverviewShowsPSP(t *testing.T) {
 	clk := &testkit.Clock{}
 	gw, err := gateway.New(gateway.Config{DB: db, Env: gateway.EnvSandbox, ChargeTTL: time.Hour, Log: log, Provider: psp, Now: clk.Now})
 	require.NoError(t, err)
-	panel, err := admin.New(admin.Options{Gateway: gw, Log: log, PasswordCost: bcrypt.MinCost})
-	require.NoError(t, err)
-	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(100000), Admin: panel})
+	panel, bo := newPanel(t, db, gw, clk, log)
+	api, err := httpapi.New(httpapi.Options{Gateway: gw, Now: clk.Now, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(100000), Admin: panel})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "Loja"})
 	require.NoError(t, err)
-	b := &bundle{t: t, db: db, gw: gw, srv: srv, clock: clk, panel: panel, merchant: cred}
+	b := &bundle{t: t, db: db, gw: gw, bo: bo, srv: srv, clock: clk, panel: panel, merchant: cred}
 
 	ops := b.web()
 	ops.login("ops@example.com", b.user("ops@example.com", store.RoleOperator, ""))

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 )
@@ -29,8 +29,8 @@ const (
 
 // session is the logged-in user of a request.
 type session struct {
-	session gateway.Session
-	user    gateway.User
+	session backoffice.Session
+	user    backoffice.User
 }
 
 type ctxKey struct{}
@@ -64,12 +64,8 @@ func (h *Handler) setCookie(w http.ResponseWriter, name, value string, maxAge in
 
 // randomToken returns 32 random bytes as URL-safe Base64.
 func (h *Handler) randomToken() (string, error) {
-	rnd := h.gw.Rand
-	if rnd == nil {
-		rnd = rand.Reader
-	}
 	b := make([]byte, 32)
-	if _, err := io.ReadFull(rnd, b); err != nil {
+	if _, err := io.ReadFull(h.bo.Rand(), b); err != nil {
 		return "", fmt.Errorf("random token: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
@@ -78,7 +74,7 @@ func (h *Handler) randomToken() (string, error) {
 // sessionID is the stored id of a session token: hex SHA-256.
 func sessionID(token string) string { return gateway.HashSecret(token) }
 
-func (h *Handler) now() time.Time { return h.gw.Now().UTC().Truncate(time.Millisecond) }
+func (h *Handler) now() time.Time { return h.bo.Now().UTC().Truncate(time.Millisecond) }
 
 // errNoSession is currentSession's answer for a request without a live
 // session.
@@ -90,7 +86,7 @@ func (h *Handler) currentSession(r *http.Request) (*session, error) {
 	if err != nil || c.Value == "" || len(c.Value) > 100 {
 		return nil, errNoSession
 	}
-	s, u, err := h.gw.SessionUser(r.Context(), sessionID(c.Value), h.now())
+	s, u, err := h.bo.SessionUser(r.Context(), sessionID(c.Value), h.now())
 	if pix.ErrorCode(err) == pix.ENotFound {
 		return nil, errNoSession
 	}
@@ -128,7 +124,7 @@ func (h *Handler) authed(f handlerFunc) http.Handler {
 func (h *Handler) operator(f handlerFunc) http.Handler {
 	return h.authed(func(w http.ResponseWriter, r *http.Request) error {
 		s, _ := sessionFrom(r)
-		if s.user.Role != gateway.RoleOperator {
+		if s.user.Role != backoffice.RoleOperator {
 			return errNotFound
 		}
 		return f(w, r)
@@ -201,7 +197,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 
 	// Every attempt is logged before the password is checked (a success
 	// clears the log), so concurrent guesses count too.
-	limited, err := h.gw.NoteLoginAttempt(ctx, email, ip, now, gateway.LoginLimit{PerPair: LoginMaxFailures, PerIP: loginMaxPerIP, Window: LoginWindow})
+	limited, err := h.bo.NoteLoginAttempt(ctx, email, ip, now, backoffice.LoginLimit{PerPair: LoginMaxFailures, PerIP: loginMaxPerIP, Window: LoginWindow})
 	if err != nil {
 		return err
 	}
@@ -212,7 +208,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		return &httpError{status: http.StatusTooManyRequests, key: "error.429", args: []any{minutes}}
 	}
 
-	u, err := h.gw.UserByEmail(ctx, email)
+	u, err := h.bo.UserByEmail(ctx, email)
 	if err != nil && pix.ErrorCode(err) != pix.ENotFound {
 		return err
 	}
@@ -221,7 +217,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		hash = h.dummyHash()
 	}
 	ok := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && err == nil && len(password) <= 72
-	if ok && u.Role != gateway.RoleOperator {
+	if ok && u.Role != backoffice.RoleOperator {
 		// A disabled client's users are refused as the API refuses the
 		// client: with the same answer as a wrong password, so the form
 		// tells nobody which passwords are right; the attempt stays counted.
@@ -246,12 +242,12 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sess := gateway.Session{ID: sessionID(tok), UserID: u.ID, CSRFToken: csrf, CreatedAt: now, ExpiresAt: now.Add(h.ttl)}
+	sess := backoffice.Session{ID: sessionID(tok), UserID: u.ID, CSRFToken: csrf, CreatedAt: now, ExpiresAt: now.Add(h.ttl)}
 	replaced := ""
 	if old, _ := r.Cookie(h.sessionCookie()); old != nil && old.Value != "" {
 		replaced = sessionID(old.Value)
 	}
-	if err := h.gw.StartSession(ctx, sess, replaced, email, ip, LoginWindow); err != nil {
+	if err := h.bo.StartSession(ctx, sess, replaced, email, ip, LoginWindow); err != nil {
 		return err
 	}
 	h.log.InfoContext(ctx, "admin login", "user_id", u.ID, "role", u.Role)
@@ -274,7 +270,7 @@ func (h *Handler) clientActive(ctx context.Context, clientID string) (bool, erro
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
 	s, _ := sessionFrom(r)
-	if err := h.gw.EndSession(r.Context(), s.session.ID); err != nil {
+	if err := h.bo.EndSession(r.Context(), s.session.ID); err != nil {
 		return err
 	}
 	h.setCookie(w, h.sessionCookie(), "", -1)

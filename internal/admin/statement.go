@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/stream"
@@ -60,7 +61,7 @@ func (h *Handler) statementForm(r *http.Request) (*view, *statementData, error) 
 	s, _ := sessionFrom(r)
 	q := r.URL.Query()
 	id := q.Get("client")
-	if s.user.Role != gateway.RoleOperator {
+	if s.user.Role != backoffice.RoleOperator {
 		if id == "" {
 			id = s.user.ClientID
 		}

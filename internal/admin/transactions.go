@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 )
@@ -47,7 +48,7 @@ func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
 	if d.Q != "" {
 		d.Searched = true
 		if len(d.Q) <= 64 {
-			if d.Rows, err = h.gw.FindTransactions(ctx, c.ID, d.Q); err != nil {
+			if d.Rows, err = h.bo.FindTransactions(ctx, c.ID, d.Q); err != nil {
 				return err
 			}
 		}
@@ -59,11 +60,11 @@ func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
 	if len(cursor) > 200 {
 		cursor = ""
 	}
-	rows, next, err := h.gw.TransactionPage(ctx, c.ID, d.Status, d.Type, cursor, PageSize)
+	rows, next, err := h.bo.TransactionPage(ctx, c.ID, d.Status, d.Type, cursor, PageSize)
 	if pix.ErrorCode(err) == pix.EInvalid {
 		v.Alert = "tx.badcursor"
 		cursor = ""
-		rows, next, err = h.gw.TransactionPage(ctx, c.ID, d.Status, d.Type, cursor, PageSize)
+		rows, next, err = h.bo.TransactionPage(ctx, c.ID, d.Status, d.Type, cursor, PageSize)
 	}
 	if err != nil {
 		return err
@@ -97,7 +98,7 @@ func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
 }
 
 type txDetailData struct {
-	gateway.TransactionDetail
+	backoffice.TransactionDetail
 	CanChange bool // sandbox: the charge may be paid or expired here
 }
 
@@ -108,7 +109,7 @@ func (h *Handler) transaction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	detail, err := h.gw.TransactionDetail(r.Context(), c.ID, r.PathValue("id"))
+	detail, err := h.bo.TransactionDetail(r.Context(), c.ID, r.PathValue("id"))
 	if pix.ErrorCode(err) == pix.ENotFound {
 		return errNotFound
 	}
@@ -135,7 +136,7 @@ func (h *Handler) retryEvent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	e, err := h.gw.ClientEvent(ctx, c.ID, r.PathValue("event"))
+	e, err := h.bo.ClientEvent(ctx, c.ID, r.PathValue("event"))
 	if pix.ErrorCode(err) == pix.ENotFound {
 		return errNotFound
 	}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 )
@@ -119,7 +120,7 @@ type suspenseSummary struct {
 // suspenseOf is the overview's suspense section for r: nil for merchant
 // users, and when nothing is or was ever waiting in suspense.
 func (h *Handler) suspenseOf(r *http.Request) (*suspenseSummary, error) {
-	if s, ok := sessionFrom(r); !ok || s.user.Role != gateway.RoleOperator {
+	if s, ok := sessionFrom(r); !ok || s.user.Role != backoffice.RoleOperator {
 		return nil, nil
 	}
 	ctx := r.Context()

@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/crypto/bcrypt"
 
-	"github.com/pixgate/pixgate/internal/admin"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -50,15 +48,14 @@ func setupPSP(t *testing.T, open opener, hold bool) *pspBundle {
 	clk := &testkit.Clock{}
 	gw, err := gateway.New(gateway.Config{DB: db, Env: gateway.EnvProduction, ChargeTTL: time.Hour, Log: log, Provider: psp, Now: clk.Now, HoldUnmatched: hold})
 	require.NoError(t, err)
-	panel, err := admin.New(admin.Options{Gateway: gw, Log: log, PasswordCost: bcrypt.MinCost})
-	require.NoError(t, err)
-	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(100000), Admin: panel})
+	panel, bo := newPanel(t, db, gw, clk, log)
+	api, err := httpapi.New(httpapi.Options{Gateway: gw, Now: clk.Now, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(100000), Admin: panel})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "Loja Exemplo"})
 	require.NoError(t, err)
-	return &pspBundle{bundle: &bundle{t: t, db: db, gw: gw, srv: srv, clock: clk, panel: panel, merchant: cred}, sim: sim}
+	return &pspBundle{bundle: &bundle{t: t, db: db, gw: gw, bo: bo, srv: srv, clock: clk, panel: panel, merchant: cred}, sim: sim}
 }
 
 // report has the gateway confirm the Pix e2e with the PSP, as a PSP

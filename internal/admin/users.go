@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -13,7 +12,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -28,7 +27,7 @@ const SandboxAdminEmail = "admin@sandbox.local"
 // UserParams describes a user to create.
 type UserParams struct {
 	Email    string
-	Role     string // gateway.RoleOperator or gateway.RoleMerchant
+	Role     string // backoffice.RoleOperator or backoffice.RoleMerchant
 	ClientID string // required for merchant users, refused for operators
 	// Cost is the bcrypt cost; 0 means PasswordCost. Tests lower it.
 	Cost int
@@ -36,7 +35,7 @@ type UserParams struct {
 
 // NewUser is a created user and its generated password, shown once.
 type NewUser struct {
-	User     gateway.User
+	User     backoffice.User
 	Password string
 }
 
@@ -73,19 +72,16 @@ func prepareUser(rnd io.Reader, now time.Time, p UserParams) (NewUser, error) {
 		return NewUser{}, pix.Errorf(pix.EInvalid, "invalid e-mail address %q", p.Email)
 	}
 	switch p.Role {
-	case gateway.RoleOperator:
+	case backoffice.RoleOperator:
 		if p.ClientID != "" {
 			return NewUser{}, pix.Errorf(pix.EInvalid, "operators see every client: --client is only for merchant users")
 		}
-	case gateway.RoleMerchant:
+	case backoffice.RoleMerchant:
 		if p.ClientID == "" {
 			return NewUser{}, pix.Errorf(pix.EInvalid, "merchant users need --client")
 		}
 	default:
 		return NewUser{}, pix.Errorf(pix.EInvalid, "invalid role %q: operator or merchant", p.Role)
-	}
-	if rnd == nil {
-		rnd = rand.Reader
 	}
 	password, err := generatePassword(rnd)
 	if err != nil {
@@ -103,7 +99,7 @@ func prepareUser(rnd io.Reader, now time.Time, p UserParams) (NewUser, error) {
 	if err != nil {
 		return NewUser{}, fmt.Errorf("user id: %w", err)
 	}
-	u := gateway.User{ID: id.String(), Email: email, PasswordHash: string(hash), Role: p.Role, ClientID: p.ClientID,
+	u := backoffice.User{ID: id.String(), Email: email, PasswordHash: string(hash), Role: p.Role, ClientID: p.ClientID,
 		CreatedAt: now.UTC().Truncate(time.Millisecond)}
 	return NewUser{User: u, Password: password}, nil
 }
@@ -111,12 +107,12 @@ func prepareUser(rnd io.Reader, now time.Time, p UserParams) (NewUser, error) {
 // CreateUser creates a panel user with a generated password, which it
 // returns once; only its bcrypt hash is stored. Errors: EInvalid (e-mail,
 // role or client flag), ENotFound (no such client), EConflict (e-mail taken).
-func CreateUser(ctx context.Context, gw *gateway.Service, p UserParams) (NewUser, error) {
-	nu, err := prepareUser(gw.Rand, gw.Now(), p)
+func CreateUser(ctx context.Context, users Users, p UserParams) (NewUser, error) {
+	nu, err := prepareUser(users.Rand(), users.Now(), p)
 	if err != nil {
 		return NewUser{}, err
 	}
-	if err := gw.CreateUser(ctx, nu.User); err != nil {
+	if err := users.CreateUser(ctx, nu.User); err != nil {
 		return NewUser{}, err
 	}
 	return nu, nil
@@ -126,19 +122,15 @@ func CreateUser(ctx context.Context, gw *gateway.Service, p UserParams) (NewUser
 // password, returned once; the old password stops working and every
 // session of the user ends, in one transaction. It returns how many
 // sessions ended. Errors: ENotFound.
-func ResetPassword(ctx context.Context, gw *gateway.Service, email string) (nu NewUser, sessionsEnded int64, err error) {
+func ResetPassword(ctx context.Context, users Users, email string) (nu NewUser, sessionsEnded int64, err error) {
 	notFound := pix.Errorf(pix.ENotFound, "no user with e-mail %q", email)
-	user, err := gw.UserByEmail(ctx, normalizeEmail(email))
+	user, err := users.UserByEmail(ctx, normalizeEmail(email))
 	if pix.ErrorCode(err) == pix.ENotFound {
 		return NewUser{}, 0, notFound
 	} else if err != nil {
 		return NewUser{}, 0, fmt.Errorf("reset password: %w", err)
 	}
-	rnd := gw.Rand
-	if rnd == nil {
-		rnd = rand.Reader
-	}
-	password, err := generatePassword(rnd)
+	password, err := generatePassword(users.Rand())
 	if err != nil {
 		return NewUser{}, 0, err
 	}
@@ -146,7 +138,7 @@ func ResetPassword(ctx context.Context, gw *gateway.Service, email string) (nu N
 	if err != nil {
 		return NewUser{}, 0, fmt.Errorf("hash password: %w", err)
 	}
-	sessionsEnded, err = gw.SetUserPassword(ctx, user.ID, string(hash))
+	sessionsEnded, err = users.SetUserPassword(ctx, user.ID, string(hash))
 	if pix.ErrorCode(err) == pix.ENotFound { // deleted meanwhile
 		return NewUser{}, 0, notFound
 	} else if err != nil {
@@ -156,22 +148,20 @@ func ResetPassword(ctx context.Context, gw *gateway.Service, email string) (nu N
 }
 
 // BootstrapSandbox creates the operator admin@sandbox.local when the
-// database has no user yet, in sandbox only, and returns it with its
-// password; created is false when it did nothing. Across nodes starting
-// together at most one is created.
-func BootstrapSandbox(ctx context.Context, gw *gateway.Service) (nu NewUser, created bool, err error) {
-	if !gw.Sandbox() {
-		return NewUser{}, false, nil
-	}
+// database has no user yet and returns it with its password; created is
+// false when it did nothing. Across nodes starting together at most one is
+// created. Only the sandbox's first start calls it: production's operators
+// are created with pixgate users create.
+func BootstrapSandbox(ctx context.Context, users Users) (nu NewUser, created bool, err error) {
 	// Hashing the password is slow: skip it when users exist.
-	if exist, err := gw.HasUsers(ctx); err != nil || exist {
+	if exist, err := users.HasUsers(ctx); err != nil || exist {
 		return NewUser{}, false, err
 	}
-	nu, err = prepareUser(gw.Rand, gw.Now(), UserParams{Email: SandboxAdminEmail, Role: gateway.RoleOperator})
+	nu, err = prepareUser(users.Rand(), users.Now(), UserParams{Email: SandboxAdminEmail, Role: backoffice.RoleOperator})
 	if err != nil {
 		return NewUser{}, false, err
 	}
-	created, err = gw.CreateFirstUser(ctx, nu.User)
+	created, err = users.CreateFirstUser(ctx, nu.User)
 	if err != nil {
 		return NewUser{}, false, fmt.Errorf("create sandbox admin: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/admin"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/config"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
@@ -68,10 +69,14 @@ func (a *app) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	bo, err := backoffice.New(backoffice.Config{DB: db})
+	if err != nil {
+		return err
+	}
 	if cred, created, err := gw.BootstrapSandbox(ctx); err != nil {
 		return fmt.Errorf("create sandbox client: %w", err)
 	} else if created {
-		if err := a.printSandboxBootstrap(ctx, gw, cred); err != nil {
+		if err := a.printSandboxBootstrap(ctx, bo, cred); err != nil {
 			return err
 		}
 	}
@@ -101,7 +106,7 @@ func (a *app) serve(ctx context.Context) error {
 		}
 		limiter = rl
 	}
-	panel, err := admin.New(admin.Options{Gateway: gw, Log: a.log})
+	panel, err := admin.New(admin.Options{Gateway: gw, Backoffice: bo, Log: a.log})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/pixgate/pixgate/internal/admin"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 )
 
@@ -22,13 +23,13 @@ type userJSON struct {
 }
 
 func (a *app) usersCreate(ctx context.Context, u usersCreate) error {
-	return a.run(ctx, func(gw *gateway.Service) (any, error) {
-		nu, err := admin.CreateUser(ctx, gw, admin.UserParams{Email: u.Email, Role: u.Role, ClientID: u.Client})
+	return a.runBackoffice(ctx, func(bo *backoffice.Service) (any, error) {
+		nu, err := admin.CreateUser(ctx, bo, admin.UserParams{Email: u.Email, Role: u.Role, ClientID: u.Client})
 		if err != nil {
 			return nil, err
 		}
 		out := userJSON{Email: nu.User.Email, Password: nu.Password, Role: nu.User.Role}
-		if nu.User.Role == gateway.RoleMerchant {
+		if nu.User.Role == backoffice.RoleMerchant {
 			out.ClientID = &nu.User.ClientID
 		}
 		return out, nil
@@ -43,14 +44,14 @@ type usersResetPassword struct {
 // as users create prints it; the old password stops working and every
 // session of the user ends, in one transaction.
 func (a *app) usersResetPassword(ctx context.Context, u usersResetPassword) error {
-	return a.run(ctx, func(gw *gateway.Service) (any, error) {
-		nu, ended, err := admin.ResetPassword(ctx, gw, u.Email)
+	return a.runBackoffice(ctx, func(bo *backoffice.Service) (any, error) {
+		nu, ended, err := admin.ResetPassword(ctx, bo, u.Email)
 		if err != nil {
 			return nil, err
 		}
 		a.log.InfoContext(ctx, "user password reset", "user_id", nu.User.ID, "sessions_ended", ended)
 		out := userJSON{Email: nu.User.Email, Password: nu.Password, Role: nu.User.Role}
-		if nu.User.Role == gateway.RoleMerchant {
+		if nu.User.Role == backoffice.RoleMerchant {
 			out.ClientID = &nu.User.ClientID
 		}
 		return out, nil
@@ -67,14 +68,33 @@ type sandboxBootstrap struct {
 
 // printSandboxBootstrap creates the sandbox operator admin@sandbox.local
 // (when no user exists yet) and prints it with the new sandbox client.
-func (a *app) printSandboxBootstrap(ctx context.Context, gw *gateway.Service, cred gateway.Credentials) error {
+func (a *app) printSandboxBootstrap(ctx context.Context, bo *backoffice.Service, cred gateway.Credentials) error {
 	out := sandboxBootstrap{Credentials: cred}
-	nu, created, err := admin.BootstrapSandbox(ctx, gw)
+	nu, created, err := admin.BootstrapSandbox(ctx, bo)
 	if err != nil {
 		return err
 	}
 	if created {
 		out.AdminEmail, out.AdminPassword = nu.User.Email, nu.Password
+	}
+	return a.printJSON(out)
+}
+
+// runBackoffice opens the database, runs one command of the panel's users
+// on the back office and prints the result as one JSON value.
+func (a *app) runBackoffice(ctx context.Context, fn func(bo *backoffice.Service) (any, error)) error {
+	db, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	bo, err := backoffice.New(backoffice.Config{DB: db})
+	if err != nil {
+		return err
+	}
+	out, err := fn(bo)
+	if err != nil {
+		return err
 	}
 	return a.printJSON(out)
 }

@@ -164,6 +164,31 @@ func (s *Service) DisableClient(ctx context.Context, clientID string) error {
 	return nil
 }
 
+// Client returns the client with that id. Errors: ENotFound.
+func (s *Service) Client(ctx context.Context, clientID string) (Client, error) {
+	c, err := s.db.Client(ctx, clientID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Client{}, pix.Errorf(pix.ENotFound, "client %q not found", clientID)
+	}
+	if err != nil {
+		return Client{}, fmt.Errorf("client: %w", err)
+	}
+	return c, nil
+}
+
+// SetFees replaces a client's fee rules; they apply to the operations
+// created from then on. Errors: ENotFound.
+func (s *Service) SetFees(ctx context.Context, clientID string, cashin, payout pix.FeeRule) error {
+	err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientFees(ctx, clientID, cashin, payout) })
+	if errors.Is(err, store.ErrNotFound) {
+		return pix.Errorf(pix.ENotFound, "client %q not found", clientID)
+	}
+	if err != nil {
+		return fmt.Errorf("set fees: %w", err)
+	}
+	return nil
+}
+
 // Clients lists every client.
 func (s *Service) Clients(ctx context.Context) ([]store.Client, error) {
 	return s.db.Clients(ctx)

@@ -1,9 +1,9 @@
 // Package gateway holds pixgate's use cases: clients and their credentials,
-// charges, payments, expiry, wallet queries, and what the administration
-// panel reads and writes. Each use case that changes money runs in one
-// database transaction holding the state change, its ledger posting and its
-// outbox event. Time and ids are injected. It is the only door to the
-// store: the HTTP API and the panel reach the database through it alone.
+// charges, payments, payouts, refunds, expiry and wallet queries. Each use
+// case that changes money runs in one database transaction holding the
+// state change, its ledger posting and its outbox event. Time and ids are
+// injected. The HTTP API reaches the database through it alone; the panel
+// through it and, for what is not money, through internal/backoffice.
 package gateway
 
 import (

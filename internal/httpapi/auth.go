@@ -28,7 +28,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			key = "ip:" + remoteIP(r)
 		}
 		if s.limiter != nil {
-			d, err := s.limiter.Allow(r.Context(), key, s.gw.Now())
+			d, err := s.limiter.Allow(r.Context(), key, s.now())
 			if err != nil {
 				// Fail open: serve without the shared limit, but say so.
 				s.logger(r.Context()).WarnContext(r.Context(), "rate limiter unavailable", "error", err.Error())

@@ -26,7 +26,7 @@ func TestRedisDownFailsOpen(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = limiter.Close() })
 		var failures atomic.Int32
-		api, err := httpapi.New(httpapi.Options{Gateway: b.gw, Log: b.gw.Log, Limiter: limiter, RateLimit: 5,
+		api, err := httpapi.New(httpapi.Options{Gateway: b.gw, Now: b.clock.Now, Log: b.gw.Log, Limiter: limiter, RateLimit: 5,
 			LimiterFailed: func() { failures.Add(1) }})
 		require.NoError(t, err)
 		srv := httptest.NewServer(api.Handler())

@@ -65,7 +65,7 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 		ChargeTTL: 24 * time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo Ltda", MerchantCity: "São Paulo", Delay: time.Hour, Now: clk.Now}), Now: clk.Now,
 		CheckWebhookURL: webhook.Guard{AllowPrivate: o.env == "sandbox", RequireHTTPS: o.env == "production"}.CheckURL})
 	require.NoError(t, err)
-	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(o.rateLimit)})
+	api, err := httpapi.New(httpapi.Options{Gateway: gw, Now: clk.Now, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(o.rateLimit)})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/qr"
 )
 
 //go:embed web
@@ -80,7 +81,7 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 		}
 		v.EndToEndID = t.EndToEndID
 		if t.Status == pix.StatusPending {
-			if v.Image, err = s.gw.QR.Base64PNG(t.QRCode); err != nil {
+			if v.Image, err = qr.Base64PNG(t.QRCode); err != nil {
 				return err
 			}
 		}

@@ -11,13 +11,13 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 )
 
 // Server serves the API.
 type Server struct {
-	gw      *gateway.Service
+	gw      Gateway
+	now     func() time.Time
 	log     *slog.Logger
 	sandbox bool
 	loc     *time.Location
@@ -39,8 +39,11 @@ type Server struct {
 
 // Options configure a Server.
 type Options struct {
-	Gateway *gateway.Service
+	Gateway Gateway
 	Log     *slog.Logger
+	// Now returns the current time (rate-limit windows, the balance's
+	// timestamp); nil means time.Now. Tests pass the gateway's clock.
+	Now func() time.Time
 	// Ready reports whether dependencies answer; nil means always ready.
 	Ready func(ctx context.Context) error
 	// Observe, when set, is called once per finished request.
@@ -71,7 +74,11 @@ func New(o Options) (*Server, error) {
 	if ready == nil {
 		ready = func(context.Context) error { return nil }
 	}
-	return &Server{gw: o.Gateway, log: o.Log, sandbox: o.Gateway.SandboxPayments(), loc: loc, ready: ready, metrics: o.Observe,
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Server{gw: o.Gateway, now: now, log: o.Log, sandbox: o.Gateway.SandboxPayments(), loc: loc, ready: ready, metrics: o.Observe,
 		limiter: o.Limiter, limited: o.Limited, limiterFailed: o.LimiterFailed, rateLimit: o.RateLimit, metricsHandler: o.Metrics, admin: o.Admin,
 		pspEnabled: o.PSPWebhookSecret != "", pspSecret: pspWebhookSecretSum(o.PSPWebhookSecret)}, nil
 }

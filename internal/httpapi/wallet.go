@@ -27,7 +27,7 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) error {
 		Data       balanceData `json:"data"`
 		Timestamp  string      `json:"timestamp"`
 	}{http.StatusOK, gateway.MsgBalanceOK, balanceData{cents(b.Available), "BRL", cents(b.Pending)},
-		gateway.BalanceTimestamp(s.gw.Now(), s.loc)})
+		gateway.BalanceTimestamp(s.now(), s.loc)})
 	return nil
 }
 

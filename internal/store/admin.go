@@ -285,7 +285,7 @@ func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (Flo
 			if own {
 				delta += amount
 			}
-			f.add(kind, ledger.Kind(account), paired == 1, n, amount)
+			addFlow(&f, kind, ledger.Kind(account), paired == 1, n, amount)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -296,10 +296,11 @@ func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (Flo
 	return f, nil
 }
 
-// add counts one group of entries of the period: the postings of one kind
-// (paired or not) on one account kind. Money crossing the PIX network is
-// the settlement side of each posting; fees are the fees account's.
-func (f *Flows) add(kind string, account ledger.Kind, paired bool, n int64, amount pix.Amount) {
+// addFlow counts into f one group of entries of the period: the postings
+// of one kind (paired or not) on one account kind. Money crossing the PIX
+// network is the settlement side of each posting; fees are the fees
+// account's.
+func addFlow(f *Flows, kind string, account ledger.Kind, paired bool, n int64, amount pix.Amount) {
 	if account == ledger.Fees {
 		f.Fees += amount
 		return

@@ -1,4 +1,4 @@
-package gateway
+package backoffice
 
 import (
 	"context"
@@ -11,43 +11,17 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// This file holds what the administration panel reads (and the one setting
-// it changes without a use case of its own, the fees): each operation takes
-// a client id the panel has already checked the viewer may see.
-
-// Client returns the client with that id. Errors: ENotFound.
-func (s *Service) Client(ctx context.Context, clientID string) (Client, error) {
-	c, err := s.db.Client(ctx, clientID)
-	if errors.Is(err, store.ErrNotFound) {
-		return Client{}, pix.Errorf(pix.ENotFound, "client %q not found", clientID)
-	}
-	if err != nil {
-		return Client{}, fmt.Errorf("client: %w", err)
-	}
-	return c, nil
-}
-
-// SetFees replaces a client's fee rules; they apply to the operations
-// created from then on. Errors: ENotFound.
-func (s *Service) SetFees(ctx context.Context, clientID string, cashin, payout pix.FeeRule) error {
-	err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientFees(ctx, clientID, cashin, payout) })
-	if errors.Is(err, store.ErrNotFound) {
-		return pix.Errorf(pix.ENotFound, "client %q not found", clientID)
-	}
-	if err != nil {
-		return fmt.Errorf("set fees: %w", err)
-	}
-	return nil
-}
+// This file holds what the administration panel reads: each operation
+// takes a client id the panel has already checked the viewer may see.
 
 // Overview is what the panel's overview page shows of one client, or of
 // every client.
 type Overview struct {
 	Balances ledger.Balances
-	Activity Activity // the period's transactions by type and status
-	Flows    Flows    // the period's money, which adds up to the change in balance
-	Failing  []Event  // webhooks failing, newest first
-	Clients  []Client // every client (names for Failing, and the count)
+	Activity Activity       // the period's transactions by type and status
+	Flows    Flows          // the period's money, which adds up to the change in balance
+	Failing  []store.Event  // webhooks failing, newest first
+	Clients  []store.Client // every client (names for Failing, and the count)
 }
 
 // Overview reads the overview of client clientID, or of every client when
@@ -81,11 +55,11 @@ func (s *Service) Overview(ctx context.Context, clientID string, from, to time.T
 // FindTransactions returns client clientID's transaction whose payment_id
 // is q and the one whose external_id is q, without repeating one that is
 // both: none, one or two.
-func (s *Service) FindTransactions(ctx context.Context, clientID, q string) ([]Transaction, error) {
-	var out []Transaction
-	for _, find := range []func() (Transaction, error){
-		func() (Transaction, error) { return s.db.Transaction(ctx, clientID, q) },
-		func() (Transaction, error) { return s.db.TransactionByExternalID(ctx, clientID, q) },
+func (s *Service) FindTransactions(ctx context.Context, clientID, q string) ([]store.Transaction, error) {
+	var out []store.Transaction
+	for _, find := range []func() (store.Transaction, error){
+		func() (store.Transaction, error) { return s.db.Transaction(ctx, clientID, q) },
+		func() (store.Transaction, error) { return s.db.TransactionByExternalID(ctx, clientID, q) },
 	} {
 		t, err := find()
 		if errors.Is(err, store.ErrNotFound) {
@@ -105,7 +79,7 @@ func (s *Service) FindTransactions(ctx context.Context, clientID, q string) ([]T
 // newest first, of the given status and type ("" for any), from cursor on,
 // and the next page's cursor ("" on the last page). Errors: EInvalid (a
 // cursor this operation did not return).
-func (s *Service) TransactionPage(ctx context.Context, clientID string, status pix.TxStatus, typ pix.TxType, cursor string, limit int) ([]Transaction, string, error) {
+func (s *Service) TransactionPage(ctx context.Context, clientID string, status pix.TxStatus, typ pix.TxType, cursor string, limit int) ([]store.Transaction, string, error) {
 	rows, next, err := s.db.History(ctx, clientID, store.HistoryFilter{Status: status, Type: typ, Cursor: cursor, Limit: limit})
 	if errors.Is(err, store.ErrBadCursor) {
 		return nil, "", pix.Errorf(pix.EInvalid, "bad cursor")
@@ -118,21 +92,21 @@ func (s *Service) TransactionPage(ctx context.Context, clientID string, status p
 
 // RefundDetail is a refund with its ledger postings.
 type RefundDetail struct {
-	Refund   Refund
-	Postings []Posting
+	Refund   store.Refund
+	Postings []store.PostingRecord
 }
 
 // EventDetail is a webhook event with every delivery attempt.
 type EventDetail struct {
-	Event    Event
-	Attempts []Attempt
+	Event    store.Event
+	Attempts []store.Attempt
 }
 
 // TransactionDetail is one transaction with its ledger postings, its
 // refunds and its events.
 type TransactionDetail struct {
-	Tx       Transaction
-	Postings []Posting
+	Tx       store.Transaction
+	Postings []store.PostingRecord
 	Refunds  []RefundDetail
 	Events   []EventDetail
 }
@@ -179,13 +153,13 @@ func (s *Service) TransactionDetail(ctx context.Context, clientID, id string) (T
 
 // ClientEvent returns client clientID's webhook event eventID. Errors:
 // ENotFound (also for another client's event).
-func (s *Service) ClientEvent(ctx context.Context, clientID, eventID string) (Event, error) {
+func (s *Service) ClientEvent(ctx context.Context, clientID, eventID string) (store.Event, error) {
 	e, err := s.db.Event(ctx, eventID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && e.ClientID != clientID) {
-		return Event{}, pix.Errorf(pix.ENotFound, "event not found")
+		return store.Event{}, pix.Errorf(pix.ENotFound, "event not found")
 	}
 	if err != nil {
-		return Event{}, fmt.Errorf("client event: %w", err)
+		return store.Event{}, fmt.Errorf("client event: %w", err)
 	}
 	return e, nil
 }

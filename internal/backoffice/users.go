@@ -1,4 +1,4 @@
-package gateway
+package backoffice
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 )
 
 // This file holds what the administration panel stores: its users, their
-// sessions and the log of login attempts. The panel owns the rules (roles,
-// passwords, rate limits); these operations only keep the rows.
+// sessions and the log of login attempts. The panel (internal/admin) owns
+// the rules (roles, passwords, rate limits); these operations keep the rows.
 
 // CreateUser stores a new panel user. Errors: ENotFound (u.ClientID names no
 // client), EConflict (the e-mail address is taken).
@@ -51,7 +51,7 @@ func (s *Service) HasUsers(ctx context.Context) (bool, error) {
 func (s *Service) CreateFirstUser(ctx context.Context, u User) (created bool, err error) {
 	err = s.db.Write(ctx, func(tx *store.Tx) error {
 		created = false
-		ok, err := tx.ClaimBootstrap(ctx, "sandbox-admin", s.Now().UTC())
+		ok, err := tx.ClaimBootstrap(ctx, "sandbox-admin", s.now().UTC())
 		if err != nil || !ok {
 			return err
 		}

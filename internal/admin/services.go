@@ -1,0 +1,71 @@
+package admin
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/backoffice"
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
+)
+
+// Gateway is what the panel asks of the use cases (*gateway.Service): the
+// clients and their settings, and the money operations an operator or a
+// merchant user may start. Each method's errors are those its gateway
+// doc comment lists.
+type Gateway interface {
+	// Sandbox reports whether pixgate runs in the sandbox environment.
+	Sandbox() bool
+	// SandboxPayments reports whether the sandbox's pay and expire
+	// actions are offered.
+	SandboxPayments() bool
+	Client(ctx context.Context, clientID string) (gateway.Client, error)
+	Clients(ctx context.Context) ([]gateway.Client, error)
+	CreateClient(ctx context.Context, p gateway.ClientParams) (gateway.Credentials, error)
+	RotateSecret(ctx context.Context, clientID string) (gateway.Credentials, error)
+	RotateWebhookSecret(ctx context.Context, clientID string) (gateway.Credentials, error)
+	SetFees(ctx context.Context, clientID string, cashin, payout pix.FeeRule) error
+	DisableClient(ctx context.Context, clientID string) error
+	Statement(ctx context.Context, c gateway.Client, q gateway.StatementQuery) (*gateway.Statement, error)
+	RetryDelivery(ctx context.Context, c gateway.Client, eventID string) error
+	Charge(ctx context.Context, c gateway.Client, id string) (gateway.Transaction, error)
+	SandboxPay(ctx context.Context, charge gateway.Transaction) (gateway.Transaction, error)
+	ExpireCharge(ctx context.Context, c gateway.Client, id string) (gateway.Transaction, error)
+	UnmatchedReceipts(ctx context.Context, status string, limit int) ([]gateway.UnmatchedReceipt, error)
+	ReturnUnmatched(ctx context.Context, id string) (gateway.UnmatchedReceipt, error)
+	SuspenseBalance(ctx context.Context) (pix.Amount, error)
+	PSPHealth() (h provider.Health, ok bool)
+}
+
+// Users is what creating panel users and resetting their passwords asks of
+// the back office (*backoffice.Service); the cli's users commands use it
+// through CreateUser and ResetPassword.
+type Users interface {
+	// Now is the panel's clock; Rand the source of its ids, passwords and
+	// tokens.
+	Now() time.Time
+	Rand() io.Reader
+	CreateUser(ctx context.Context, u backoffice.User) error
+	CreateFirstUser(ctx context.Context, u backoffice.User) (created bool, err error)
+	HasUsers(ctx context.Context) (bool, error)
+	UserByEmail(ctx context.Context, email string) (backoffice.User, error)
+	SetUserPassword(ctx context.Context, userID, passwordHash string) (sessionsEnded int64, err error)
+}
+
+// Backoffice is what the panel asks of the back office (*backoffice.Service):
+// its users, sessions and login attempts, and the read-only views of a
+// client's money.
+type Backoffice interface {
+	Users
+	SessionUser(ctx context.Context, sessionID string, now time.Time) (backoffice.Session, backoffice.User, error)
+	NoteLoginAttempt(ctx context.Context, email, ip string, now time.Time, l backoffice.LoginLimit) (limited bool, err error)
+	StartSession(ctx context.Context, sess backoffice.Session, replacedID, email, ip string, window time.Duration) error
+	EndSession(ctx context.Context, sessionID string) error
+	Overview(ctx context.Context, clientID string, from, to time.Time, failing int) (backoffice.Overview, error)
+	FindTransactions(ctx context.Context, clientID, q string) ([]gateway.Transaction, error)
+	TransactionPage(ctx context.Context, clientID string, status pix.TxStatus, typ pix.TxType, cursor string, limit int) ([]gateway.Transaction, string, error)
+	TransactionDetail(ctx context.Context, clientID, id string) (backoffice.TransactionDetail, error)
+	ClientEvent(ctx context.Context, clientID, eventID string) (gateway.Event, error)
+}
