@@ -25,8 +25,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/pixgate/pixgate/internal/backoffice"
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -222,7 +221,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 // ledgerArgs feeds the ledger partial.
 type ledgerArgs struct {
 	L        lang
-	Postings []gateway.Posting
+	Postings []ledger.PostingRecord
 }
 
 // errorData is what the error page shows.
@@ -237,16 +236,16 @@ type view struct {
 	L        lang
 	Page     string // template name, also the active navigation item
 	LoggedIn bool
-	User     backoffice.User
+	User     pix.User
 	CSRF     string
 	Sandbox  bool
-	Client   *gateway.Client // the client the page is about, if any
-	Notice   string          // message key of a success notice
-	Alert    string          // message key of an error notice
-	LangPT   string          // this page in Portuguese
-	LangEN   string          // this page in English
-	Self     string          // the GET page a POST's answer stands for, if any
-	D        any             // the page's own data
+	Client   *pix.Client // the client the page is about, if any
+	Notice   string      // message key of a success notice
+	Alert    string      // message key of an error notice
+	LangPT   string      // this page in Portuguese
+	LangEN   string      // this page in English
+	Self     string      // the GET page a POST's answer stands for, if any
+	D        any         // the page's own data
 }
 
 func (v *view) session(s *session) {
@@ -254,7 +253,7 @@ func (v *view) session(s *session) {
 }
 
 // Operator reports whether the viewer sees every client.
-func (v *view) Operator() bool { return v.LoggedIn && v.User.Role == backoffice.RoleOperator }
+func (v *view) Operator() bool { return v.LoggedIn && v.User.Role == pix.RoleOperator }
 
 // ClientBase is the path prefix of the current client's pages.
 func (v *view) ClientBase() string {
@@ -325,7 +324,7 @@ func parsePages() (map[string]*template.Template, error) {
 
 var funcs = template.FuncMap{
 	"txURL":       txPath,
-	"ledger":      func(l lang, ps []gateway.Posting) ledgerArgs { return ledgerArgs{L: l, Postings: ps} },
+	"ledger":      func(l lang, ps []ledger.PostingRecord) ledgerArgs { return ledgerArgs{L: l, Postings: ps} },
 	"clientURL":   clientBase,
 	"pathEscape":  url.PathEscape,
 	"queryEscape": url.QueryEscape,

@@ -97,7 +97,7 @@ func TestBrowser(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open opener) {
 		b := setup(t, open, "sandbox")
-		pw := b.user("ops@example.com", store.RoleOperator, "")
+		pw := b.user("ops@example.com", pix.RoleOperator, "")
 		root := chromium.Launch(t, 90*time.Second)
 		br := &browser{t: t, ctx: root, base: b.srv.URL}
 		ctx := context.Background()
@@ -190,7 +190,7 @@ func TestBrowser(t *testing.T) {
 
 		// A merchant user of another client, in its own browser context,
 		// sees its client and gets 404 for this one's pages.
-		mpw := b.user("loja@example.com", store.RoleMerchant, b.merchant.ClientID)
+		mpw := b.user("loja@example.com", pix.RoleMerchant, b.merchant.ClientID)
 		mb := &browser{t: t, ctx: chromium.Isolated(t, root), base: b.srv.URL}
 		mb.login("loja@example.com", mpw)
 		require.Equal(t, "Loja Exemplo", mb.text("[data-testid=client-name]"))
@@ -227,7 +227,7 @@ func TestScreenshots(t *testing.T) {
 	}))
 	other, err := b.gw.CreateClient(ctx, gateway.ClientParams{Name: "Café Aurora"})
 	require.NoError(t, err)
-	pw := b.user("ops@pixgate.dev", store.RoleOperator, "")
+	pw := b.user("ops@pixgate.dev", pix.RoleOperator, "")
 	amounts := []string{"129.90", "45.00", "1250.00", "89.90", "19.99", "310.00", "74.50", "560.00"}
 	var ids []string
 	for i, amt := range amounts {
@@ -292,7 +292,7 @@ func TestScreenshots(t *testing.T) {
 func TestTransactionsOnAPhone(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "sandbox")
-	pw := b.user("ops@example.com", store.RoleOperator, "")
+	pw := b.user("ops@example.com", pix.RoleOperator, "")
 	var ids []string
 	for i := range 3 {
 		ext := fmt.Sprintf("pedido-%d-", i) + strings.Repeat("x", 55) // 64 characters, the longest

@@ -23,6 +23,7 @@ import (
 	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 	"github.com/pixgate/pixgate/internal/store"
@@ -164,7 +165,7 @@ func (b *bundle) failDelivery(txID string, final bool) {
 			if final {
 				status = "failed"
 			}
-			a := store.Attempt{ID: uuid.NewString(), EventID: e.ID, At: now, StatusCode: 500, Latency: 42 * time.Millisecond,
+			a := pix.Attempt{ID: uuid.NewString(), EventID: e.ID, At: now, StatusCode: 500, Latency: 42 * time.Millisecond,
 				Error: "unexpected status 500", Response: "oops"}
 			if _, err := tx.FinishAttempt(ctx, "test", a, status, e.Attempts+1, next); err != nil {
 				return err

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -42,18 +41,18 @@ func (v *view) notice(r *http.Request) {
 // scope returns the session and the client named by the path. A merchant
 // user asking for another client, or anyone asking for a client that does
 // not exist, gets the same 404.
-func (h *Handler) scope(r *http.Request) (*session, gateway.Client, error) {
+func (h *Handler) scope(r *http.Request) (*session, pix.Client, error) {
 	s, _ := sessionFrom(r)
 	id := r.PathValue("client")
-	if s.user.Role != backoffice.RoleOperator && id != s.user.ClientID {
-		return nil, gateway.Client{}, errNotFound
+	if s.user.Role != pix.RoleOperator && id != s.user.ClientID {
+		return nil, pix.Client{}, errNotFound
 	}
 	c, err := h.gw.Client(r.Context(), id)
 	if pix.ErrorCode(err) == pix.ENotFound {
-		return nil, gateway.Client{}, errNotFound
+		return nil, pix.Client{}, errNotFound
 	}
 	if err != nil {
-		return nil, gateway.Client{}, err
+		return nil, pix.Client{}, err
 	}
 	return s, c, nil
 }
@@ -69,14 +68,14 @@ type statusRow struct {
 
 // failing is a failing webhook with what the page links it to.
 type failing struct {
-	Event      gateway.Event
+	Event      pix.Event
 	ClientName string
 }
 
 type overviewData struct {
 	Available, Pending pix.Amount
-	Activity           backoffice.Activity
-	Flows              backoffice.Flows // today's money, which adds up to the change in balance
+	Activity           pix.Activity
+	Flows              pix.Flows // today's money, which adds up to the change in balance
 	Rows               []statusRow
 	Failing            []failing
 	ClientCount        int
@@ -128,7 +127,7 @@ func (h *Handler) overview(r *http.Request, clientID string) (overviewData, erro
 // their client's overview.
 func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 	s, _ := sessionFrom(r)
-	if s.user.Role != backoffice.RoleOperator {
+	if s.user.Role != pix.RoleOperator {
 		return redirect(w, clientBase(s.user.ClientID)+"/")
 	}
 	d, err := h.overview(r, "")
@@ -161,7 +160,7 @@ type feeForm struct {
 	CashinPercent, CashinFixed, PayoutPercent, PayoutFixed string
 }
 
-func feeFormOf(c gateway.Client) feeForm {
+func feeFormOf(c pix.Client) feeForm {
 	return feeForm{pix.FormatPercent(c.CashinFee.PercentBP), c.CashinFee.Fixed.String(),
 		pix.FormatPercent(c.PayoutFee.PercentBP), c.PayoutFee.Fixed.String()}
 }
@@ -198,7 +197,7 @@ func feeFormFrom(r *http.Request) feeForm {
 }
 
 type clientsData struct {
-	Clients []gateway.Client
+	Clients []pix.Client
 	Name    string
 	Fees    feeForm
 }

@@ -23,7 +23,7 @@ import (
 func TestLoginAndLogout(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "sandbox")
-	pw := b.user("Ops@Example.com", store.RoleOperator, "")
+	pw := b.user("Ops@Example.com", pix.RoleOperator, "")
 	c := b.web()
 
 	// Not logged in: pages send to the login form; /admin to /admin/.
@@ -51,7 +51,7 @@ func TestLoginAndLogout(t *testing.T) {
 func TestWrongPassword(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "sandbox")
-	b.user("ops@example.com", store.RoleOperator, "")
+	b.user("ops@example.com", pix.RoleOperator, "")
 	for _, email := range []string{"ops@example.com", "nobody@example.com"} {
 		c := b.web()
 		lp := c.get("/admin/login")
@@ -66,7 +66,7 @@ func TestWrongPassword(t *testing.T) {
 func TestCSRF(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "sandbox")
-	pw := b.user("ops@example.com", store.RoleOperator, "")
+	pw := b.user("ops@example.com", pix.RoleOperator, "")
 	c := b.web()
 	tok := c.login("ops@example.com", pw)
 	rotate := "/admin/c/" + b.merchant.ClientID + "/settings/secret"
@@ -138,7 +138,7 @@ func TestCookieFlags(t *testing.T) {
 		t.Run(tc.env, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, openSQLite, tc.env)
-			pw := b.user("ops@example.com", store.RoleOperator, "")
+			pw := b.user("ops@example.com", pix.RoleOperator, "")
 			c := b.web()
 			lp := c.get("/admin/login")
 			lc := cookieNamed(t, lp.header, tc.login)
@@ -209,7 +209,7 @@ func TestLoginRateLimit(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open opener) {
 		b := setup(t, open, "sandbox")
-		pw := b.user("ops@example.com", store.RoleOperator, "")
+		pw := b.user("ops@example.com", pix.RoleOperator, "")
 		attempt := func(email, password string) page {
 			c := b.web()
 			lp := c.get("/admin/login")
@@ -226,7 +226,7 @@ func TestLoginRateLimit(t *testing.T) {
 		require.Equal(t, http.StatusTooManyRequests, attempt("OPS@example.com", pw).status)
 
 		// Another e-mail from the same address is counted apart.
-		other := b.user("other@example.com", store.RoleOperator, "")
+		other := b.user("other@example.com", pix.RoleOperator, "")
 		require.Equal(t, http.StatusSeeOther, attempt("other@example.com", other).status)
 
 		// After the window, logging in works again and clears the count.
@@ -242,7 +242,7 @@ func TestLoginRateLimit(t *testing.T) {
 func TestSessionExpires(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "sandbox")
-	pw := b.user("ops@example.com", store.RoleOperator, "")
+	pw := b.user("ops@example.com", pix.RoleOperator, "")
 	c := b.web()
 	tok := c.login("ops@example.com", pw)
 	b.clock.Advance(admin.SessionTTL - time.Minute)
@@ -264,7 +264,7 @@ func TestMerchantSeesOnlyItsClient(t *testing.T) {
 	require.NoError(t, err)
 	otherTx := b.charge(other, "outra-1", "12.34")
 	ownTx := b.charge(b.merchant, "minha-1", "10.00")
-	pw := b.user("loja@example.com", store.RoleMerchant, b.merchant.ClientID)
+	pw := b.user("loja@example.com", pix.RoleMerchant, b.merchant.ClientID)
 	c := b.web()
 	tok := c.login("loja@example.com", pw)
 
@@ -328,7 +328,7 @@ func TestOperatorPages(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open opener) {
 		b := setup(t, open, "sandbox")
-		pw := b.user("ops@example.com", store.RoleOperator, "")
+		pw := b.user("ops@example.com", pix.RoleOperator, "")
 		c := b.web()
 		tok := c.login("ops@example.com", pw)
 		ctx := context.Background()
@@ -404,7 +404,7 @@ func TestTransactionsPaging(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open opener) {
 		b := setup(t, open, "sandbox")
-		pw := b.user("ops@example.com", store.RoleOperator, "")
+		pw := b.user("ops@example.com", pix.RoleOperator, "")
 		c := b.web()
 		c.login("ops@example.com", pw)
 		n := admin.PageSize + 5
@@ -441,12 +441,12 @@ func TestTransactionsPaging(t *testing.T) {
 func TestSandboxActionsOnlyInSandbox(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "production")
-	pw := b.user("ops@example.com", store.RoleOperator, "")
+	pw := b.user("ops@example.com", pix.RoleOperator, "")
 	c := b.web()
 	tok := c.login("ops@example.com", pw)
 	// A production client cannot create charges over plain HTTP webhooks,
 	// so insert one directly.
-	tx := store.Transaction{ID: "8f7d3c1e-6a4b-4c2d-9e8f-7a6b5c4d3e2f", ClientID: b.merchant.ClientID, Type: pix.TypeCashin, RequestHash: "h",
+	tx := pix.Transaction{ID: "8f7d3c1e-6a4b-4c2d-9e8f-7a6b5c4d3e2f", ClientID: b.merchant.ClientID, Type: pix.TypeCashin, RequestHash: "h",
 		Status: "PENDING", Amount: 100, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour), TxID: "abc123"}
 	require.NoError(t, b.db.Write(context.Background(), func(t2 *store.Tx) error { _, err := t2.InsertTransaction(context.Background(), tx); return err }))
 	p := c.get("/admin/c/" + b.merchant.ClientID + "/transactions/" + tx.ID)
@@ -490,8 +490,8 @@ func TestDisabledClientLocksOutMerchantUsers(t *testing.T) {
 	databases(t, func(t *testing.T, open opener) {
 		b := setup(t, open, "sandbox")
 		ctx := context.Background()
-		mpw := b.user("loja@example.com", store.RoleMerchant, b.merchant.ClientID)
-		opw := b.user("ops@example.com", store.RoleOperator, "")
+		mpw := b.user("loja@example.com", pix.RoleMerchant, b.merchant.ClientID)
+		opw := b.user("ops@example.com", pix.RoleOperator, "")
 		own := "/admin/c/" + b.merchant.ClientID
 		m := b.web()
 		tok := m.login("loja@example.com", mpw)
@@ -551,7 +551,7 @@ func TestBadTextIsRefused(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open opener) {
 		b := setup(t, open, "sandbox")
-		pw := b.user("ops@example.com", store.RoleOperator, "")
+		pw := b.user("ops@example.com", pix.RoleOperator, "")
 		c := b.web()
 		tok := c.login("ops@example.com", pw)
 		base := "/admin/c/" + b.merchant.ClientID
@@ -639,7 +639,7 @@ func TestOverviewAddsUp(t *testing.T) {
 		require.EqualValues(t, 6800, st[ledger.Available], "100 − 1 fee − (20 + 0,50) − 0,50 kept of the returned payout − 10 refunded")
 		require.Zero(t, st[ledger.Pending])
 
-		pw := b.user("ops@example.com", store.RoleOperator, "")
+		pw := b.user("ops@example.com", pix.RoleOperator, "")
 		c := b.web()
 		c.login("ops@example.com", pw)
 		for _, path := range []string{"/admin/", "/admin/c/" + b.merchant.ClientID + "/"} {

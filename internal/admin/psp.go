@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/backoffice"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 )
 
@@ -39,7 +39,7 @@ var pspFailKeys = map[string]string{
 // pspStatusOf is the overview's PSP section for r: nil for merchant users
 // and when the provider calls no PSP.
 func (h *Handler) pspStatusOf(r *http.Request) *pspStatus {
-	if s, ok := sessionFrom(r); !ok || s.user.Role != backoffice.RoleOperator {
+	if s, ok := sessionFrom(r); !ok || s.user.Role != pix.RoleOperator {
 		return nil
 	}
 	hl, ok := h.gw.PSPHealth()

@@ -14,10 +14,10 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/apipix"
 	"github.com/pixgate/pixgate/internal/pspsim"
 	"github.com/pixgate/pixgate/internal/ratelimit"
-	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
@@ -68,7 +68,7 @@ func TestOverviewShowsPSP(t *testing.T) {
 	b := &bundle{t: t, db: db, gw: gw, bo: bo, srv: srv, clock: clk, panel: panel, merchant: cred}
 
 	ops := b.web()
-	ops.login("ops@example.com", b.user("ops@example.com", store.RoleOperator, ""))
+	ops.login("ops@example.com", b.user("ops@example.com", pix.RoleOperator, ""))
 	home := func() string {
 		t.Helper()
 		p := ops.get("/admin/?lang=en")
@@ -124,7 +124,7 @@ func TestOverviewShowsPSP(t *testing.T) {
 
 	// A merchant user sees nothing of the PSP.
 	shop := b.web()
-	shop.login("loja@example.com", b.user("loja@example.com", store.RoleMerchant, cred.ClientID))
+	shop.login("loja@example.com", b.user("loja@example.com", pix.RoleMerchant, cred.ClientID))
 	p = shop.get("/admin/c/" + cred.ClientID + "/?lang=en")
 	require.Equal(t, http.StatusOK, p.status)
 	require.NotContains(t, p.body, `data-testid="psp`)
@@ -132,6 +132,6 @@ func TestOverviewShowsPSP(t *testing.T) {
 	// The simulated network has no PSP to show.
 	sb := setup(t, openSQLite, "sandbox")
 	c := sb.web()
-	c.login("ops@example.com", sb.user("ops@example.com", store.RoleOperator, ""))
+	c.login("ops@example.com", sb.user("ops@example.com", pix.RoleOperator, ""))
 	require.NotContains(t, c.get("/admin/").body, `data-testid="psp`)
 }

@@ -21,18 +21,18 @@ type Gateway interface {
 	// SandboxPayments reports whether the sandbox's pay and expire
 	// actions are offered.
 	SandboxPayments() bool
-	Client(ctx context.Context, clientID string) (gateway.Client, error)
-	Clients(ctx context.Context) ([]gateway.Client, error)
+	Client(ctx context.Context, clientID string) (pix.Client, error)
+	Clients(ctx context.Context) ([]pix.Client, error)
 	CreateClient(ctx context.Context, p gateway.ClientParams) (gateway.Credentials, error)
 	RotateSecret(ctx context.Context, clientID string) (gateway.Credentials, error)
 	RotateWebhookSecret(ctx context.Context, clientID string) (gateway.Credentials, error)
 	SetFees(ctx context.Context, clientID string, cashin, payout pix.FeeRule) error
 	DisableClient(ctx context.Context, clientID string) error
-	Statement(ctx context.Context, c gateway.Client, q gateway.StatementQuery) (*gateway.Statement, error)
-	RetryDelivery(ctx context.Context, c gateway.Client, eventID string) error
-	Charge(ctx context.Context, c gateway.Client, id string) (gateway.Transaction, error)
-	SandboxPay(ctx context.Context, charge gateway.Transaction) (gateway.Transaction, error)
-	ExpireCharge(ctx context.Context, c gateway.Client, id string) (gateway.Transaction, error)
+	Statement(ctx context.Context, c pix.Client, q gateway.StatementQuery) (*gateway.Statement, error)
+	RetryDelivery(ctx context.Context, c pix.Client, eventID string) error
+	Charge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
+	SandboxPay(ctx context.Context, charge pix.Transaction) (pix.Transaction, error)
+	ExpireCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	UnmatchedReceipts(ctx context.Context, status string, limit int) ([]gateway.UnmatchedReceipt, error)
 	ReturnUnmatched(ctx context.Context, id string) (gateway.UnmatchedReceipt, error)
 	SuspenseBalance(ctx context.Context) (pix.Amount, error)
@@ -47,10 +47,10 @@ type Users interface {
 	// tokens.
 	Now() time.Time
 	Rand() io.Reader
-	CreateUser(ctx context.Context, u backoffice.User) error
-	CreateFirstUser(ctx context.Context, u backoffice.User) (created bool, err error)
+	CreateUser(ctx context.Context, u pix.User) error
+	CreateFirstUser(ctx context.Context, u pix.User) (created bool, err error)
 	HasUsers(ctx context.Context) (bool, error)
-	UserByEmail(ctx context.Context, email string) (backoffice.User, error)
+	UserByEmail(ctx context.Context, email string) (pix.User, error)
 	SetUserPassword(ctx context.Context, userID, passwordHash string) (sessionsEnded int64, err error)
 }
 
@@ -59,13 +59,13 @@ type Users interface {
 // client's money.
 type Backoffice interface {
 	Users
-	SessionUser(ctx context.Context, sessionID string, now time.Time) (backoffice.Session, backoffice.User, error)
+	SessionUser(ctx context.Context, sessionID string, now time.Time) (pix.Session, pix.User, error)
 	NoteLoginAttempt(ctx context.Context, email, ip string, now time.Time, l backoffice.LoginLimit) (limited bool, err error)
-	StartSession(ctx context.Context, sess backoffice.Session, replacedID, email, ip string, window time.Duration) error
+	StartSession(ctx context.Context, sess pix.Session, replacedID, email, ip string, window time.Duration) error
 	EndSession(ctx context.Context, sessionID string) error
 	Overview(ctx context.Context, clientID string, from, to time.Time, failing int) (backoffice.Overview, error)
-	FindTransactions(ctx context.Context, clientID, q string) ([]gateway.Transaction, error)
-	TransactionPage(ctx context.Context, clientID string, status pix.TxStatus, typ pix.TxType, cursor string, limit int) ([]gateway.Transaction, string, error)
+	FindTransactions(ctx context.Context, clientID, q string) ([]pix.Transaction, error)
+	TransactionPage(ctx context.Context, clientID string, status pix.TxStatus, typ pix.TxType, cursor string, limit int) ([]pix.Transaction, string, error)
 	TransactionDetail(ctx context.Context, clientID, id string) (backoffice.TransactionDetail, error)
-	ClientEvent(ctx context.Context, clientID, eventID string) (gateway.Event, error)
+	ClientEvent(ctx context.Context, clientID, eventID string) (pix.Event, error)
 }

@@ -29,8 +29,8 @@ const (
 
 // session is the logged-in user of a request.
 type session struct {
-	session backoffice.Session
-	user    backoffice.User
+	session pix.Session
+	user    pix.User
 }
 
 type ctxKey struct{}
@@ -124,7 +124,7 @@ func (h *Handler) authed(f handlerFunc) http.Handler {
 func (h *Handler) operator(f handlerFunc) http.Handler {
 	return h.authed(func(w http.ResponseWriter, r *http.Request) error {
 		s, _ := sessionFrom(r)
-		if s.user.Role != backoffice.RoleOperator {
+		if s.user.Role != pix.RoleOperator {
 			return errNotFound
 		}
 		return f(w, r)
@@ -217,7 +217,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 		hash = h.dummyHash()
 	}
 	ok := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && err == nil && len(password) <= 72
-	if ok && u.Role != backoffice.RoleOperator {
+	if ok && u.Role != pix.RoleOperator {
 		// A disabled client's users are refused as the API refuses the
 		// client: with the same answer as a wrong password, so the form
 		// tells nobody which passwords are right; the attempt stays counted.
@@ -242,7 +242,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sess := backoffice.Session{ID: sessionID(tok), UserID: u.ID, CSRFToken: csrf, CreatedAt: now, ExpiresAt: now.Add(h.ttl)}
+	sess := pix.Session{ID: sessionID(tok), UserID: u.ID, CSRFToken: csrf, CreatedAt: now, ExpiresAt: now.Add(h.ttl)}
 	replaced := ""
 	if old, _ := r.Cookie(h.sessionCookie()); old != nil && old.Value != "" {
 		replaced = sessionID(old.Value)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/stream"
@@ -45,7 +44,7 @@ type statementResult struct {
 }
 
 type statementData struct {
-	Clients  []gateway.Client // an operator's choice; nil for merchant users
+	Clients  []pix.Client // an operator's choice; nil for merchant users
 	ClientID string
 	Day      string // the date input's value
 	Month    string // the month input's value
@@ -61,7 +60,7 @@ func (h *Handler) statementForm(r *http.Request) (*view, *statementData, error) 
 	s, _ := sessionFrom(r)
 	q := r.URL.Query()
 	id := q.Get("client")
-	if s.user.Role != backoffice.RoleOperator {
+	if s.user.Role != pix.RoleOperator {
 		if id == "" {
 			id = s.user.ClientID
 		}

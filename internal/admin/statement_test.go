@@ -123,7 +123,7 @@ func TestStatementDownloads(t *testing.T) {
 	databases(t, func(t *testing.T, open opener) {
 		b := setup(t, open, "sandbox")
 		d := b.statementDays()
-		pw := b.user("ops@example.com", store.RoleOperator, "")
+		pw := b.user("ops@example.com", pix.RoleOperator, "")
 		c := b.web()
 		c.login("ops@example.com", pw)
 		id := b.merchant.ClientID
@@ -236,7 +236,7 @@ func TestStatementMerchantSeesOnlyItsClient(t *testing.T) {
 	require.NoError(t, err)
 	otherTx := b.paidCharge(other, "outra-1", "12.34")
 	ownTx := b.paidCharge(b.merchant, "minha-1", "10.00")
-	pw := b.user("loja@example.com", store.RoleMerchant, b.merchant.ClientID)
+	pw := b.user("loja@example.com", pix.RoleMerchant, b.merchant.ClientID)
 	c := b.web()
 	c.login("loja@example.com", pw)
 	today := b.clock.Now().In(saoPaulo).Format("2006-01-02")
@@ -281,7 +281,7 @@ func TestStatementMerchantSeesOnlyItsClient(t *testing.T) {
 	}
 
 	// The operator gets the other client's statement.
-	opw := b.user("ops@example.com", store.RoleOperator, "")
+	opw := b.user("ops@example.com", pix.RoleOperator, "")
 	op := b.web()
 	op.login("ops@example.com", opw)
 	dl = op.get("/admin/statement/download?client=" + other.ClientID + "&day=" + today + "&format=csv")
@@ -303,7 +303,7 @@ func TestStatementBadInput(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "sandbox")
 	b.paidCharge(b.merchant, "bad-1", "10.00")
-	pw := b.user("ops@example.com", store.RoleOperator, "")
+	pw := b.user("ops@example.com", pix.RoleOperator, "")
 	c := b.web()
 	c.login("ops@example.com", pw)
 	id := b.merchant.ClientID
@@ -345,7 +345,7 @@ func TestStatementBadInput(t *testing.T) {
 func TestStatementInBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "sandbox")
-	pw := b.user("ops@example.com", store.RoleOperator, "")
+	pw := b.user("ops@example.com", pix.RoleOperator, "")
 	d := b.statementDays()
 	root := chromium.Launch(t, 90*time.Second)
 	br := &browser{t: t, ctx: root, base: b.srv.URL}

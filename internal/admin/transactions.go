@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/pixgate/pixgate/internal/backoffice"
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -21,7 +20,7 @@ type txListData struct {
 	Type        pix.TxType
 	Statuses    []pix.TxStatus
 	Types       []pix.TxType
-	Rows        []gateway.Transaction
+	Rows        []pix.Transaction
 	Searched    bool
 	Next, First string // URLs of the next and the first page, or ""
 }
@@ -154,7 +153,7 @@ func (h *Handler) retryEvent(w http.ResponseWriter, r *http.Request) error {
 
 // sandboxPay pays a charge as the sandbox's payer would.
 func (h *Handler) sandboxPay(w http.ResponseWriter, r *http.Request) error {
-	return h.sandboxAct(w, r, "paid", func(ctx context.Context, _ gateway.Client, t gateway.Transaction) error {
+	return h.sandboxAct(w, r, "paid", func(ctx context.Context, _ pix.Client, t pix.Transaction) error {
 		_, err := h.gw.SandboxPay(ctx, t)
 		return err
 	})
@@ -162,7 +161,7 @@ func (h *Handler) sandboxPay(w http.ResponseWriter, r *http.Request) error {
 
 // sandboxExpire cancels a pending charge at once.
 func (h *Handler) sandboxExpire(w http.ResponseWriter, r *http.Request) error {
-	return h.sandboxAct(w, r, "expired", func(ctx context.Context, c gateway.Client, t gateway.Transaction) error {
+	return h.sandboxAct(w, r, "expired", func(ctx context.Context, c pix.Client, t pix.Transaction) error {
 		_, err := h.gw.ExpireCharge(ctx, c, t.ID)
 		return err
 	})
@@ -171,7 +170,7 @@ func (h *Handler) sandboxExpire(w http.ResponseWriter, r *http.Request) error {
 // sandboxAct does act to the charge of the request's path and reports it
 // as done.
 func (h *Handler) sandboxAct(w http.ResponseWriter, r *http.Request, done string,
-	act func(context.Context, gateway.Client, gateway.Transaction) error) error {
+	act func(context.Context, pix.Client, pix.Transaction) error) error {
 	_, c, err := h.scope(r)
 	if err != nil {
 		return err
@@ -187,7 +186,7 @@ func (h *Handler) sandboxAct(w http.ResponseWriter, r *http.Request, done string
 	return h.afterSandbox(w, c, t, act(ctx, c, t), done)
 }
 
-func (h *Handler) afterSandbox(w http.ResponseWriter, c gateway.Client, t gateway.Transaction, err error, done string) error {
+func (h *Handler) afterSandbox(w http.ResponseWriter, c pix.Client, t pix.Transaction, err error, done string) error {
 	switch pix.ErrorCode(err) {
 	case pix.EUnprocessable:
 		done = "notpayable"

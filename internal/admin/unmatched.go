@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"slices"
 
-	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 )
@@ -120,7 +119,7 @@ type suspenseSummary struct {
 // suspenseOf is the overview's suspense section for r: nil for merchant
 // users, and when nothing is or was ever waiting in suspense.
 func (h *Handler) suspenseOf(r *http.Request) (*suspenseSummary, error) {
-	if s, ok := sessionFrom(r); !ok || s.user.Role != backoffice.RoleOperator {
+	if s, ok := sessionFrom(r); !ok || s.user.Role != pix.RoleOperator {
 		return nil, nil
 	}
 	ctx := r.Context()

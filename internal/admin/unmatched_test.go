@@ -134,7 +134,7 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		dup, lost := ids[second], ids[stray]
 
 		ops := b.web()
-		tok := ops.login("ops@example.com", b.user("ops@example.com", store.RoleOperator, ""))
+		tok := ops.login("ops@example.com", b.user("ops@example.com", pix.RoleOperator, ""))
 		p := ops.get("/admin/unmatched?lang=en")
 		require.Equal(t, http.StatusOK, p.status)
 		require.Contains(t, p.body, `data-testid="nav-unmatched"`)
@@ -168,7 +168,7 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		// A merchant user sees none of it: not the page, not the overview's
 		// count, and cannot return anything.
 		shop := b.web()
-		shopTok := shop.login("loja@example.com", b.user("loja@example.com", store.RoleMerchant, b.merchant.ClientID))
+		shopTok := shop.login("loja@example.com", b.user("loja@example.com", pix.RoleMerchant, b.merchant.ClientID))
 		require.Equal(t, http.StatusNotFound, shop.get("/admin/unmatched").status)
 		mp := shop.get("/admin/c/" + b.merchant.ClientID + "/")
 		require.Equal(t, http.StatusOK, mp.status)
@@ -268,9 +268,9 @@ func TestAmountMismatchMarked(t *testing.T) {
 		unpaid := b.charge(b.merchant, "pedido-unpaid", "5.00")
 
 		ops := b.web()
-		ops.login("ops@example.com", b.user("ops@example.com", store.RoleOperator, ""))
+		ops.login("ops@example.com", b.user("ops@example.com", pix.RoleOperator, ""))
 		shop := b.web()
-		shop.login("loja@example.com", b.user("loja@example.com", store.RoleMerchant, b.merchant.ClientID))
+		shop.login("loja@example.com", b.user("loja@example.com", pix.RoleMerchant, b.merchant.ClientID))
 		base := "/admin/c/" + b.merchant.ClientID + "/transactions"
 		for _, c := range []*webClient{ops, shop} {
 			p := c.get(base + "/" + under + "?lang=en")

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -27,7 +26,7 @@ const SandboxAdminEmail = "admin@sandbox.local"
 // UserParams describes a user to create.
 type UserParams struct {
 	Email    string
-	Role     string // backoffice.RoleOperator or backoffice.RoleMerchant
+	Role     string // pix.RoleOperator or pix.RoleMerchant
 	ClientID string // required for merchant users, refused for operators
 	// Cost is the bcrypt cost; 0 means PasswordCost. Tests lower it.
 	Cost int
@@ -35,7 +34,7 @@ type UserParams struct {
 
 // NewUser is a created user and its generated password, shown once.
 type NewUser struct {
-	User     backoffice.User
+	User     pix.User
 	Password string
 }
 
@@ -72,11 +71,11 @@ func prepareUser(rnd io.Reader, now time.Time, p UserParams) (NewUser, error) {
 		return NewUser{}, pix.Errorf(pix.EInvalid, "invalid e-mail address %q", p.Email)
 	}
 	switch p.Role {
-	case backoffice.RoleOperator:
+	case pix.RoleOperator:
 		if p.ClientID != "" {
 			return NewUser{}, pix.Errorf(pix.EInvalid, "operators see every client: --client is only for merchant users")
 		}
-	case backoffice.RoleMerchant:
+	case pix.RoleMerchant:
 		if p.ClientID == "" {
 			return NewUser{}, pix.Errorf(pix.EInvalid, "merchant users need --client")
 		}
@@ -99,7 +98,7 @@ func prepareUser(rnd io.Reader, now time.Time, p UserParams) (NewUser, error) {
 	if err != nil {
 		return NewUser{}, fmt.Errorf("user id: %w", err)
 	}
-	u := backoffice.User{ID: id.String(), Email: email, PasswordHash: string(hash), Role: p.Role, ClientID: p.ClientID,
+	u := pix.User{ID: id.String(), Email: email, PasswordHash: string(hash), Role: p.Role, ClientID: p.ClientID,
 		CreatedAt: now.UTC().Truncate(time.Millisecond)}
 	return NewUser{User: u, Password: password}, nil
 }
@@ -157,7 +156,7 @@ func BootstrapSandbox(ctx context.Context, users Users) (nu NewUser, created boo
 	if exist, err := users.HasUsers(ctx); err != nil || exist {
 		return NewUser{}, false, err
 	}
-	nu, err = prepareUser(users.Rand(), users.Now(), UserParams{Email: SandboxAdminEmail, Role: backoffice.RoleOperator})
+	nu, err = prepareUser(users.Rand(), users.Now(), UserParams{Email: SandboxAdminEmail, Role: pix.RoleOperator})
 	if err != nil {
 		return NewUser{}, false, err
 	}

@@ -29,8 +29,8 @@ func TestUsers(t *testing.T) {
 		bo, err := backoffice.New(backoffice.Config{DB: open(t), Now: clk.Now})
 		require.NoError(t, err)
 		now := clk.Now().UTC().Truncate(time.Millisecond)
-		user := func(id, email string) backoffice.User {
-			return backoffice.User{ID: id, Email: email, PasswordHash: "x", Role: backoffice.RoleOperator, CreatedAt: now}
+		user := func(id, email string) pix.User {
+			return pix.User{ID: id, Email: email, PasswordHash: "x", Role: pix.RoleOperator, CreatedAt: now}
 		}
 
 		has, err := bo.HasUsers(ctx)
@@ -46,7 +46,7 @@ func TestUsers(t *testing.T) {
 		err = bo.CreateUser(ctx, user("u3", "a@example.com"))
 		require.Equal(t, pix.EConflict, pix.ErrorCode(err), "%v", err)
 		m := user("u4", "m@example.com")
-		m.Role, m.ClientID = backoffice.RoleMerchant, "cli_test_missing"
+		m.Role, m.ClientID = pix.RoleMerchant, "cli_test_missing"
 		err = bo.CreateUser(ctx, m)
 		require.Equal(t, pix.ENotFound, pix.ErrorCode(err), "%v", err)
 
@@ -70,7 +70,7 @@ func TestSessionsAndLoginAttempts(t *testing.T) {
 		bo, err := backoffice.New(backoffice.Config{DB: open(t), Now: clk.Now})
 		require.NoError(t, err)
 		now := clk.Now().UTC().Truncate(time.Millisecond)
-		u := backoffice.User{ID: "u1", Email: "a@example.com", PasswordHash: "x", Role: backoffice.RoleOperator, CreatedAt: now}
+		u := pix.User{ID: "u1", Email: "a@example.com", PasswordHash: "x", Role: pix.RoleOperator, CreatedAt: now}
 		require.NoError(t, bo.CreateUser(ctx, u))
 
 		limit := backoffice.LoginLimit{PerPair: 2, PerIP: 3, Window: time.Minute}
@@ -86,7 +86,7 @@ func TestSessionsAndLoginAttempts(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, limited, "the address's fourth attempt")
 
-		sess := backoffice.Session{ID: "s1", UserID: u.ID, CSRFToken: "c", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+		sess := pix.Session{ID: "s1", UserID: u.ID, CSRFToken: "c", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
 		require.NoError(t, bo.StartSession(ctx, sess, "", u.Email, "192.0.2.1", limit.Window))
 		limited, err = bo.NoteLoginAttempt(ctx, u.Email, "192.0.2.1", now, limit)
 		require.NoError(t, err)

@@ -18,10 +18,10 @@ import (
 // every client.
 type Overview struct {
 	Balances ledger.Balances
-	Activity Activity       // the period's transactions by type and status
-	Flows    Flows          // the period's money, which adds up to the change in balance
-	Failing  []store.Event  // webhooks failing, newest first
-	Clients  []store.Client // every client (names for Failing, and the count)
+	Activity pix.Activity // the period's transactions by type and status
+	Flows    pix.Flows    // the period's money, which adds up to the change in balance
+	Failing  []pix.Event  // webhooks failing, newest first
+	Clients  []pix.Client // every client (names for Failing, and the count)
 }
 
 // Overview reads the overview of client clientID, or of every client when
@@ -55,11 +55,11 @@ func (s *Service) Overview(ctx context.Context, clientID string, from, to time.T
 // FindTransactions returns client clientID's transaction whose payment_id
 // is q and the one whose external_id is q, without repeating one that is
 // both: none, one or two.
-func (s *Service) FindTransactions(ctx context.Context, clientID, q string) ([]store.Transaction, error) {
-	var out []store.Transaction
-	for _, find := range []func() (store.Transaction, error){
-		func() (store.Transaction, error) { return s.db.Transaction(ctx, clientID, q) },
-		func() (store.Transaction, error) { return s.db.TransactionByExternalID(ctx, clientID, q) },
+func (s *Service) FindTransactions(ctx context.Context, clientID, q string) ([]pix.Transaction, error) {
+	var out []pix.Transaction
+	for _, find := range []func() (pix.Transaction, error){
+		func() (pix.Transaction, error) { return s.db.Transaction(ctx, clientID, q) },
+		func() (pix.Transaction, error) { return s.db.TransactionByExternalID(ctx, clientID, q) },
 	} {
 		t, err := find()
 		if errors.Is(err, store.ErrNotFound) {
@@ -79,7 +79,7 @@ func (s *Service) FindTransactions(ctx context.Context, clientID, q string) ([]s
 // newest first, of the given status and type ("" for any), from cursor on,
 // and the next page's cursor ("" on the last page). Errors: EInvalid (a
 // cursor this operation did not return).
-func (s *Service) TransactionPage(ctx context.Context, clientID string, status pix.TxStatus, typ pix.TxType, cursor string, limit int) ([]store.Transaction, string, error) {
+func (s *Service) TransactionPage(ctx context.Context, clientID string, status pix.TxStatus, typ pix.TxType, cursor string, limit int) ([]pix.Transaction, string, error) {
 	rows, next, err := s.db.History(ctx, clientID, store.HistoryFilter{Status: status, Type: typ, Cursor: cursor, Limit: limit})
 	if errors.Is(err, store.ErrBadCursor) {
 		return nil, "", pix.Errorf(pix.EInvalid, "bad cursor")
@@ -92,21 +92,21 @@ func (s *Service) TransactionPage(ctx context.Context, clientID string, status p
 
 // RefundDetail is a refund with its ledger postings.
 type RefundDetail struct {
-	Refund   store.Refund
-	Postings []store.PostingRecord
+	Refund   pix.Refund
+	Postings []ledger.PostingRecord
 }
 
 // EventDetail is a webhook event with every delivery attempt.
 type EventDetail struct {
-	Event    store.Event
-	Attempts []store.Attempt
+	Event    pix.Event
+	Attempts []pix.Attempt
 }
 
 // TransactionDetail is one transaction with its ledger postings, its
 // refunds and its events.
 type TransactionDetail struct {
-	Tx       store.Transaction
-	Postings []store.PostingRecord
+	Tx       pix.Transaction
+	Postings []ledger.PostingRecord
 	Refunds  []RefundDetail
 	Events   []EventDetail
 }
@@ -153,13 +153,13 @@ func (s *Service) TransactionDetail(ctx context.Context, clientID, id string) (T
 
 // ClientEvent returns client clientID's webhook event eventID. Errors:
 // ENotFound (also for another client's event).
-func (s *Service) ClientEvent(ctx context.Context, clientID, eventID string) (store.Event, error) {
+func (s *Service) ClientEvent(ctx context.Context, clientID, eventID string) (pix.Event, error) {
 	e, err := s.db.Event(ctx, eventID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && e.ClientID != clientID) {
-		return store.Event{}, pix.Errorf(pix.ENotFound, "event not found")
+		return pix.Event{}, pix.Errorf(pix.ENotFound, "event not found")
 	}
 	if err != nil {
-		return store.Event{}, fmt.Errorf("client event: %w", err)
+		return pix.Event{}, fmt.Errorf("client event: %w", err)
 	}
 	return e, nil
 }

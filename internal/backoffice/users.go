@@ -16,7 +16,7 @@ import (
 
 // CreateUser stores a new panel user. Errors: ENotFound (u.ClientID names no
 // client), EConflict (the e-mail address is taken).
-func (s *Service) CreateUser(ctx context.Context, u User) error {
+func (s *Service) CreateUser(ctx context.Context, u pix.User) error {
 	err := s.db.Write(ctx, func(tx *store.Tx) error {
 		if u.ClientID != "" {
 			if _, err := tx.Client(ctx, u.ClientID); errors.Is(err, store.ErrNotFound) {
@@ -48,7 +48,7 @@ func (s *Service) HasUsers(ctx context.Context) (bool, error) {
 // CreateFirstUser stores u only when no panel user exists yet and no other
 // process has done so (the sandbox's first start); created reports whether
 // it did.
-func (s *Service) CreateFirstUser(ctx context.Context, u User) (created bool, err error) {
+func (s *Service) CreateFirstUser(ctx context.Context, u pix.User) (created bool, err error) {
 	err = s.db.Write(ctx, func(tx *store.Tx) error {
 		created = false
 		ok, err := tx.ClaimBootstrap(ctx, "sandbox-admin", s.now().UTC())
@@ -72,13 +72,13 @@ func (s *Service) CreateFirstUser(ctx context.Context, u User) (created bool, er
 
 // UserByEmail returns the panel user with that (lower-case) e-mail address.
 // Errors: ENotFound.
-func (s *Service) UserByEmail(ctx context.Context, email string) (User, error) {
+func (s *Service) UserByEmail(ctx context.Context, email string) (pix.User, error) {
 	u, err := s.db.UserByEmail(ctx, email)
 	if errors.Is(err, store.ErrNotFound) {
-		return User{}, pix.Errorf(pix.ENotFound, "no user with e-mail %q", email)
+		return pix.User{}, pix.Errorf(pix.ENotFound, "no user with e-mail %q", email)
 	}
 	if err != nil {
-		return User{}, fmt.Errorf("user by e-mail: %w", err)
+		return pix.User{}, fmt.Errorf("user by e-mail: %w", err)
 	}
 	return u, nil
 }
@@ -103,13 +103,13 @@ func (s *Service) SetUserPassword(ctx context.Context, userID, passwordHash stri
 // SessionUser returns the live session with that id and its user: one that
 // has not expired at now and whose user's client, if any, is active.
 // Errors: ENotFound.
-func (s *Service) SessionUser(ctx context.Context, sessionID string, now time.Time) (Session, User, error) {
+func (s *Service) SessionUser(ctx context.Context, sessionID string, now time.Time) (pix.Session, pix.User, error) {
 	sess, u, err := s.db.SessionUser(ctx, sessionID, now)
 	if errors.Is(err, store.ErrNotFound) {
-		return Session{}, User{}, pix.Errorf(pix.ENotFound, "no session")
+		return pix.Session{}, pix.User{}, pix.Errorf(pix.ENotFound, "no session")
 	}
 	if err != nil {
-		return Session{}, User{}, fmt.Errorf("session: %w", err)
+		return pix.Session{}, pix.User{}, fmt.Errorf("session: %w", err)
 	}
 	return sess, u, nil
 }
@@ -148,7 +148,7 @@ func (s *Service) NoteLoginAttempt(ctx context.Context, email, ip string, now ti
 // transaction: it ends the session replaced (replacedID, if not ""), clears
 // the attempts of email from ip, and prunes attempts older than window and
 // expired sessions.
-func (s *Service) StartSession(ctx context.Context, sess Session, replacedID, email, ip string, window time.Duration) error {
+func (s *Service) StartSession(ctx context.Context, sess pix.Session, replacedID, email, ip string, window time.Duration) error {
 	now := sess.CreatedAt
 	err := s.db.Write(ctx, func(tx *store.Tx) error {
 		if replacedID != "" {

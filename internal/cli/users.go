@@ -6,6 +6,7 @@ import (
 	"github.com/pixgate/pixgate/internal/admin"
 	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 type usersCreate struct {
@@ -29,7 +30,7 @@ func (a *app) usersCreate(ctx context.Context, u usersCreate) error {
 			return nil, err
 		}
 		out := userJSON{Email: nu.User.Email, Password: nu.Password, Role: nu.User.Role}
-		if nu.User.Role == backoffice.RoleMerchant {
+		if nu.User.Role == pix.RoleMerchant {
 			out.ClientID = &nu.User.ClientID
 		}
 		return out, nil
@@ -51,7 +52,7 @@ func (a *app) usersResetPassword(ctx context.Context, u usersResetPassword) erro
 		}
 		a.log.InfoContext(ctx, "user password reset", "user_id", nu.User.ID, "sessions_ended", ended)
 		out := userJSON{Email: nu.User.Email, Password: nu.Password, Role: nu.User.Role}
-		if nu.User.Role == backoffice.RoleMerchant {
+		if nu.User.Role == pix.RoleMerchant {
 			out.ClientID = &nu.User.ClientID
 		}
 		return out, nil

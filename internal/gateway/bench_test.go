@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/store/postgres"
@@ -38,7 +39,7 @@ func openBench(b *testing.B, kind string) *store.DB {
 	return db
 }
 
-func newService(b *testing.B, db *store.DB) (*gateway.Service, store.Client) {
+func newService(b *testing.B, db *store.DB) (*gateway.Service, pix.Client) {
 	b.Helper()
 	gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox",
 		ChargeTTL: 24 * time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: time.Hour})})

@@ -231,7 +231,7 @@ func (s *Service) validateCharge(r *ChargeRequest) (pix.Amount, error) {
 // charge already created with the same external_id. body is the raw request,
 // for the idempotency comparison. Errors: EInvalid (with details),
 // EIdempotencyMismatch.
-func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeRequest, body []byte) (resp ChargeResponse, replayed bool, err error) {
+func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeRequest, body []byte) (resp ChargeResponse, replayed bool, err error) {
 	amount, err := s.validateCharge(r)
 	if err != nil {
 		return ChargeResponse{}, false, err
@@ -243,7 +243,7 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 	// No read before the insert: the unique indexes detect a duplicate, and
 	// only then is the earlier charge read (a round trip saved on every
 	// new charge).
-	find := func(q finder) (store.Transaction, bool, error) {
+	find := func(q finder) (pix.Transaction, bool, error) {
 		return findPrevious(ctx, q, c.ID, r.ExternalID, r.IdempotencyKey)
 	}
 
@@ -280,7 +280,7 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
 	fee := min(c.CashinFee.Fee(amount), amount)
-	t := store.Transaction{
+	t := pix.Transaction{
 		ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashin, ExternalID: r.ExternalID, IdempotencyKey: r.IdempotencyKey, RequestHash: hash,
 		Status: pix.StatusPending, Amount: amount, Tax: fee, CreatedAt: now, ExpiresAt: now.Add(s.ChargeTTL),
 		TxID: txid, QRCode: code, CallbackURL: r.PostbackURL, Details: string(details),
@@ -317,7 +317,7 @@ func (s *Service) CreateCharge(ctx context.Context, c store.Client, r *ChargeReq
 
 // replayCharge answers a charge request whose key matched prev: prev's
 // response when the bodies match, else the 422 naming the key that clashed.
-func (s *Service) replayCharge(prev store.Transaction, hash, externalID string) (ChargeResponse, bool, error) {
+func (s *Service) replayCharge(prev pix.Transaction, hash, externalID string) (ChargeResponse, bool, error) {
 	if prev.RequestHash != hash || prev.Type != pix.TypeCashin {
 		return ChargeResponse{}, false, mismatch(foundBy(prev, externalID))
 	}
@@ -330,20 +330,20 @@ func (s *Service) replayCharge(prev store.Transaction, hash, externalID string) 
 
 // chargeResponse is the creation response, which never changes: a replay
 // shows PENDING even if the charge has been paid since.
-func chargeResponse(t store.Transaction, image string) ChargeResponse {
+func chargeResponse(t pix.Transaction, image string) ChargeResponse {
 	return ChargeResponse{PaymentID: t.ID, ExternalID: t.ExternalID, Amount: t.Amount, QRCode: t.QRCode,
 		QRCodeImage: image, Status: pix.StatusPending, ExpiresAt: FormatTime(t.ExpiresAt)}
 }
 
 // finder reads previous transactions; *store.DB and *store.Tx are finders.
 type finder interface {
-	TransactionByExternalID(ctx context.Context, clientID, externalID string) (store.Transaction, error)
-	TransactionByIdempotencyKey(ctx context.Context, clientID, key string) (store.Transaction, error)
+	TransactionByExternalID(ctx context.Context, clientID, externalID string) (pix.Transaction, error)
+	TransactionByIdempotencyKey(ctx context.Context, clientID, key string) (pix.Transaction, error)
 }
 
 // findPrevious returns the client's transaction created with externalID or
 // with the idempotency key, if either was given and exists.
-func findPrevious(ctx context.Context, q finder, clientID, externalID, key string) (store.Transaction, bool, error) {
+func findPrevious(ctx context.Context, q finder, clientID, externalID, key string) (pix.Transaction, bool, error) {
 	if externalID != "" {
 		t, err := q.TransactionByExternalID(ctx, clientID, externalID)
 		if err == nil || !errors.Is(err, store.ErrNotFound) {
@@ -356,5 +356,5 @@ func findPrevious(ctx context.Context, q finder, clientID, externalID, key strin
 			return t, err == nil, err
 		}
 	}
-	return store.Transaction{}, false, nil
+	return pix.Transaction{}, false, nil
 }

@@ -96,7 +96,7 @@ func (s *Service) CreateClient(ctx context.Context, p ClientParams) (Credentials
 }
 
 func (s *Service) insertClient(ctx context.Context, tx *store.Tx, p ClientParams) (Credentials, error) {
-	c := store.Client{
+	c := pix.Client{
 		ID: s.newClientID(), Name: strings.TrimSpace(p.Name), Environment: s.Env,
 		WebhookSecret: s.NewWebhookSecret(), CashinFee: p.CashinFee, PayoutFee: p.PayoutFee,
 		Status: pix.ClientActive, CreatedAt: s.now(),
@@ -165,13 +165,13 @@ func (s *Service) DisableClient(ctx context.Context, clientID string) error {
 }
 
 // Client returns the client with that id. Errors: ENotFound.
-func (s *Service) Client(ctx context.Context, clientID string) (Client, error) {
+func (s *Service) Client(ctx context.Context, clientID string) (pix.Client, error) {
 	c, err := s.db.Client(ctx, clientID)
 	if errors.Is(err, store.ErrNotFound) {
-		return Client{}, pix.Errorf(pix.ENotFound, "client %q not found", clientID)
+		return pix.Client{}, pix.Errorf(pix.ENotFound, "client %q not found", clientID)
 	}
 	if err != nil {
-		return Client{}, fmt.Errorf("client: %w", err)
+		return pix.Client{}, fmt.Errorf("client: %w", err)
 	}
 	return c, nil
 }
@@ -190,31 +190,31 @@ func (s *Service) SetFees(ctx context.Context, clientID string, cashin, payout p
 }
 
 // Clients lists every client.
-func (s *Service) Clients(ctx context.Context) ([]store.Client, error) {
+func (s *Service) Clients(ctx context.Context) ([]pix.Client, error) {
 	return s.db.Clients(ctx)
 }
 
 // Authenticate returns the active client of this environment whose id and
 // secret match, comparing the secret's hash in constant time. Every failure
 // is EUnauthorized, without saying which part was wrong.
-func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (store.Client, error) {
+func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (pix.Client, error) {
 	unauthorized := pix.Errorf(pix.EUnauthorized, "Invalid credentials")
 	if clientID == "" || secret == "" || len(clientID) > 128 || len(secret) > 256 ||
 		!pix.ValidText(clientID) {
-		return store.Client{}, unauthorized
+		return pix.Client{}, unauthorized
 	}
 	c, err := s.db.Client(ctx, clientID)
 	if errors.Is(err, store.ErrNotFound) {
 		// Spend the same work as a real comparison.
 		subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(HashSecret("")))
-		return store.Client{}, unauthorized
+		return pix.Client{}, unauthorized
 	}
 	if err != nil {
-		return store.Client{}, fmt.Errorf("authenticate: %w", err)
+		return pix.Client{}, fmt.Errorf("authenticate: %w", err)
 	}
 	match := subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(c.SecretHash)) == 1
 	if !match || c.Status != pix.ClientActive || c.Environment != s.Env {
-		return store.Client{}, unauthorized
+		return pix.Client{}, unauthorized
 	}
 	return c, nil
 }

@@ -31,7 +31,7 @@ type DeliveryView struct {
 // Deliveries lists the webhook events of client c's transaction (charge,
 // with its refunds, or payout) and every attempt to deliver them. Errors:
 // EInvalid (no payment_id), ENotFound.
-func (s *Service) Deliveries(ctx context.Context, c store.Client, paymentID string) ([]DeliveryView, error) {
+func (s *Service) Deliveries(ctx context.Context, c pix.Client, paymentID string) ([]DeliveryView, error) {
 	if paymentID == "" {
 		return nil, &pix.Error{Code: pix.EInvalid, Message: "Invalid request parameters",
 			Details: []pix.FieldIssue{{Field: "payment_id", Issue: "is required"}}}
@@ -71,7 +71,7 @@ func (s *Service) Deliveries(ctx context.Context, c store.Client, paymentID stri
 
 // RetryDelivery makes client c's event due again now; it is sent with the
 // same webhook-id. Errors: ENotFound.
-func (s *Service) RetryDelivery(ctx context.Context, c store.Client, eventID string) error {
+func (s *Service) RetryDelivery(ctx context.Context, c pix.Client, eventID string) error {
 	err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.RetryEvent(ctx, c.ID, eventID, s.now()) })
 	if errors.Is(err, store.ErrNotFound) {
 		return pix.Errorf(pix.ENotFound, "Event not found")

@@ -52,7 +52,7 @@ func (s *Service) newEventID() string {
 }
 
 // emit writes an event for transaction t into the outbox, inside tx.
-func (s *Service) emit(ctx context.Context, tx *store.Tx, o *outbox, t store.Transaction, event string, status pix.TxStatus, value, tax pix.Amount, refundID string, now time.Time) error {
+func (s *Service) emit(ctx context.Context, tx *store.Tx, o *outbox, t pix.Transaction, event string, status pix.TxStatus, value, tax pix.Amount, refundID string, now time.Time) error {
 	e, err := s.event(t, event, status, value, tax, refundID, now)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, o *outbox, t store.Tra
 }
 
 // event builds the outbox event that reports a change of transaction t.
-func (s *Service) event(t store.Transaction, event string, status pix.TxStatus, value, tax pix.Amount, refundID string, now time.Time) (store.Event, error) {
+func (s *Service) event(t pix.Transaction, event string, status pix.TxStatus, value, tax pix.Amount, refundID string, now time.Time) (pix.Event, error) {
 	b := EventBody{ID: s.newEventID(), Event: event, StatusTransaction: status, Value: value, PaymentID: t.ID,
 		Type: string(t.Type), Tax: tax, RefundID: refundID, OccurredAt: FormatTime(now)}
 	if t.ExternalID != "" {
@@ -82,8 +82,8 @@ func (s *Service) event(t store.Transaction, event string, status pix.TxStatus, 
 	}
 	payload, err := json.Marshal(b)
 	if err != nil {
-		return store.Event{}, fmt.Errorf("event payload: %w", err)
+		return pix.Event{}, fmt.Errorf("event payload: %w", err)
 	}
-	return store.Event{ID: b.ID, ClientID: t.ClientID, TransactionID: t.ID, Type: event,
+	return pix.Event{ID: b.ID, ClientID: t.ClientID, TransactionID: t.ID, Type: event,
 		URL: t.CallbackURL, Payload: string(payload), CreatedAt: now}, nil
 }

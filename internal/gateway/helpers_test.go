@@ -34,7 +34,7 @@ func payoutRequest(ext string) *gateway.PayoutRequest {
 
 // sandboxClient builds a sandbox gateway on db (payouts settle after
 // payoutDelay) and one authenticated client with the given fees.
-func sandboxClient(t *testing.T, db *store.DB, payoutDelay time.Duration, cashin, payout pix.FeeRule) (*gateway.Service, store.Client) {
+func sandboxClient(t *testing.T, db *store.DB, payoutDelay time.Duration, cashin, payout pix.FeeRule) (*gateway.Service, pix.Client) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/store"
 )
 
 // Idempotency messages (docs/api.md, Idempotency). Each names the key that clashed, so a
@@ -26,7 +25,7 @@ const (
 // foundBy returns the key by which findPrevious found prev for a request
 // that sent externalID: it looks up external_id first, so prev carries the
 // request's external_id exactly when that key matched.
-func foundBy(prev store.Transaction, externalID string) idemKey {
+func foundBy(prev pix.Transaction, externalID string) idemKey {
 	if externalID != "" && prev.ExternalID == externalID {
 		return byExternalID
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/store"
 )
 
 // TestIdempotencyErrorsNameTheKey pins the docs/api.md texts of the 422 and
@@ -27,9 +26,9 @@ func TestIdempotencyErrorsNameTheKey(t *testing.T) {
 		require.Equal(t, tc.message, tc.err.Message)
 	}
 
-	prev := store.Transaction{ExternalID: "ext-1"}
+	prev := pix.Transaction{ExternalID: "ext-1"}
 	require.Equal(t, byExternalID, foundBy(prev, "ext-1"), "external_id is looked up first")
 	require.Equal(t, byIdempotencyKey, foundBy(prev, "ext-2"), "only the header matched")
 	require.Equal(t, byIdempotencyKey, foundBy(prev, ""), "no external_id sent")
-	require.Equal(t, byIdempotencyKey, foundBy(store.Transaction{}, ""), "neither had one")
+	require.Equal(t, byIdempotencyKey, foundBy(pix.Transaction{}, ""), "neither had one")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -16,7 +17,7 @@ type Courier interface {
 	Reserve(n int) (owner string, until time.Time, got int)
 	// Deliver starts the events written under reservations once their
 	// transaction has committed, one reserved worker each.
-	Deliver(events []store.Event)
+	Deliver(events []pix.Event)
 	// Release gives back n reserved workers: their transaction failed.
 	Release(n int)
 }
@@ -25,12 +26,12 @@ type Courier interface {
 // courier as far as it has workers free, unleased (for a claim) beyond.
 type outbox struct {
 	courier  Courier
-	leased   []store.Event // written leased, one reserved worker each: delivered after the commit
-	unleased int           // events written for a claim
+	leased   []pix.Event // written leased, one reserved worker each: delivered after the commit
+	unleased int         // events written for a claim
 }
 
 // insert writes es in tx.
-func (o *outbox) insert(ctx context.Context, tx *store.Tx, es ...store.Event) error {
+func (o *outbox) insert(ctx context.Context, tx *store.Tx, es ...pix.Event) error {
 	got := 0
 	if o.courier != nil {
 		var owner string

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
@@ -61,8 +62,8 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		require.Eventually(t, func() bool { _, _, n := d.Reserve(1); d.Release(n); return n == 1 },
 			5*time.Second, time.Millisecond, "the dispatcher takes reservations once it runs")
 
-		event := func(i int) store.Event {
-			return store.Event{ID: fmt.Sprintf("evt_outbox%d", i), ClientID: cred.ClientID, TransactionID: "t", Type: EventCashinPaid,
+		event := func(i int) pix.Event {
+			return pix.Event{ID: fmt.Sprintf("evt_outbox%d", i), ClientID: cred.ClientID, TransactionID: "t", Type: EventCashinPaid,
 				URL: srv.URL, Payload: `{"n":` + fmt.Sprint(i) + `}`, CreatedAt: s.now()}
 		}
 
@@ -97,7 +98,7 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			now := s.now()
-			var claimed []store.Event
+			var claimed []pix.Event
 			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 				claimed, err = tx.ClaimEvents(ctx, "other-node", now, now.Add(time.Minute), 10)
 				return err

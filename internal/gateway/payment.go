@@ -22,21 +22,21 @@ import (
 // was paid already — becomes an unmatched receipt (recordUnmatched). The
 // returned transaction is the charge credited, or the zero Transaction
 // when the payment was recorded as unmatched.
-func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool) (store.Transaction, error) {
+func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool) (pix.Transaction, error) {
 	now := s.now()
 	paidAt := now
 	if !p.PaidAt.IsZero() {
 		paidAt = p.PaidAt.UTC().Truncate(time.Millisecond)
 	}
-	var out store.Transaction
+	var out pix.Transaction
 	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
-		out = store.Transaction{}
+		out = pix.Transaction{}
 		t, err := tx.ChargeByTxIDForUpdate(ctx, p.TxID)
 		if p.TxID == "" || errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != pix.TypeCashin) {
 			if strict {
 				return pix.Errorf(pix.ENotFound, "Charge not found")
 			}
-			return s.recordUnmatched(ctx, tx, p, store.Transaction{}, now)
+			return s.recordUnmatched(ctx, tx, p, pix.Transaction{}, now)
 		}
 		if err != nil {
 			return err
@@ -76,19 +76,19 @@ func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool) (
 		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(p.Amount, tax), paidAt)
 	})
 	if err != nil {
-		return store.Transaction{}, fmt.Errorf("receive payment: %w", err)
+		return pix.Transaction{}, fmt.Errorf("receive payment: %w", err)
 	}
 	return out, nil
 }
 
 // Charge returns client c's charge with the given id. Errors: ENotFound.
-func (s *Service) Charge(ctx context.Context, c store.Client, id string) (store.Transaction, error) {
+func (s *Service) Charge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error) {
 	t, err := s.db.Transaction(ctx, c.ID, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != pix.TypeCashin) {
-		return store.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
 	if err != nil {
-		return store.Transaction{}, fmt.Errorf("charge: %w", err)
+		return pix.Transaction{}, fmt.Errorf("charge: %w", err)
 	}
 	return t, nil
 }
@@ -96,16 +96,16 @@ func (s *Service) Charge(ctx context.Context, c store.Client, id string) (store.
 // PayerCharge returns the charge with the given id whoever its client is:
 // the payer's page shows it without credentials. Errors: ENotFound (no
 // charge has that id).
-func (s *Service) PayerCharge(ctx context.Context, id string) (Transaction, error) {
+func (s *Service) PayerCharge(ctx context.Context, id string) (pix.Transaction, error) {
 	if !canonicalID(id) {
-		return Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
 	t, err := s.db.TransactionByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != pix.TypeCashin) {
-		return Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
 	if err != nil {
-		return Transaction{}, fmt.Errorf("payer charge: %w", err)
+		return pix.Transaction{}, fmt.Errorf("payer charge: %w", err)
 	}
 	return t, nil
 }
@@ -116,27 +116,27 @@ func (s *Service) PayerCharge(ctx context.Context, id string) (Transaction, erro
 // CANCELLED with event pix.cashin.cancelled. Expiring a cancelled charge
 // again changes nothing. Errors: ENotFound, EUnprocessable (paid),
 // EProviderUnavailable (the PSP did not answer).
-func (s *Service) ExpireCharge(ctx context.Context, c store.Client, id string) (store.Transaction, error) {
+func (s *Service) ExpireCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error) {
 	t, err := s.Charge(ctx, c, id)
 	if err != nil {
-		return store.Transaction{}, err
+		return pix.Transaction{}, err
 	}
 	if t.Status == pix.StatusPending {
 		if _, err := s.expireOne(ctx, t, s.now()); err != nil {
 			s.Log.WarnContext(ctx, "could not expire a charge at the PSP", "charge", t.ID, "error", err.Error())
-			return store.Transaction{}, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
+			return pix.Transaction{}, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
 		}
 		if t, err = s.Charge(ctx, c, id); err != nil {
-			return store.Transaction{}, err
+			return pix.Transaction{}, err
 		}
 	}
 	if t.Status != pix.StatusCancelled {
-		return store.Transaction{}, pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be cancelled", t.Status)
+		return pix.Transaction{}, pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be cancelled", t.Status)
 	}
 	return t, nil
 }
 
-func (s *Service) cancel(ctx context.Context, tx *store.Tx, o *outbox, t *store.Transaction, now time.Time) error {
+func (s *Service) cancel(ctx context.Context, tx *store.Tx, o *outbox, t *pix.Transaction, now time.Time) error {
 	ok, err := tx.TransitionTransaction(ctx, t.ID, pix.StatusPending, pix.StatusCancelled, time.Time{})
 	if err != nil || !ok {
 		return err

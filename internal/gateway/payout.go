@@ -100,7 +100,7 @@ func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, 
 // pending. It is idempotent on external_id and on idemKey (the
 // Idempotency-Key header). Errors: EInvalid, EInvalidKey,
 // EInsufficientBalance, EIdempotencyMismatch.
-func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutRequest, idemKey string, body []byte) (PayoutResponse, bool, error) {
+func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutRequest, idemKey string, body []byte) (PayoutResponse, bool, error) {
 	if !s.caps.Payouts {
 		return PayoutResponse{}, false, pix.Errorf(pix.EUnprocessable, "Payouts are not available with this provider")
 	}
@@ -117,7 +117,7 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 		ext = *r.ExternalID
 	}
 	// As for charges, a duplicate is found by the insert, not by a read first.
-	find := func(q finder) (store.Transaction, bool, error) {
+	find := func(q finder) (pix.Transaction, bool, error) {
 		return findPrevious(ctx, q, c.ID, ext, idemKey)
 	}
 
@@ -127,7 +127,7 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 	if err != nil {
 		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
 	}
-	t := store.Transaction{
+	t := pix.Transaction{
 		ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashout, ExternalID: ext, IdempotencyKey: idemKey,
 		RequestHash: hash, Status: pix.StatusPending, Amount: amount, Tax: tax, CreatedAt: now,
 		SettleAt: now, CallbackURL: r.CallbackURL, Details: string(details), SendState: store.SendToSend,
@@ -167,7 +167,7 @@ func (s *Service) CreatePayout(ctx context.Context, c store.Client, r *PayoutReq
 // replayPayout answers a duplicate of prev, the earlier request found for
 // a payout that sent externalID: its response if the bodies agree, else the
 // 422 naming the key that matched prev.
-func replayPayout(prev store.Transaction, externalID, hash string) (PayoutResponse, bool, error) {
+func replayPayout(prev pix.Transaction, externalID, hash string) (PayoutResponse, bool, error) {
 	if prev.RequestHash != hash || prev.Type != pix.TypeCashout {
 		return PayoutResponse{}, false, mismatch(foundBy(prev, externalID))
 	}
@@ -175,7 +175,7 @@ func replayPayout(prev store.Transaction, externalID, hash string) (PayoutRespon
 }
 
 // payoutResponse is the creation response, which never changes.
-func payoutResponse(t store.Transaction) PayoutResponse {
+func payoutResponse(t pix.Transaction) PayoutResponse {
 	resp := PayoutResponse{StatusCode: 200, TransactionID: t.ID, Amount: t.Amount, Tax: t.Tax, Status: pix.StatusPending}
 	if t.ExternalID != "" {
 		ext := t.ExternalID
@@ -184,7 +184,7 @@ func payoutResponse(t store.Transaction) PayoutResponse {
 	return resp
 }
 
-func parsePayoutDetails(t store.Transaction) (payoutDetails, error) {
+func parsePayoutDetails(t pix.Transaction) (payoutDetails, error) {
 	var d payoutDetails
 	if err := json.Unmarshal([]byte(t.Details), &d); err != nil {
 		return d, fmt.Errorf("payout %s details: %w", t.ID, err)

@@ -172,7 +172,7 @@ func (s *Service) receiveConfirmed(ctx context.Context, p provider.Payment) erro
 
 // refundReported settles the refund of charge whose devolução id the PSP
 // reported final in rs, if it is still pending.
-func (s *Service) refundReported(ctx context.Context, charge store.Transaction, rs provider.TransferState) error {
+func (s *Service) refundReported(ctx context.Context, charge pix.Transaction, rs provider.TransferState) error {
 	refunds, err := s.db.Refunds(ctx, charge.ID)
 	if err != nil {
 		return fmt.Errorf("refunds of %s: %w", charge.ID, err)
@@ -260,7 +260,7 @@ func (s *Service) expireAtPSP(ctx context.Context, limit int) (int, error) {
 
 // expireOne settles the expired charge t with the PSP and reports whether
 // it cancelled it.
-func (s *Service) expireOne(ctx context.Context, t store.Transaction, now time.Time) (bool, error) {
+func (s *Service) expireOne(ctx context.Context, t pix.Transaction, now time.Time) (bool, error) {
 	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
 	defer cancel()
 	pays, err := s.Provider.ChargePayments(cctx, t.TxID)
@@ -532,7 +532,7 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 // beneficiary's bank sent the amount back) is REVERSED (amount back, tax
 // kept, pix.cashout.reversed), after it was PAID. Anything else changes
 // nothing.
-func (s *Service) finishPayout(ctx context.Context, tx *store.Tx, o *outbox, t store.Transaction, st provider.TransferState, now time.Time) error {
+func (s *Service) finishPayout(ctx context.Context, tx *store.Tx, o *outbox, t pix.Transaction, st provider.TransferState, now time.Time) error {
 	move := func(to pix.TxStatus, event string, posting ledger.Posting, confirmed time.Time) error {
 		ok, err := tx.TransitionTransaction(ctx, t.ID, t.Status, to, confirmed)
 		if err != nil || !ok {

@@ -210,7 +210,7 @@ type pspFixture struct {
 	gw    *gateway.Service
 	psp   *scriptedPSP
 	clock *testkit.Clock
-	c     store.Client
+	c     pix.Client
 }
 
 func newPSPFixture(t *testing.T, open testkit.Opener) *pspFixture {
@@ -235,7 +235,7 @@ func (f *pspFixture) node(t *testing.T) *gateway.Service {
 }
 
 // paidCharge creates a charge and has the PSP report its payment.
-func (f *pspFixture) paidCharge(t *testing.T, ext, amount string, n int) store.Transaction {
+func (f *pspFixture) paidCharge(t *testing.T, ext, amount string, n int) pix.Transaction {
 	t.Helper()
 	ctx := context.Background()
 	resp, _, err := f.gw.CreateCharge(ctx, f.c, chargeRequestAmount(ext, amount), body(ext))
@@ -253,7 +253,7 @@ func (f *pspFixture) paidCharge(t *testing.T, ext, amount string, n int) store.T
 // body is a distinct JSON request body per key.
 func body(key string) []byte { return []byte(`{"k":"` + key + `"}`) }
 
-func (f *pspFixture) status(t *testing.T, id string) store.Transaction {
+func (f *pspFixture) status(t *testing.T, id string) pix.Transaction {
 	t.Helper()
 	tr, err := f.gw.Lookup(context.Background(), f.c, id, "")
 	require.NoError(t, err)

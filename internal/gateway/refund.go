@@ -34,7 +34,7 @@ type RefundResponse struct {
 	Status     pix.RefundStatus `json:"status"`
 }
 
-func refundResponse(r store.Refund) RefundResponse {
+func refundResponse(r pix.Refund) RefundResponse {
 	return RefundResponse{StatusCode: 200, RefundID: r.ID, PaymentID: r.TransactionID, Amount: r.Amount, Status: pix.RefundPending}
 }
 
@@ -45,7 +45,7 @@ func refundResponse(r store.Refund) RefundResponse {
 // ENotFound (no such charge of this client), EUnprocessable (not PAID, older
 // than 90 days, or more than is left), EInsufficientBalance,
 // EIdempotencyMismatch.
-func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundRequest, idemKey string, body []byte) (RefundResponse, bool, error) {
+func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundRequest, idemKey string, body []byte) (RefundResponse, bool, error) {
 	var is issues
 	var amount pix.Amount
 	if len(r.Amount) > 0 && string(r.Amount) != "null" {
@@ -88,9 +88,9 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 	}
 
 	now := s.now()
-	ref := store.Refund{ID: s.newUUID(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: idemKey, RequestHash: hash,
+	ref := pix.Refund{ID: s.newUUID(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: idemKey, RequestHash: hash,
 		Status: pix.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: now, SendState: store.SendToSend}
-	var prev store.Refund
+	var prev pix.Refund
 	inserted := false
 	err = s.db.Write(ctx, func(tx *store.Tx) error {
 		t, err := tx.TransactionForUpdate(ctx, c.ID, charge.ID)
@@ -147,7 +147,7 @@ func (s *Service) CreateRefund(ctx context.Context, c store.Client, r *RefundReq
 	return refundResponse(ref), false, nil
 }
 
-func replayRefund(prev store.Refund, hash string) (RefundResponse, bool, error) {
+func replayRefund(prev pix.Refund, hash string) (RefundResponse, bool, error) {
 	if prev.RequestHash != hash {
 		// Refunds are idempotent on the header alone (their external_id
 		// names the charge), so the header is what clashed.
@@ -171,7 +171,7 @@ type RefundView struct {
 
 // Refund returns client c's refund with the given id. Errors: ENotFound
 // when c has no such refund (another client's refund is not found either).
-func (s *Service) Refund(ctx context.Context, c store.Client, id string) (RefundView, error) {
+func (s *Service) Refund(ctx context.Context, c pix.Client, id string) (RefundView, error) {
 	if !canonicalID(id) {
 		return RefundView{}, pix.Errorf(pix.ENotFound, "Refund not found")
 	}
@@ -198,7 +198,7 @@ func (s *Service) Refund(ctx context.Context, c store.Client, id string) (Refund
 // tx): completed (the charge's refunded_amount grows, REFUNDED once whole,
 // pix.refund.completed) or failed (funds back, pix.refund.failed). It
 // returns errChanged if r was finished meanwhile.
-func (s *Service) finishRefund(ctx context.Context, tx *store.Tx, o *outbox, r store.Refund, charge store.Transaction,
+func (s *Service) finishRefund(ctx context.Context, tx *store.Tx, o *outbox, r pix.Refund, charge pix.Transaction,
 	st provider.TransferState, now time.Time) error {
 	status, event := pix.RefundCompleted, EventRefundCompleted
 	posting := ledger.RefundCompleted(r.Amount)

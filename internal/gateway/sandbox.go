@@ -24,19 +24,19 @@ func (s *Service) SandboxPayments() bool {
 // ENotFound (the provider's payers do not pay on request, or no such
 // charge), EUnprocessable (the
 // charge can no longer be paid).
-func (s *Service) SandboxPay(ctx context.Context, charge Transaction) (Transaction, error) {
+func (s *Service) SandboxPay(ctx context.Context, charge pix.Transaction) (pix.Transaction, error) {
 	payer, ok := s.Provider.(provider.Payer)
 	if !ok {
 		// The routes exist only where SandboxPayments; this guards a future one.
-		return Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
 	p, err := payer.Pay(ctx, provider.Charge{TxID: charge.TxID, Amount: charge.Amount})
 	if err != nil {
-		return Transaction{}, fmt.Errorf("sandbox pay: %w", err)
+		return pix.Transaction{}, fmt.Errorf("sandbox pay: %w", err)
 	}
 	confirmed, err := s.Provider.ConfirmPayment(ctx, p.EndToEndID)
 	if err != nil {
-		return Transaction{}, fmt.Errorf("sandbox pay: confirm: %w", err)
+		return pix.Transaction{}, fmt.Errorf("sandbox pay: confirm: %w", err)
 	}
 	// Strict: a payer's bank pays neither a charge that is closed nor
 	// another amount, so neither is credited.

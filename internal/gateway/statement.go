@@ -86,7 +86,7 @@ type Statement struct {
 // client c's statement. Errors: EInvalid for bad dates, to not after from,
 // a window over 366 days or an unknown format, the message naming each
 // bad parameter.
-func (s *Service) Statement(ctx context.Context, c store.Client, q StatementQuery) (*Statement, error) {
+func (s *Service) Statement(ctx context.Context, c pix.Client, q StatementQuery) (*Statement, error) {
 	st := &Statement{Format: q.Format, db: s.db, clientID: c.ID}
 	var is issues
 	for _, p := range []struct {

@@ -19,7 +19,6 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
-	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
@@ -47,7 +46,7 @@ func TestStatementRandomConcurrent(t *testing.T) {
 
 // randomClient is one client of the random run and what was done for it.
 type randomClient struct {
-	c store.Client
+	c pix.Client
 	// mu guards the fields below.
 	mu sync.Mutex
 	// ids are the client's charges, payouts and refunds.
@@ -323,7 +322,7 @@ func randomAction(ctx context.Context, s *gateway.Service, rc *randomClient, r *
 }
 
 // statementLines reads c's statement of [from, to) and its lines.
-func statementLines(ctx context.Context, s *gateway.Service, c store.Client, from, to time.Time) ([]gateway.Movement, *gateway.Statement, error) {
+func statementLines(ctx context.Context, s *gateway.Service, c pix.Client, from, to time.Time) ([]gateway.Movement, *gateway.Statement, error) {
 	st, err := s.Statement(ctx, c, gateway.StatementQuery{From: from.Format(time.RFC3339Nano), To: to.Format(time.RFC3339Nano)})
 	if err != nil {
 		return nil, nil, err
@@ -362,7 +361,7 @@ func checkChain(opening, closing pix.Amount, lines []gateway.Movement) error {
 }
 
 // requireJSONLines checks that the JSON statement of [from, to) holds lines.
-func requireJSONLines(t *testing.T, ctx context.Context, s *gateway.Service, c store.Client, from, to time.Time, lines []gateway.Movement) {
+func requireJSONLines(t *testing.T, ctx context.Context, s *gateway.Service, c pix.Client, from, to time.Time, lines []gateway.Movement) {
 	t.Helper()
 	st, err := s.Statement(ctx, c, gateway.StatementQuery{From: from.Format(time.RFC3339Nano), To: to.Format(time.RFC3339Nano), Format: "json"})
 	require.NoError(t, err)

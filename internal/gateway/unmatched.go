@@ -26,7 +26,7 @@ const returnDescription = "Devolucao de Pix sem cobranca em aberto"
 // at once unless HoldUnmatched keeps it for an operator. charge is the
 // paid charge p names, or the zero Transaction when no charge holds its
 // txid. A payment already recorded changes nothing.
-func (s *Service) recordUnmatched(ctx context.Context, tx *store.Tx, p provider.Payment, charge store.Transaction, now time.Time) error {
+func (s *Service) recordUnmatched(ctx context.Context, tx *store.Tx, p provider.Payment, charge pix.Transaction, now time.Time) error {
 	u := store.UnmatchedReceipt{ID: s.newUUID(), PaymentEndToEndID: p.EndToEndID, TxID: p.TxID, Amount: p.Amount,
 		ReceivedAt: now, RecordedAt: now, Reason: store.UnmatchedNoCharge, Status: store.UnmatchedHeld}
 	if !p.PaidAt.IsZero() {

@@ -20,7 +20,7 @@ import (
 
 // feeClient creates a client of f's gateway with a cash-in fee of 1 % plus
 // R$ 0.10.
-func (f *pspFixture) feeClient(t *testing.T) store.Client {
+func (f *pspFixture) feeClient(t *testing.T) pix.Client {
 	t.Helper()
 	ctx := context.Background()
 	cred, err := f.gw.CreateClient(ctx, gateway.ClientParams{Name: "fees", CashinFee: pix.FeeRule{PercentBP: 100, Fixed: 10}})
@@ -63,7 +63,7 @@ func TestPSPPaidAmountDiffers(t *testing.T) {
 		f := newPSPFixture(t, open)
 		ctx := context.Background()
 		c := f.feeClient(t)
-		pay := func(ext, amount string, paid pix.Amount, n int) store.Transaction {
+		pay := func(ext, amount string, paid pix.Amount, n int) pix.Transaction {
 			resp, _, err := f.gw.CreateCharge(ctx, c, chargeRequestAmount(ext, amount), body(ext))
 			require.NoError(t, err)
 			ch, err := f.gw.Charge(ctx, c, resp.PaymentID)

@@ -35,7 +35,7 @@ type Balance struct {
 }
 
 // Balance returns client c's available and pending balances.
-func (s *Service) Balance(ctx context.Context, c store.Client) (Balance, error) {
+func (s *Service) Balance(ctx context.Context, c pix.Client) (Balance, error) {
 	b, err := s.db.Balances(ctx, c.ID)
 	if err != nil {
 		return Balance{}, fmt.Errorf("balance: %w", err)
@@ -48,7 +48,7 @@ func (s *Service) Balance(ctx context.Context, c store.Client) (Balance, error) 
 // stating both amounts (docs/api.md, Errors). The balance is read after the
 // database refused the reservation, so a credit that arrived in between can
 // make it enough; the detail then says so rather than claim a shortfall.
-func (s *Service) insufficientBalance(ctx context.Context, c store.Client, need pix.Amount) error {
+func (s *Service) insufficientBalance(ctx context.Context, c pix.Client, need pix.Amount) error {
 	e := &pix.Error{Code: pix.EInsufficientBalance, Message: "Insufficient balance"}
 	b, err := s.db.Balances(ctx, c.ID)
 	if err != nil {
@@ -90,7 +90,7 @@ type TransactionView struct {
 }
 
 // View returns the API view of t.
-func View(t store.Transaction) TransactionView {
+func View(t pix.Transaction) TransactionView {
 	v := TransactionView{PaymentID: t.ID, Status: t.Status, Amount: t.Amount, CreatedAt: FormatTime(t.CreatedAt),
 		Type: t.Type, Tax: t.Tax, RefundedAmount: t.RefundedAmount}
 	if t.ExternalID != "" {
@@ -116,11 +116,11 @@ func View(t store.Transaction) TransactionView {
 // (POST /api/v1/wallet/transaction): neither given → EInvalid; both given and not the same
 // transaction → EInvalid; nothing found → ENotFound. An empty string counts
 // as not given.
-func (s *Service) Lookup(ctx context.Context, c store.Client, paymentID, externalID string) (store.Transaction, error) {
+func (s *Service) Lookup(ctx context.Context, c pix.Client, paymentID, externalID string) (pix.Transaction, error) {
 	if paymentID == "" && externalID == "" {
-		return store.Transaction{}, pix.Errorf(pix.EInvalid, MsgLookupNeedsID)
+		return pix.Transaction{}, pix.Errorf(pix.EInvalid, MsgLookupNeedsID)
 	}
-	find := func(get func() (store.Transaction, error)) (*store.Transaction, error) {
+	find := func(get func() (pix.Transaction, error)) (*pix.Transaction, error) {
 		t, err := get()
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil
@@ -130,25 +130,25 @@ func (s *Service) Lookup(ctx context.Context, c store.Client, paymentID, externa
 		}
 		return &t, nil
 	}
-	var byID, byExt *store.Transaction
+	var byID, byExt *pix.Transaction
 	var err error
 	if paymentID != "" {
-		if byID, err = find(func() (store.Transaction, error) { return s.db.Transaction(ctx, c.ID, paymentID) }); err != nil {
-			return store.Transaction{}, err
+		if byID, err = find(func() (pix.Transaction, error) { return s.db.Transaction(ctx, c.ID, paymentID) }); err != nil {
+			return pix.Transaction{}, err
 		}
 	}
 	if externalID != "" {
-		if byExt, err = find(func() (store.Transaction, error) { return s.db.TransactionByExternalID(ctx, c.ID, externalID) }); err != nil {
-			return store.Transaction{}, err
+		if byExt, err = find(func() (pix.Transaction, error) { return s.db.TransactionByExternalID(ctx, c.ID, externalID) }); err != nil {
+			return pix.Transaction{}, err
 		}
 	}
 	switch {
 	case paymentID != "" && externalID != "":
 		if byID == nil && byExt == nil {
-			return store.Transaction{}, pix.Errorf(pix.ENotFound, MsgLookupNotFound)
+			return pix.Transaction{}, pix.Errorf(pix.ENotFound, MsgLookupNotFound)
 		}
 		if byID == nil || byExt == nil || byID.ID != byExt.ID {
-			return store.Transaction{}, pix.Errorf(pix.EInvalid, MsgLookupMismatch)
+			return pix.Transaction{}, pix.Errorf(pix.EInvalid, MsgLookupMismatch)
 		}
 		return *byID, nil
 	case byID != nil:
@@ -156,7 +156,7 @@ func (s *Service) Lookup(ctx context.Context, c store.Client, paymentID, externa
 	case byExt != nil:
 		return *byExt, nil
 	}
-	return store.Transaction{}, pix.Errorf(pix.ENotFound, MsgLookupNotFound)
+	return pix.Transaction{}, pix.Errorf(pix.ENotFound, MsgLookupNotFound)
 }
 
 // HistoryQuery is the raw query of GET /api/v1/wallet/transactions.
@@ -177,7 +177,7 @@ const (
 // History returns a page of client c's transactions, newest first, and the
 // next cursor ("" on the last page). Errors: EInvalid for a bad parameter,
 // its message naming each bad parameter and what it accepts.
-func (s *Service) History(ctx context.Context, c store.Client, q HistoryQuery) ([]store.Transaction, string, error) {
+func (s *Service) History(ctx context.Context, c pix.Client, q HistoryQuery) ([]pix.Transaction, string, error) {
 	f := store.HistoryFilter{Limit: defaultHistoryLimit, Cursor: q.Cursor, Status: pix.TxStatus(q.Status), Type: pix.TxType(q.Type)}
 	var is issues
 	if q.Limit != "" {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 )
@@ -79,7 +78,7 @@ func remoteIP(r *http.Request) string {
 }
 
 // client returns the authenticated client of the request.
-func client(r *http.Request) gateway.Client {
-	c, _ := r.Context().Value(clientKey).(gateway.Client)
+func client(r *http.Request) pix.Client {
+	c, _ := r.Context().Value(clientKey).(pix.Client)
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // Gateway is what the API asks of the use cases (*gateway.Service). Each
@@ -12,20 +13,20 @@ type Gateway interface {
 	// SandboxPayments reports whether the sandbox's pay and expire actions
 	// are served.
 	SandboxPayments() bool
-	Authenticate(ctx context.Context, clientID, secret string) (gateway.Client, error)
-	CreateCharge(ctx context.Context, c gateway.Client, r *gateway.ChargeRequest, body []byte) (resp gateway.ChargeResponse, replayed bool, err error)
-	CreatePayout(ctx context.Context, c gateway.Client, r *gateway.PayoutRequest, idemKey string, body []byte) (gateway.PayoutResponse, bool, error)
-	CreateRefund(ctx context.Context, c gateway.Client, r *gateway.RefundRequest, idemKey string, body []byte) (gateway.RefundResponse, bool, error)
-	Charge(ctx context.Context, c gateway.Client, id string) (gateway.Transaction, error)
-	PayerCharge(ctx context.Context, id string) (gateway.Transaction, error)
-	SandboxPay(ctx context.Context, charge gateway.Transaction) (gateway.Transaction, error)
-	ExpireCharge(ctx context.Context, c gateway.Client, id string) (gateway.Transaction, error)
-	Refund(ctx context.Context, c gateway.Client, id string) (gateway.RefundView, error)
-	Balance(ctx context.Context, c gateway.Client) (gateway.Balance, error)
-	Lookup(ctx context.Context, c gateway.Client, paymentID, externalID string) (gateway.Transaction, error)
-	History(ctx context.Context, c gateway.Client, q gateway.HistoryQuery) ([]gateway.Transaction, string, error)
-	Statement(ctx context.Context, c gateway.Client, q gateway.StatementQuery) (*gateway.Statement, error)
-	Deliveries(ctx context.Context, c gateway.Client, paymentID string) ([]gateway.DeliveryView, error)
-	RetryDelivery(ctx context.Context, c gateway.Client, eventID string) error
+	Authenticate(ctx context.Context, clientID, secret string) (pix.Client, error)
+	CreateCharge(ctx context.Context, c pix.Client, r *gateway.ChargeRequest, body []byte) (resp gateway.ChargeResponse, replayed bool, err error)
+	CreatePayout(ctx context.Context, c pix.Client, r *gateway.PayoutRequest, idemKey string, body []byte) (gateway.PayoutResponse, bool, error)
+	CreateRefund(ctx context.Context, c pix.Client, r *gateway.RefundRequest, idemKey string, body []byte) (gateway.RefundResponse, bool, error)
+	Charge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
+	PayerCharge(ctx context.Context, id string) (pix.Transaction, error)
+	SandboxPay(ctx context.Context, charge pix.Transaction) (pix.Transaction, error)
+	ExpireCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
+	Refund(ctx context.Context, c pix.Client, id string) (gateway.RefundView, error)
+	Balance(ctx context.Context, c pix.Client) (gateway.Balance, error)
+	Lookup(ctx context.Context, c pix.Client, paymentID, externalID string) (pix.Transaction, error)
+	History(ctx context.Context, c pix.Client, q gateway.HistoryQuery) ([]pix.Transaction, string, error)
+	Statement(ctx context.Context, c pix.Client, q gateway.StatementQuery) (*gateway.Statement, error)
+	Deliveries(ctx context.Context, c pix.Client, paymentID string) ([]gateway.DeliveryView, error)
+	RetryDelivery(ctx context.Context, c pix.Client, eventID string) error
 	PSPReported(ctx context.Context, reported []gateway.ReportedPix) error
 }

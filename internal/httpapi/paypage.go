@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/qr"
 )
@@ -28,7 +27,7 @@ const payTimeLayout = "02/01/2006 15:04"
 // payCharge returns the charge (cash-in) of the path's payment_id;
 // ENotFound for anything that is not a charge. (An id that is not text was
 // answered 400 by the router's checks before this handler.)
-func (s *Server) payCharge(r *http.Request) (gateway.Transaction, error) {
+func (s *Server) payCharge(r *http.Request) (pix.Transaction, error) {
 	return s.gw.PayerCharge(r.Context(), r.PathValue("payment_id"))
 }
 

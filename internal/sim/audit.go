@@ -229,10 +229,10 @@ func hexID(id string) string { return strings.ToLower(provider.HexID(id)) }
 
 // books is what the auditor reads of pixgate's database, all at once.
 type books struct {
-	Txs       []store.Transaction
-	Refunds   []store.Refund
+	Txs       []pix.Transaction
+	Refunds   []pix.Refund
 	Unmatched []store.UnmatchedReceipt
-	Events    []store.Event
+	Events    []pix.Event
 	// Settlement is each account holder's settlement balance (clients by
 	// id, the house as store.HouseID); Suspense the house's.
 	Settlement map[string]pix.Amount
@@ -286,8 +286,8 @@ func readBooks(ctx context.Context, db *store.DB) (books, error) {
 	return b, nil
 }
 
-func (b books) txByID() map[string]*store.Transaction {
-	m := make(map[string]*store.Transaction, len(b.Txs))
+func (b books) txByID() map[string]*pix.Transaction {
+	m := make(map[string]*pix.Transaction, len(b.Txs))
 	for i := range b.Txs {
 		m[b.Txs[i].ID] = &b.Txs[i]
 	}
@@ -295,7 +295,7 @@ func (b books) txByID() map[string]*store.Transaction {
 }
 
 // credited reports whether t is a charge whose payment was credited.
-func credited(t store.Transaction) bool {
+func credited(t pix.Transaction) bool {
 	return t.Type == pix.TypeCashin && (t.Status == pix.StatusPaid || t.Status == pix.StatusRefunded)
 }
 
@@ -720,7 +720,7 @@ func union(lists ...[]string) []string {
 func auditDelivered(b books, clients []Credentials, deliveries []Delivery, invalid int) Check {
 	c := Check{Name: checkDelivered}
 	bad := func(format string, args ...any) { c.Violations = append(c.Violations, fmt.Sprintf(format, args...)) }
-	events := make(map[string]store.Event, len(b.Events))
+	events := make(map[string]pix.Event, len(b.Events))
 	for _, e := range b.Events {
 		events[e.ID] = e
 	}

@@ -33,11 +33,11 @@ var auditT0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 type world struct {
 	t        *testing.T
 	db       *store.DB
-	client   store.Client
-	charge   store.Transaction
-	paid     store.Transaction // payout
-	failed   store.Transaction // payout
-	refund   store.Refund
+	client   pix.Client
+	charge   pix.Transaction
+	paid     pix.Transaction // payout
+	failed   pix.Transaction // payout
+	refund   pix.Refund
 	returned store.UnmatchedReceipt
 	held     store.UnmatchedReceipt
 	psp      pspFacts
@@ -52,14 +52,14 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	t.Helper()
 	w := &world{t: t, db: db, client: storetest.NewClient(t, db)}
 	id := w.client.ID
-	w.charge = store.Transaction{ID: uuid.NewString(), ClientID: id, Type: pix.TypeCashin, ExternalID: "c-1", RequestHash: "h",
+	w.charge = pix.Transaction{ID: uuid.NewString(), ClientID: id, Type: pix.TypeCashin, ExternalID: "c-1", RequestHash: "h",
 		Status: pix.StatusPaid, Amount: 1000, PaidAmount: 1000, RefundedAmount: 200, CreatedAt: auditT0, ConfirmedAt: auditT0.Add(time.Second),
 		ExpiresAt: auditT0.Add(time.Hour), TxID: "txidcharge1", EndToEndID: "E99999999202611201200chargepaid1"}
-	w.paid = store.Transaction{ID: uuid.NewString(), ClientID: id, Type: pix.TypeCashout, ExternalID: "p-1", IdempotencyKey: "k-p-1",
+	w.paid = pix.Transaction{ID: uuid.NewString(), ClientID: id, Type: pix.TypeCashout, ExternalID: "p-1", IdempotencyKey: "k-p-1",
 		RequestHash: "h", Status: pix.StatusPaid, Amount: 300, CreatedAt: auditT0.Add(2 * time.Second), ConfirmedAt: auditT0.Add(3 * time.Second)}
-	w.failed = store.Transaction{ID: uuid.NewString(), ClientID: id, Type: pix.TypeCashout, ExternalID: "p-2", RequestHash: "h",
+	w.failed = pix.Transaction{ID: uuid.NewString(), ClientID: id, Type: pix.TypeCashout, ExternalID: "p-2", RequestHash: "h",
 		Status: pix.StatusCancelled, Amount: 100, CreatedAt: auditT0.Add(4 * time.Second)}
-	w.refund = store.Refund{ID: uuid.NewString(), ClientID: id, TransactionID: w.charge.ID, IdempotencyKey: "k-r-1", RequestHash: "h",
+	w.refund = pix.Refund{ID: uuid.NewString(), ClientID: id, TransactionID: w.charge.ID, IdempotencyKey: "k-r-1", RequestHash: "h",
 		Status: pix.RefundCompleted, Amount: 200, CreatedAt: auditT0.Add(5 * time.Second), SettledAt: auditT0.Add(6 * time.Second)}
 	w.returned = store.UnmatchedReceipt{ID: uuid.NewString(), PaymentEndToEndID: "E99999999202611201200strayretur1", Amount: 500,
 		ReceivedAt: auditT0, RecordedAt: auditT0.Add(time.Second), Reason: store.UnmatchedNoCharge, Status: store.UnmatchedReturned,
@@ -67,7 +67,7 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	w.held = store.UnmatchedReceipt{ID: uuid.NewString(), PaymentEndToEndID: "E99999999202611201200strayheld01", Amount: 50,
 		ReceivedAt: auditT0, RecordedAt: auditT0.Add(time.Second), Reason: store.UnmatchedNoCharge, Status: store.UnmatchedHeld}
 
-	for _, tx := range []store.Transaction{w.charge, w.paid, w.failed} {
+	for _, tx := range []pix.Transaction{w.charge, w.paid, w.failed} {
 		w.insert(tx)
 	}
 	w.write(func(tx *store.Tx) error {
@@ -133,7 +133,7 @@ func (w *world) write(fn func(tx *store.Tx) error) {
 	require.NoError(w.t, w.db.Write(context.Background(), fn))
 }
 
-func (w *world) insert(t store.Transaction) {
+func (w *world) insert(t pix.Transaction) {
 	w.t.Helper()
 	ok, err := w.db.InsertTransaction(context.Background(), t)
 	require.NoError(w.t, err)
@@ -148,11 +148,11 @@ func (w *world) post(clientID, txID string, p ledger.Posting) {
 }
 
 // event writes an event of t (of refund refundID when not "") in status.
-func (w *world) event(t store.Transaction, typ, refundID, status string) store.Event {
+func (w *world) event(t pix.Transaction, typ, refundID, status string) pix.Event {
 	w.t.Helper()
 	body, err := json.Marshal(map[string]any{"event": typ, "payment_id": t.ID, "refund_id": refundID})
 	require.NoError(w.t, err)
-	e := store.Event{ID: "evt_" + strings.ReplaceAll(uuid.NewString(), "-", ""), ClientID: t.ClientID, TransactionID: t.ID, Type: typ,
+	e := pix.Event{ID: "evt_" + strings.ReplaceAll(uuid.NewString(), "-", ""), ClientID: t.ClientID, TransactionID: t.ID, Type: typ,
 		URL: "http://127.0.0.1:1/hook", Payload: string(body), CreatedAt: auditT0.Add(time.Minute)}
 	w.write(func(tx *store.Tx) error {
 		if err := tx.InsertEvent(context.Background(), e); err != nil {
@@ -408,8 +408,8 @@ func TestPSPFacts(t *testing.T) {
 // creation that holds no transaction is not sent again.
 func TestAuditKeysReplay(t *testing.T) {
 	t.Parallel()
-	paid := store.Transaction{ID: "p-id", ClientID: "cli", Type: pix.TypeCashout, IdempotencyKey: "k1", ExternalID: "e1"}
-	b := books{Txs: []store.Transaction{paid}}
+	paid := pix.Transaction{ID: "p-id", ClientID: "cli", Type: pix.TypeCashout, IdempotencyKey: "k1", ExternalID: "e1"}
+	b := books{Txs: []pix.Transaction{paid}}
 	first := []byte(`{"statusCode":200,"transaction_id":"p-id","external_id":"e1","amount":3,"tax":0,"status":"PENDING"}`)
 	rec := KeyRecord{Kind: "payout", Client: 0, Method: http.MethodPost, Path: "/api/v1/gateway/pix-payment", Key: "k1", ExtID: "e1",
 		Body: []byte(`{}`), Status: 200, Response: first, ID: "p-id"}
@@ -510,11 +510,11 @@ func (l *ledgerAPI) call(_ context.Context, _ int, method, path string, _ map[st
 func TestAuditStatements(t *testing.T) {
 	t.Parallel()
 	start := time.Now().UTC().Add(-10 * time.Minute).Truncate(time.Millisecond)
-	var txs []store.Transaction
+	var txs []pix.Transaction
 	api := &ledgerAPI{}
 	for i := range 8 {
 		at := start.Add(time.Duration(i) * time.Second)
-		txs = append(txs, store.Transaction{ID: fmt.Sprint(i), ClientID: "cli", CreatedAt: at})
+		txs = append(txs, pix.Transaction{ID: fmt.Sprint(i), ClientID: "cli", CreatedAt: at})
 		api.moves, api.amounts = append(api.moves, at), append(api.amounts, int64(100*(i+1)))
 	}
 	b := books{Txs: txs}

@@ -11,34 +11,18 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
-// Roles of administration panel users.
-const (
-	RoleOperator = "operator" // sees and manages every client
-	RoleMerchant = "merchant" // sees only its own client
-)
-
-// User is a person who logs in to the administration panel.
-type User struct {
-	ID           string
-	Email        string // lower case, unique
-	PasswordHash string // bcrypt; the password itself is never stored
-	Role         string
-	ClientID     string // merchant users: their client; "" for operators
-	CreatedAt    time.Time
-}
-
 const userColumns = `id, email, password_hash, role, client_id, created_at`
 
-func scanUser(row scanner) (User, error) {
-	var u User
+func scanUser(row scanner) (pix.User, error) {
+	var u pix.User
 	var client sql.NullString
 	var created int64
 	err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Role, &client, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return User{}, ErrNotFound
+		return pix.User{}, ErrNotFound
 	}
 	if err != nil {
-		return User{}, fmt.Errorf("scan user: %w", err)
+		return pix.User{}, fmt.Errorf("scan user: %w", err)
 	}
 	u.ClientID, u.CreatedAt = client.String, fromMS(created)
 	return u, nil
@@ -46,7 +30,7 @@ func scanUser(row scanner) (User, error) {
 
 // InsertUser stores a new user. Returns ErrConflict if the id or the e-mail
 // exists.
-func (tx *Tx) InsertUser(ctx context.Context, u User) error {
+func (tx *Tx) InsertUser(ctx context.Context, u pix.User) error {
 	_, err := tx.exec(ctx, `INSERT INTO users (`+userColumns+`) VALUES ($1,$2,$3,$4,$5,$6)`,
 		u.ID, u.Email, u.PasswordHash, u.Role, nullString(u.ClientID), ms(u.CreatedAt))
 	if err != nil {
@@ -56,17 +40,17 @@ func (tx *Tx) InsertUser(ctx context.Context, u User) error {
 }
 
 // User returns the user with the given id, or ErrNotFound.
-func (q *Q) User(ctx context.Context, id string) (User, error) {
+func (q *Q) User(ctx context.Context, id string) (pix.User, error) {
 	return scanUser(q.q.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
 }
 
 // UserByEmail returns the user with the given (lower-case) e-mail, or ErrNotFound.
-func (q *Q) UserByEmail(ctx context.Context, email string) (User, error) {
+func (q *Q) UserByEmail(ctx context.Context, email string) (pix.User, error) {
 	return scanUser(q.q.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE email = $1`, email))
 }
 
 // Users lists every user, oldest first.
-func (q *Q) Users(ctx context.Context) ([]User, error) {
+func (q *Q) Users(ctx context.Context) ([]pix.User, error) {
 	out, err := selectAll(ctx, q, scanUser, `SELECT `+userColumns+` FROM users ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
@@ -83,18 +67,8 @@ func (q *Q) CountUsers(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// Session is a logged-in browser. ID is the hex SHA-256 of the token the
-// browser holds; CSRFToken is echoed by every form of the session.
-type Session struct {
-	ID        string
-	UserID    string
-	CSRFToken string
-	CreatedAt time.Time
-	ExpiresAt time.Time
-}
-
 // InsertSession stores a new session. Returns ErrConflict if the id exists.
-func (tx *Tx) InsertSession(ctx context.Context, s Session) error {
+func (tx *Tx) InsertSession(ctx context.Context, s pix.Session) error {
 	_, err := tx.exec(ctx, `INSERT INTO sessions (id, user_id, csrf_token, created_at, expires_at) VALUES ($1,$2,$3,$4,$5)`,
 		s.ID, s.UserID, s.CSRFToken, ms(s.CreatedAt), ms(s.ExpiresAt))
 	if err != nil {
@@ -108,9 +82,9 @@ func (tx *Tx) InsertSession(ctx context.Context, s Session) error {
 // is a merchant user whose client is no longer active: a disabled client's
 // users lose the panel at once, as its credentials lose the API, and the
 // check costs no second query on every request.
-func (q *Q) SessionUser(ctx context.Context, id string, now time.Time) (Session, User, error) {
-	var s Session
-	var u User
+func (q *Q) SessionUser(ctx context.Context, id string, now time.Time) (pix.Session, pix.User, error) {
+	var s pix.Session
+	var u pix.User
 	var client sql.NullString
 	var sCreated, sExpires, uCreated int64
 	err := q.q.QueryRowContext(ctx, `SELECT s.id, s.user_id, s.csrf_token, s.created_at, s.expires_at,
@@ -119,10 +93,10 @@ func (q *Q) SessionUser(ctx context.Context, id string, now time.Time) (Session,
 		WHERE s.id = $1 AND s.expires_at > $2 AND (u.client_id IS NULL OR c.status = $3)`, id, ms(now), pix.ClientActive).
 		Scan(&s.ID, &s.UserID, &s.CSRFToken, &sCreated, &sExpires, &u.ID, &u.Email, &u.PasswordHash, &u.Role, &client, &uCreated)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Session{}, User{}, ErrNotFound
+		return pix.Session{}, pix.User{}, ErrNotFound
 	}
 	if err != nil {
-		return Session{}, User{}, fmt.Errorf("session: %w", err)
+		return pix.Session{}, pix.User{}, fmt.Errorf("session: %w", err)
 	}
 	s.CreatedAt, s.ExpiresAt = fromMS(sCreated), fromMS(sExpires)
 	u.ClientID, u.CreatedAt = client.String, fromMS(uCreated)
@@ -189,16 +163,10 @@ func (tx *Tx) SetClientFees(ctx context.Context, id string, cashin, payout pix.F
 		id, cashin.PercentBP, int64(cashin.Fixed), payout.PercentBP, int64(payout.Fixed))
 }
 
-// Activity summarizes the transactions of a period.
-type Activity struct {
-	// Counts holds the transactions created in the period, by type and status.
-	Counts map[string]map[string]int64
-}
-
 // Activity summarizes the transactions of the period [from, to) of one
 // client, or of every client when clientID is "".
-func (q *Q) Activity(ctx context.Context, clientID string, from, to time.Time) (Activity, error) {
-	var a Activity
+func (q *Q) Activity(ctx context.Context, clientID string, from, to time.Time) (pix.Activity, error) {
+	var a pix.Activity
 	var err error
 	a.Counts, err = q.countByTypeStatus(ctx, `SELECT type, status, COUNT(*) FROM transactions
 		WHERE created_at >= $2 AND created_at < $3 AND ($1 = '' OR client_id = $1) GROUP BY type, status`, clientID, ms(from), ms(to))
@@ -208,41 +176,13 @@ func (q *Q) Activity(ctx context.Context, clientID string, from, to time.Time) (
 	return a, nil
 }
 
-// Flows is the money that moved in a period, read from the ledger, so that
-// it adds up: Opening + In − Fees − Out + Returns − Refunds = Closing, where
-// the balances are the merchant's whole balance (available + pending; money
-// only reserved for a payout or refund has not left yet). Each amount is in
-// centavos and ≥ 0; each count is how many operations it sums.
-type Flows struct {
-	// Opening and Closing are available + pending at from and at to.
-	Opening, Closing pix.Amount
-	// In is the gross amount of the charges paid in the period.
-	In      pix.Amount
-	InCount int64
-	// Fees is what pixgate charged in the period: cash-in fees and the tax
-	// of payouts completed (a returned payout's tax is not given back).
-	Fees pix.Amount
-	// Out is the amount of the payouts completed in the period, except those
-	// also returned within it: a payout paid and reversed the same day was
-	// not paid out.
-	Out      pix.Amount
-	OutCount int64
-	// Returns is the amount of the payouts completed before the period and
-	// returned (REVERSED) within it.
-	Returns     pix.Amount
-	ReturnCount int64
-	// Refunds is the amount of the refunds of charges settled in the period.
-	Refunds     pix.Amount
-	RefundCount int64
-}
-
 // Flows sums the ledger postings of the period [from, to) of one client, or
 // of every client when clientID is "". Everything is read by one statement,
 // so one snapshot on either database: the balances and the postings agree
 // even while money moves. The closing balance is the current one minus what
 // was posted since to, the opening one the closing minus what was posted in
 // the period.
-func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (Flows, error) {
+func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (pix.Flows, error) {
 	// part: 0 = a posting in the period, 1 = a posting at or after to,
 	// 2 = a current balance. paired: a completion and a return of the same
 	// payout both in the period.
@@ -260,17 +200,17 @@ func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (Flo
 		WHERE kind IN ('available', 'pending') AND ($1 = '' OR client_id = $1)
 	) x GROUP BY part, posting_kind, account_kind, paired`, clientID, ms(from), ms(to))
 	if err != nil {
-		return Flows{}, fmt.Errorf("flows: %w", err)
+		return pix.Flows{}, fmt.Errorf("flows: %w", err)
 	}
 	defer rows.Close()
-	var f Flows
+	var f pix.Flows
 	var now, after, delta pix.Amount
 	for rows.Next() {
 		var part, paired int
 		var kind, account string
 		var n, sum int64
 		if err := rows.Scan(&part, &kind, &account, &paired, &n, &sum); err != nil {
-			return Flows{}, fmt.Errorf("flows: %w", err)
+			return pix.Flows{}, fmt.Errorf("flows: %w", err)
 		}
 		amount := pix.Amount(sum)
 		own := account == string(ledger.Available) || account == string(ledger.Pending)
@@ -289,7 +229,7 @@ func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (Flo
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return Flows{}, fmt.Errorf("flows: %w", err)
+		return pix.Flows{}, fmt.Errorf("flows: %w", err)
 	}
 	f.Closing = now - after
 	f.Opening = f.Closing - delta
@@ -300,7 +240,7 @@ func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (Flo
 // of one kind (paired or not) on one account kind. Money crossing the PIX
 // network is the settlement side of each posting; fees are the fees
 // account's.
-func addFlow(f *Flows, kind string, account ledger.Kind, paired bool, n int64, amount pix.Amount) {
+func addFlow(f *pix.Flows, kind string, account ledger.Kind, paired bool, n int64, amount pix.Amount) {
 	if account == ledger.Fees {
 		f.Fees += amount
 		return
@@ -336,7 +276,7 @@ func (q *Q) TotalBalances(ctx context.Context) (ledger.Balances, error) {
 // FailingEvents returns up to limit events whose delivery failed for good or
 // is being retried after a failed attempt, newest first, of one client or of
 // every client when clientID is "".
-func (q *Q) FailingEvents(ctx context.Context, clientID string, limit int) ([]Event, error) {
+func (q *Q) FailingEvents(ctx context.Context, clientID string, limit int) ([]pix.Event, error) {
 	out, err := selectAll(ctx, q, scanEvent, `SELECT `+eventColumns+` FROM events
 		WHERE (status = 'failed' OR (status = 'pending' AND attempts > 0)) AND ($1 = '' OR client_id = $1)
 		ORDER BY created_at DESC, id DESC LIMIT $2`, clientID, limit)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // Readers over every row, for audits and the simulation (internal/sim):
@@ -10,7 +11,7 @@ import (
 // never for a request's path.
 
 // AllTransactions returns every transaction of every client, oldest first.
-func (q *Q) AllTransactions(ctx context.Context) ([]Transaction, error) {
+func (q *Q) AllTransactions(ctx context.Context) ([]pix.Transaction, error) {
 	out, err := selectAll(ctx, q, scanTransaction, `SELECT `+txColumns+` FROM transactions ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("all transactions: %w", err)
@@ -19,7 +20,7 @@ func (q *Q) AllTransactions(ctx context.Context) ([]Transaction, error) {
 }
 
 // AllRefunds returns every refund of every client, oldest first.
-func (q *Q) AllRefunds(ctx context.Context) ([]Refund, error) {
+func (q *Q) AllRefunds(ctx context.Context) ([]pix.Refund, error) {
 	out, err := selectAll(ctx, q, scanRefund, `SELECT `+refundColumns+` FROM refunds ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("all refunds: %w", err)
@@ -38,7 +39,7 @@ func (q *Q) AllUnmatched(ctx context.Context) ([]UnmatchedReceipt, error) {
 
 // AllEvents returns every outbox event with its payload and delivery
 // status, oldest first.
-func (q *Q) AllEvents(ctx context.Context) ([]Event, error) {
+func (q *Q) AllEvents(ctx context.Context) ([]pix.Event, error) {
 	out, err := selectAll(ctx, q, scanEvent, `SELECT `+eventColumns+` FROM events ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("all events: %w", err)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/pixgate/pixgate/internal/pix"
 	"log/slog"
 	"sync"
 	"time"
@@ -64,23 +65,23 @@ type clientCache struct {
 }
 
 type cachedClient struct {
-	c  Client
+	c  pix.Client
 	at time.Time
 }
 
 // get returns the cached client, or the generation under which the caller
 // may store what it reads next (put).
-func (cc *clientCache) get(id string, now time.Time) (c Client, hit bool, gen uint64) {
+func (cc *clientCache) get(id string, now time.Time) (c pix.Client, hit bool, gen uint64) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if e, ok := cc.m[id]; ok && cc.live && now.Sub(e.at) < clientTTL {
 		return e.c, true, cc.gen
 	}
-	return Client{}, false, cc.gen
+	return pix.Client{}, false, cc.gen
 }
 
 // put stores c if nothing was heard since generation gen.
-func (cc *clientCache) put(c Client, gen uint64, at time.Time) {
+func (cc *clientCache) put(c pix.Client, gen uint64, at time.Time) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if cc.live && cc.gen == gen {

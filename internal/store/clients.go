@@ -11,35 +11,20 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
-// Client is an API client (a merchant application) and its settings.
-type Client struct {
-	ID                string
-	Name              string
-	Environment       string
-	SecretHash        string // hex SHA-256 of the client secret; the secret itself is never stored
-	WebhookSecret     string // whsec_…, needed in clear to sign webhooks
-	PrevWebhookSecret string // the previous webhook secret while it is still honoured
-	PrevWebhookUntil  time.Time
-	CashinFee         pix.FeeRule
-	PayoutFee         pix.FeeRule
-	Status            pix.ClientStatus
-	CreatedAt         time.Time
-}
-
 const clientColumns = `id, name, environment, secret_hash, webhook_secret, prev_webhook_secret, prev_webhook_until,
 	cashin_fee_bp, cashin_fee_fixed, payout_fee_bp, payout_fee_fixed, status, created_at`
 
-func scanClient(row scanner) (Client, error) {
-	var c Client
+func scanClient(row scanner) (pix.Client, error) {
+	var c pix.Client
 	var prevUntil, created int64
 	var cinFixed, poFixed int64
 	err := row.Scan(&c.ID, &c.Name, &c.Environment, &c.SecretHash, &c.WebhookSecret, &c.PrevWebhookSecret, &prevUntil,
 		&c.CashinFee.PercentBP, &cinFixed, &c.PayoutFee.PercentBP, &poFixed, &c.Status, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Client{}, ErrNotFound
+		return pix.Client{}, ErrNotFound
 	}
 	if err != nil {
-		return Client{}, fmt.Errorf("scan client: %w", err)
+		return pix.Client{}, fmt.Errorf("scan client: %w", err)
 	}
 	c.CashinFee.Fixed = pix.Amount(cinFixed)
 	c.PayoutFee.Fixed = pix.Amount(poFixed)
@@ -59,7 +44,7 @@ func scanClient(row scanner) (Client, error) {
 // While WatchClients listens (PostgreSQL), clients come from memory: a
 // change of a client is heard, and the client dropped, before the
 // transaction that made it returns to its writer (ClientChanges).
-func (db *DB) Client(ctx context.Context, id string) (Client, error) {
+func (db *DB) Client(ctx context.Context, id string) (pix.Client, error) {
 	if db.cache == nil {
 		return db.readClient(ctx, id)
 	}
@@ -77,23 +62,23 @@ func (db *DB) Client(ctx context.Context, id string) (Client, error) {
 
 // readClient reads the client from the database, in a group of
 // concurrent reads where the dialect groups them.
-func (db *DB) readClient(ctx context.Context, id string) (Client, error) {
+func (db *DB) readClient(ctx context.Context, id string) (pix.Client, error) {
 	if db.d.GroupReads == 0 {
 		return db.Q.Client(ctx, id)
 	}
 	r, err := db.clients.do(ctx, id)
 	if err != nil {
-		return Client{}, err
+		return pix.Client{}, err
 	}
 	if !r.found {
-		return Client{}, ErrNotFound
+		return pix.Client{}, ErrNotFound
 	}
 	return r.c, nil
 }
 
 // clientRead is one answer of a grouped client read.
 type clientRead struct {
-	c     Client
+	c     pix.Client
 	found bool
 }
 
@@ -112,7 +97,7 @@ func (db *DB) clientsByID(ctx context.Context, ids []string) ([]clientRead, erro
 	if err != nil {
 		return nil, fmt.Errorf("clients: %w", err)
 	}
-	byID := make(map[string]Client, len(found))
+	byID := make(map[string]pix.Client, len(found))
 	for _, c := range found {
 		byID[c.ID] = c
 	}
@@ -125,12 +110,12 @@ func (db *DB) clientsByID(ctx context.Context, ids []string) ([]clientRead, erro
 }
 
 // Client returns the client with the given id, or ErrNotFound.
-func (q *Q) Client(ctx context.Context, id string) (Client, error) {
+func (q *Q) Client(ctx context.Context, id string) (pix.Client, error) {
 	return scanClient(q.q.QueryRowContext(ctx, `SELECT `+clientColumns+` FROM clients WHERE id = $1`, id))
 }
 
 // Clients lists every client, oldest first.
-func (q *Q) Clients(ctx context.Context) ([]Client, error) {
+func (q *Q) Clients(ctx context.Context) ([]pix.Client, error) {
 	out, err := selectAll(ctx, q, scanClient, `SELECT `+clientColumns+` FROM clients ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list clients: %w", err)
@@ -149,7 +134,7 @@ func (q *Q) CountClients(ctx context.Context) (int, error) {
 
 // InsertClient stores a new client and opens its four ledger accounts.
 // Returns ErrConflict if the id exists.
-func (tx *Tx) InsertClient(ctx context.Context, c Client) error {
+func (tx *Tx) InsertClient(ctx context.Context, c pix.Client) error {
 	var prevUntil int64
 	if !c.PrevWebhookUntil.IsZero() {
 		prevUntil = ms(c.PrevWebhookUntil)

@@ -5,21 +5,22 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/pixgate/pixgate/internal/pix"
 	"strings"
 	"time"
 )
 
 const eventColumns = `id, client_id, transaction_id, type, url, payload, created_at, status, attempts, next_attempt_at`
 
-func scanEvent(row scanner) (Event, error) {
-	var e Event
+func scanEvent(row scanner) (pix.Event, error) {
+	var e pix.Event
 	var created, next int64
 	err := row.Scan(&e.ID, &e.ClientID, &e.TransactionID, &e.Type, &e.URL, &e.Payload, &created, &e.Status, &e.Attempts, &next)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Event{}, ErrNotFound
+		return pix.Event{}, ErrNotFound
 	}
 	if err != nil {
-		return Event{}, fmt.Errorf("scan event: %w", err)
+		return pix.Event{}, fmt.Errorf("scan event: %w", err)
 	}
 	e.CreatedAt, e.NextAttemptAt = fromMS(created), fromMS(next)
 	return e, nil
@@ -40,7 +41,7 @@ func scanEvent(row scanner) (Event, error) {
 // rather read every due event and sort them, which under payout load made
 // the claim the most expensive statement pixgate ran (1.3–4 ms a call).
 // Dialect.ClaimPlan rules that plan out for the claim's transaction.
-func (tx *Tx) ClaimEvents(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]Event, error) {
+func (tx *Tx) ClaimEvents(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]pix.Event, error) {
 	if tx.d.ClaimPlan != "" {
 		if err := tx.later(ctx, tx.d.ClaimPlan); err != nil {
 			return nil, fmt.Errorf("claim events: %w", err)
@@ -56,23 +57,12 @@ func (tx *Tx) ClaimEvents(ctx context.Context, owner string, now, leaseUntil tim
 	return out, nil
 }
 
-// Attempt is one recorded delivery attempt.
-type Attempt struct {
-	ID         string
-	EventID    string
-	At         time.Time
-	StatusCode int // 0 when no response was received
-	Latency    time.Duration
-	Error      string // "" when the receiver answered
-	Response   string // the first 1 KiB of the response body
-}
-
 // Finish is a finished delivery attempt and the event's next state: status
 // (pending, delivered or failed), attempts and the next attempt time, to be
 // recorded for the lease Owner holds.
 type Finish struct {
 	Owner    string
-	Attempt  Attempt
+	Attempt  pix.Attempt
 	Status   string
 	Attempts int
 	Next     time.Time
@@ -81,7 +71,7 @@ type Finish struct {
 // FinishAttempt records an attempt and the event's next state and releases
 // owner's lease. It reports false, changing nothing but the attempt log,
 // when owner no longer holds the lease.
-func (tx *Tx) FinishAttempt(ctx context.Context, owner string, a Attempt, status string, attempts int, next time.Time) (bool, error) {
+func (tx *Tx) FinishAttempt(ctx context.Context, owner string, a pix.Attempt, status string, attempts int, next time.Time) (bool, error) {
 	kept, err := tx.finishAttempts(ctx, []Finish{{Owner: owner, Attempt: a, Status: status, Attempts: attempts, Next: next}})
 	if err != nil {
 		return false, err
@@ -168,21 +158,21 @@ func (tx *Tx) RetryEvent(ctx context.Context, clientID, id string, now time.Time
 }
 
 // Event returns one event, or ErrNotFound.
-func (q *Q) Event(ctx context.Context, id string) (Event, error) {
+func (q *Q) Event(ctx context.Context, id string) (pix.Event, error) {
 	return scanEvent(q.q.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
 }
 
 // Attempts returns the attempts of the given events, oldest first, by event id.
-func (q *Q) Attempts(ctx context.Context, transactionID string) (map[string][]Attempt, error) {
+func (q *Q) Attempts(ctx context.Context, transactionID string) (map[string][]pix.Attempt, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT a.id, a.event_id, a.at, a.status_code, a.latency_ms, a.error, a.response
 		FROM delivery_attempts a JOIN events e ON e.id = a.event_id WHERE e.transaction_id = $1 ORDER BY a.at, a.id`, transactionID)
 	if err != nil {
 		return nil, fmt.Errorf("attempts: %w", err)
 	}
 	defer rows.Close()
-	out := map[string][]Attempt{}
+	out := map[string][]pix.Attempt{}
 	for rows.Next() {
-		var a Attempt
+		var a pix.Attempt
 		var at, latency int64
 		var code sql.NullInt64
 		var errText sql.NullString

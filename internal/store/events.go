@@ -3,38 +3,18 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/pixgate/pixgate/internal/pix"
 	"strings"
-	"time"
 )
-
-// Event is one outbox row: a webhook to deliver, written in the same
-// database transaction as the change it reports.
-type Event struct {
-	ID            string
-	ClientID      string
-	TransactionID string
-	Type          string
-	URL           string
-	Payload       string // the JSON body, exactly as it will be sent
-	CreatedAt     time.Time
-	Status        string // pending, delivered, failed
-	Attempts      int
-	NextAttemptAt time.Time
-	// LeaseOwner and LeaseUntil, when set on an event being inserted, write
-	// it already leased: the node that wrote it delivers it without a claim
-	// (webhook.Dispatcher.Reserve). Reads leave them empty.
-	LeaseOwner string
-	LeaseUntil time.Time
-}
 
 // InsertEvent adds an event to the outbox, due at once. Like Post, it waits
 // for the transaction's next read or commit on PostgreSQL (Tx.later).
-func (tx *Tx) InsertEvent(ctx context.Context, e Event) error {
-	return tx.InsertEvents(ctx, []Event{e})
+func (tx *Tx) InsertEvent(ctx context.Context, e pix.Event) error {
+	return tx.InsertEvents(ctx, []pix.Event{e})
 }
 
 // InsertEvents is InsertEvent for several events, in one statement.
-func (tx *Tx) InsertEvents(ctx context.Context, es []Event) error {
+func (tx *Tx) InsertEvents(ctx context.Context, es []pix.Event) error {
 	if len(es) == 0 {
 		return nil
 	}
@@ -56,7 +36,7 @@ func (tx *Tx) InsertEvents(ctx context.Context, es []Event) error {
 }
 
 // Events returns the events of one transaction, oldest first.
-func (q *Q) Events(ctx context.Context, transactionID string) ([]Event, error) {
+func (q *Q) Events(ctx context.Context, transactionID string) ([]pix.Event, error) {
 	out, err := selectAll(ctx, q, scanEvent, `SELECT `+eventColumns+` FROM events WHERE transaction_id = $1 ORDER BY created_at, id`, transactionID)
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)

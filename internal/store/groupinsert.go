@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/pixgate/pixgate/internal/pix"
 	"strings"
 )
 
@@ -16,15 +17,15 @@ const maxGroup = 64
 // statement, a commit and its WAL flush instead of paying for one each,
 // which is most of what a charge costs the database. A caller is answered
 // only after the statement holding its row has committed.
-func newInsertGroup(db *DB) *group[Transaction, bool] {
-	return &group[Transaction, bool]{slots: db.d.GroupInserts, max: maxGroup, run: db.insertMany}
+func newInsertGroup(db *DB) *group[pix.Transaction, bool] {
+	return &group[pix.Transaction, bool]{slots: db.d.GroupInserts, max: maxGroup, run: db.insertMany}
 }
 
 // insertMany runs one INSERT … ON CONFLICT DO NOTHING RETURNING id for ts and
 // reports, for each, whether it was inserted. A row whose external_id,
 // Idempotency-Key or txid is taken — by an earlier row or by an earlier row
 // of the same statement — is skipped, as InsertTransaction promises.
-func (db *DB) insertMany(ctx context.Context, ts []Transaction) ([]bool, error) {
+func (db *DB) insertMany(ctx context.Context, ts []pix.Transaction) ([]bool, error) {
 	q, args := insertTransactions(ts, " ON CONFLICT DO NOTHING RETURNING id")
 	rows, err := db.writer.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -51,7 +52,7 @@ func (db *DB) insertMany(ctx context.Context, ts []Transaction) ([]bool, error) 
 
 // insertTransactions returns one INSERT of every row of ts, followed by
 // suffix, and its arguments.
-func insertTransactions(ts []Transaction, suffix string) (string, []any) {
+func insertTransactions(ts []pix.Transaction, suffix string) (string, []any) {
 	var q strings.Builder
 	q.Grow(len(insertTransactionHead) + len(ts)*100 + len(suffix))
 	q.WriteString(insertTransactionHead)

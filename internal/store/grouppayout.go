@@ -3,13 +3,14 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // NewPayout is a payout for DB.CreatePayout: its transaction row and the
 // posting that reserves its amount and tax, recorded at the row's
 // CreatedAt.
 type NewPayout struct {
-	Transaction Transaction
+	Transaction pix.Transaction
 	Posting     PostingWrite
 }
 
@@ -41,7 +42,7 @@ func newPayoutGroup(db *DB) *group[NewPayout, struct{}] {
 
 func (db *DB) createPayouts(ctx context.Context, ps []NewPayout) ([]struct{}, error) {
 	err := db.Write(ctx, func(tx *Tx) error {
-		ts := make([]Transaction, len(ps))
+		ts := make([]pix.Transaction, len(ps))
 		posts := make([]PostingWrite, len(ps))
 		for i, p := range ps {
 			ts[i], posts[i] = p.Transaction, p.Posting

@@ -218,19 +218,10 @@ func (q *Q) balances(ctx context.Context, query string, args ...any) (ledger.Bal
 	return b, nil
 }
 
-// PostingRecord is a stored posting with its entries.
-type PostingRecord struct {
-	ID            string
-	TransactionID string
-	Kind          string
-	CreatedAt     time.Time
-	Entries       []ledger.Entry
-}
-
 // Postings returns the postings of one transaction (charge, payout or
 // refund), oldest first (posting ids are time-ordered UUIDv7), with their
 // entries in written order.
-func (q *Q) Postings(ctx context.Context, transactionID string) ([]PostingRecord, error) {
+func (q *Q) Postings(ctx context.Context, transactionID string) ([]ledger.PostingRecord, error) {
 	rows, err := q.q.QueryContext(ctx, `SELECT p.id, p.kind, p.created_at, a.kind, e.amount
 		FROM postings p JOIN entries e ON e.posting_id = p.id JOIN accounts a ON a.id = e.account_id
 		WHERE p.transaction_id = $1 ORDER BY p.created_at, p.id, e.seq`, transactionID)
@@ -238,7 +229,7 @@ func (q *Q) Postings(ctx context.Context, transactionID string) ([]PostingRecord
 		return nil, fmt.Errorf("postings: %w", err)
 	}
 	defer rows.Close()
-	var out []PostingRecord
+	var out []ledger.PostingRecord
 	for rows.Next() {
 		var id, kind, acct string
 		var created, amount int64
@@ -246,7 +237,7 @@ func (q *Q) Postings(ctx context.Context, transactionID string) ([]PostingRecord
 			return nil, fmt.Errorf("postings: %w", err)
 		}
 		if len(out) == 0 || out[len(out)-1].ID != id {
-			out = append(out, PostingRecord{ID: id, TransactionID: transactionID, Kind: kind, CreatedAt: fromMS(created)})
+			out = append(out, ledger.PostingRecord{ID: id, TransactionID: transactionID, Kind: kind, CreatedAt: fromMS(created)})
 		}
 		last := &out[len(out)-1]
 		last.Entries = append(last.Entries, ledger.Entry{Account: ledger.Kind(acct), Amount: pix.Amount(amount)})

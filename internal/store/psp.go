@@ -89,7 +89,7 @@ func (tx *Tx) FinishRefundSend(ctx context.Context, id string, status pix.Refund
 
 // DueRefundRows returns up to limit refunds whose settle_at ≤ now, earliest
 // first, without locking them.
-func (q *Q) DueRefundRows(ctx context.Context, now time.Time, limit int) ([]Refund, error) {
+func (q *Q) DueRefundRows(ctx context.Context, now time.Time, limit int) ([]pix.Refund, error) {
 	out, err := selectAll(ctx, q, scanRefund, `SELECT `+refundColumns+` FROM refunds
 		WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at, created_at, id LIMIT $2`, ms(now), limit)
 	if err != nil {
@@ -99,20 +99,20 @@ func (q *Q) DueRefundRows(ctx context.Context, now time.Time, limit int) ([]Refu
 }
 
 // RefundByID returns a refund of any client, or ErrNotFound.
-func (q *Q) RefundByID(ctx context.Context, id string) (Refund, error) {
+func (q *Q) RefundByID(ctx context.Context, id string) (pix.Refund, error) {
 	return scanRefund(q.q.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1`, id))
 }
 
 // RefundForUpdate returns a refund of any client locked until tx ends, or
 // ErrNotFound.
-func (tx *Tx) RefundForUpdate(ctx context.Context, id string) (Refund, error) {
+func (tx *Tx) RefundForUpdate(ctx context.Context, id string) (pix.Refund, error) {
 	return scanRefund(tx.q.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1`+tx.d.ForUpdate, id))
 }
 
 // ExpiredCharges returns up to limit PENDING charges whose expires_at ≤
 // now, earliest first, without locking them: with a real PSP each is read
 // at the PSP before it is cancelled, outside any transaction.
-func (q *Q) ExpiredCharges(ctx context.Context, now time.Time, limit int) ([]Transaction, error) {
+func (q *Q) ExpiredCharges(ctx context.Context, now time.Time, limit int) ([]pix.Transaction, error) {
 	out, err := q.list(ctx, `SELECT `+txColumns+` FROM transactions
 		WHERE status = 'PENDING' AND type = 'cashin' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`, ms(now), limit)
 	if err != nil {
@@ -160,6 +160,6 @@ func (db *DB) SetReadUntil(ctx context.Context, name string, until time.Time) er
 
 // TransactionByIDForUpdate returns a transaction of any client locked
 // until tx ends, or ErrNotFound.
-func (tx *Tx) TransactionByIDForUpdate(ctx context.Context, id string) (Transaction, error) {
+func (tx *Tx) TransactionByIDForUpdate(ctx context.Context, id string) (pix.Transaction, error) {
 	return scanTransaction(tx.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1`+tx.d.ForUpdate, id))
 }

@@ -5,47 +5,25 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
-// Refund is a return (devolução) of part or all of a paid charge.
-type Refund struct {
-	ID             string
-	ClientID       string
-	TransactionID  string // the charge
-	IdempotencyKey string
-	RequestHash    string
-	Status         pix.RefundStatus
-	Amount         pix.Amount
-	Reason         string
-	CreatedAt      time.Time
-	SettledAt      time.Time
-	SettleAt       time.Time
-	// EndToEndID is the PIX network's id of the return (rtrId); "" until known.
-	EndToEndID string
-	// SendState is where the refund stands at a real PSP (SendToSend, …);
-	// "" with the sandbox simulator.
-	SendState    string
-	SendAttempts int
-}
-
 const refundColumns = `id, client_id, transaction_id, idempotency_key, request_hash, status, amount, reason, created_at, settled_at, settle_at,
 	end_to_end_id, send_state, send_attempts`
 
-func scanRefund(row scanner) (Refund, error) {
-	var r Refund
+func scanRefund(row scanner) (pix.Refund, error) {
+	var r pix.Refund
 	var idem, e2e sql.NullString
 	var amount, created int64
 	var settled, settle sql.NullInt64
 	err := row.Scan(&r.ID, &r.ClientID, &r.TransactionID, &idem, &r.RequestHash, &r.Status, &amount, &r.Reason, &created, &settled, &settle,
 		&e2e, &r.SendState, &r.SendAttempts)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Refund{}, ErrNotFound
+		return pix.Refund{}, ErrNotFound
 	}
 	if err != nil {
-		return Refund{}, fmt.Errorf("scan refund: %w", err)
+		return pix.Refund{}, fmt.Errorf("scan refund: %w", err)
 	}
 	r.IdempotencyKey, r.Amount, r.CreatedAt, r.EndToEndID = idem.String, pix.Amount(amount), fromMS(created), e2e.String
 	r.SettledAt, r.SettleAt = fromNullMS(settled), fromNullMS(settle)
@@ -54,7 +32,7 @@ func scanRefund(row scanner) (Refund, error) {
 
 // InsertRefund stores a refund unless the client already used its
 // idempotency key; it reports whether it inserted.
-func (tx *Tx) InsertRefund(ctx context.Context, r Refund) (bool, error) {
+func (tx *Tx) InsertRefund(ctx context.Context, r pix.Refund) (bool, error) {
 	n, err := tx.affected(ctx, `INSERT INTO refunds (`+refundColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) ON CONFLICT DO NOTHING`,
 		r.ID, r.ClientID, r.TransactionID, nullString(r.IdempotencyKey), r.RequestHash, r.Status, int64(r.Amount), r.Reason,
 		ms(r.CreatedAt), nullMS(r.SettledAt), nullMS(r.SettleAt), nullString(r.EndToEndID), r.SendState, r.SendAttempts)
@@ -65,17 +43,17 @@ func (tx *Tx) InsertRefund(ctx context.Context, r Refund) (bool, error) {
 }
 
 // RefundByIdempotencyKey returns the client's refund created with key, or ErrNotFound.
-func (q *Q) RefundByIdempotencyKey(ctx context.Context, clientID, key string) (Refund, error) {
+func (q *Q) RefundByIdempotencyKey(ctx context.Context, clientID, key string) (pix.Refund, error) {
 	return scanRefund(q.q.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE client_id = $1 AND idempotency_key = $2`, clientID, key))
 }
 
 // Refund returns the client's refund with the given id, or ErrNotFound.
-func (q *Q) Refund(ctx context.Context, clientID, id string) (Refund, error) {
+func (q *Q) Refund(ctx context.Context, clientID, id string) (pix.Refund, error) {
 	return scanRefund(q.q.QueryRowContext(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1 AND client_id = $2`, id, clientID))
 }
 
 // Refunds returns the refunds of one charge, oldest first.
-func (q *Q) Refunds(ctx context.Context, transactionID string) ([]Refund, error) {
+func (q *Q) Refunds(ctx context.Context, transactionID string) ([]pix.Refund, error) {
 	out, err := selectAll(ctx, q, scanRefund, `SELECT `+refundColumns+` FROM refunds WHERE transaction_id = $1 ORDER BY created_at, id`, transactionID)
 	if err != nil {
 		return nil, fmt.Errorf("refunds: %w", err)

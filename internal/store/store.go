@@ -98,7 +98,7 @@ type DB struct {
 	d      *Dialect
 	// inserts groups concurrent InsertTransaction calls into one statement;
 	// clients groups concurrent Client reads.
-	inserts *group[Transaction, bool]
+	inserts *group[pix.Transaction, bool]
 	// payouts groups concurrent CreatePayout calls into one transaction.
 	payouts *group[NewPayout, struct{}]
 	clients *group[string, clientRead]

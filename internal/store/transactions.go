@@ -13,59 +13,12 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
-// Transaction is a charge (cashin) or a payout (cashout). Status is the
-// status the lookup endpoint shows.
-type Transaction struct {
-	ID             string
-	ClientID       string
-	Type           pix.TxType
-	ExternalID     string // "" when the client gave none
-	IdempotencyKey string // "" when none
-	RequestHash    string // canonical hash of the creating request, for idempotency
-	Status         pix.TxStatus
-	Amount         pix.Amount
-	Tax            pix.Amount
-	RefundedAmount pix.Amount
-	RefundPending  pix.Amount
-	CreatedAt      time.Time
-	ConfirmedAt    time.Time // zero while not confirmed
-	ExpiresAt      time.Time // charges
-	SettleAt       time.Time // payouts: when the provider settles it; zero once settled
-	TxID           string    // charges: the BR Code txid
-	QRCode         string    // charges: the BR Code
-	CallbackURL    string
-	Details        string // JSON of the request's descriptive fields
-	// EndToEndID is the PIX network's id of the credited payment (charges)
-	// or of the send (payouts); "" until known.
-	EndToEndID string
-	// SendState is where a payout stands at a real PSP (SendToSend, …);
-	// "" with the sandbox simulator.
-	SendState    string
-	SendAttempts int
-	// PaidAmount is what the payer paid (charges; 0 until paid). It may
-	// differ from Amount when a PSP confirms another amount.
-	PaidAmount pix.Amount
-}
-
-// Refundable is how much of a paid charge can be returned: what was paid,
-// at most the amount asked for.
-func (t Transaction) Refundable() pix.Amount {
-	if t.PaidAmount > 0 {
-		return min(t.Amount, t.PaidAmount)
-	}
-	return t.Amount
-}
-
-// AmountMismatch reports whether a paid charge was paid with another amount
-// than it asked for.
-func (t Transaction) AmountMismatch() bool { return t.PaidAmount > 0 && t.PaidAmount != t.Amount }
-
 const txColumns = `id, client_id, type, external_id, idempotency_key, request_hash, status, amount, tax,
 	refunded_amount, refund_pending, created_at, confirmed_at, expires_at, settle_at, txid, qrcode, callback_url, details,
 	end_to_end_id, send_state, send_attempts, paid_amount`
 
-func scanTransaction(row scanner) (Transaction, error) {
-	var t Transaction
+func scanTransaction(row scanner) (pix.Transaction, error) {
+	var t pix.Transaction
 	var ext, idem, txid, e2e sql.NullString
 	var amount, tax, refunded, refundPending, created int64
 	var confirmed, expires, settle, paid sql.NullInt64
@@ -73,10 +26,10 @@ func scanTransaction(row scanner) (Transaction, error) {
 		&refunded, &refundPending, &created, &confirmed, &expires, &settle, &txid, &t.QRCode, &t.CallbackURL, &t.Details,
 		&e2e, &t.SendState, &t.SendAttempts, &paid)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Transaction{}, ErrNotFound
+		return pix.Transaction{}, ErrNotFound
 	}
 	if err != nil {
-		return Transaction{}, fmt.Errorf("scan transaction: %w", err)
+		return pix.Transaction{}, fmt.Errorf("scan transaction: %w", err)
 	}
 	t.ExternalID, t.IdempotencyKey, t.TxID, t.EndToEndID = ext.String, idem.String, txid.String, e2e.String
 	t.Amount, t.Tax, t.RefundedAmount, t.RefundPending = pix.Amount(amount), pix.Amount(tax), pix.Amount(refunded), pix.Amount(refundPending)
@@ -90,7 +43,7 @@ func scanTransaction(row scanner) (Transaction, error) {
 // it inserted. On PostgreSQL a concurrent insert of the same key waits for
 // the other transaction, so a false return means the other row is committed
 // and readable.
-func (tx *Tx) InsertTransaction(ctx context.Context, t Transaction) (bool, error) {
+func (tx *Tx) InsertTransaction(ctx context.Context, t pix.Transaction) (bool, error) {
 	return tx.insertTransaction(ctx, t)
 }
 
@@ -98,11 +51,11 @@ func (tx *Tx) InsertTransaction(ctx context.Context, t Transaction) (bool, error
 // with no BEGIN and COMMIT; concurrent calls share one multi-row INSERT
 // (group commit, see newInsertGroup). A charge is created this way: its row
 // is the whole change.
-func (db *DB) InsertTransaction(ctx context.Context, t Transaction) (bool, error) {
+func (db *DB) InsertTransaction(ctx context.Context, t pix.Transaction) (bool, error) {
 	return db.inserts.do(ctx, t)
 }
 
-func (q *Q) insertTransaction(ctx context.Context, t Transaction) (bool, error) {
+func (q *Q) insertTransaction(ctx context.Context, t pix.Transaction) (bool, error) {
 	n, err := q.affected(ctx, insertTransactionSQL+` ON CONFLICT DO NOTHING`, transactionArgs(t)...)
 	if err != nil {
 		return false, fmt.Errorf("insert transaction: %w", err)
@@ -117,7 +70,7 @@ func (q *Q) insertTransaction(ctx context.Context, t Transaction) (bool, error) 
 // read or commit on PostgreSQL (Tx.later), so the conflict surfaces from
 // Write. (Payouts are created by DB.CreatePayout, which does the same for a
 // group of them.)
-func (tx *Tx) CreateTransaction(ctx context.Context, t Transaction) error {
+func (tx *Tx) CreateTransaction(ctx context.Context, t pix.Transaction) error {
 	if err := tx.later(ctx, insertTransactionSQL, transactionArgs(t)...); err != nil {
 		return fmt.Errorf("insert transaction: %w", err)
 	}
@@ -130,7 +83,7 @@ const (
 	txColumnCount         = 23
 )
 
-func transactionArgs(t Transaction) []any {
+func transactionArgs(t pix.Transaction) []any {
 	return []any{t.ID, t.ClientID, t.Type, nullString(t.ExternalID), nullString(t.IdempotencyKey), t.RequestHash, t.Status,
 		int64(t.Amount), int64(t.Tax), int64(t.RefundedAmount), int64(t.RefundPending), ms(t.CreatedAt),
 		nullMS(t.ConfirmedAt), nullMS(t.ExpiresAt), nullMS(t.SettleAt), nullString(t.TxID), t.QRCode, t.CallbackURL, t.Details,
@@ -138,38 +91,38 @@ func transactionArgs(t Transaction) []any {
 }
 
 // Transaction returns the client's transaction with the given id, or ErrNotFound.
-func (q *Q) Transaction(ctx context.Context, clientID, id string) (Transaction, error) {
+func (q *Q) Transaction(ctx context.Context, clientID, id string) (pix.Transaction, error) {
 	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1 AND client_id = $2`, id, clientID))
 }
 
 // TransactionForUpdate is Transaction that also locks the row until tx ends.
-func (tx *Tx) TransactionForUpdate(ctx context.Context, clientID, id string) (Transaction, error) {
+func (tx *Tx) TransactionForUpdate(ctx context.Context, clientID, id string) (pix.Transaction, error) {
 	return scanTransaction(tx.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1 AND client_id = $2`+tx.d.ForUpdate, id, clientID))
 }
 
 // TransactionByExternalID returns the client's transaction with that external_id, or ErrNotFound.
-func (q *Q) TransactionByExternalID(ctx context.Context, clientID, externalID string) (Transaction, error) {
+func (q *Q) TransactionByExternalID(ctx context.Context, clientID, externalID string) (pix.Transaction, error) {
 	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE client_id = $1 AND external_id = $2`, clientID, externalID))
 }
 
 // TransactionByIdempotencyKey returns the client's transaction created with that key, or ErrNotFound.
-func (q *Q) TransactionByIdempotencyKey(ctx context.Context, clientID, key string) (Transaction, error) {
+func (q *Q) TransactionByIdempotencyKey(ctx context.Context, clientID, key string) (pix.Transaction, error) {
 	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE client_id = $1 AND idempotency_key = $2`, clientID, key))
 }
 
 // TransactionByTxID returns the charge with that BR Code txid, of any client, or ErrNotFound.
-func (q *Q) TransactionByTxID(ctx context.Context, txid string) (Transaction, error) {
+func (q *Q) TransactionByTxID(ctx context.Context, txid string) (pix.Transaction, error) {
 	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE txid = $1`, txid))
 }
 
 // ChargeByTxIDForUpdate returns the charge with that BR Code txid, of any
 // client, locked until tx ends, or ErrNotFound.
-func (tx *Tx) ChargeByTxIDForUpdate(ctx context.Context, txid string) (Transaction, error) {
+func (tx *Tx) ChargeByTxIDForUpdate(ctx context.Context, txid string) (pix.Transaction, error) {
 	return scanTransaction(tx.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE txid = $1`+tx.d.ForUpdate, txid))
 }
 
 // TransactionByID returns a transaction of any client (the public pay page and jobs use it).
-func (q *Q) TransactionByID(ctx context.Context, id string) (Transaction, error) {
+func (q *Q) TransactionByID(ctx context.Context, id string) (pix.Transaction, error) {
 	return scanTransaction(q.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1`, id))
 }
 
@@ -200,7 +153,7 @@ func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
 // DueSettlements returns up to limit transactions whose settle_at ≤ now,
 // earliest first, without locking them: their settlement steps are then
 // written with SetSettledIfUnchanged, or claimed (ClaimSettlements).
-func (q *Q) DueSettlements(ctx context.Context, now time.Time, limit int) ([]Transaction, error) {
+func (q *Q) DueSettlements(ctx context.Context, now time.Time, limit int) ([]pix.Transaction, error) {
 	out, err := q.list(ctx, `SELECT `+txColumns+` FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`, ms(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due settlements: %w", err)
@@ -216,7 +169,7 @@ func (q *Q) ids(ctx context.Context, query string, args ...any) ([]string, error
 	return out, nil
 }
 
-func (q *Q) list(ctx context.Context, query string, args ...any) ([]Transaction, error) {
+func (q *Q) list(ctx context.Context, query string, args ...any) ([]pix.Transaction, error) {
 	out, err := selectAll(ctx, q, scanTransaction, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list transactions: %w", err)
@@ -241,7 +194,7 @@ var ErrBadCursor = errors.New("store: bad cursor")
 // cursor of the next page ("" at the end). Paging is by key (created_at, id),
 // so a page costs the same at any depth and rows inserted meanwhile never make
 // a page repeat or skip a row.
-func (q *Q) History(ctx context.Context, clientID string, f HistoryFilter) ([]Transaction, string, error) {
+func (q *Q) History(ctx context.Context, clientID string, f HistoryFilter) ([]pix.Transaction, string, error) {
 	var where strings.Builder
 	args := []any{clientID}
 	where.WriteString("client_id = $1")
@@ -289,7 +242,7 @@ func (q *Q) History(ctx context.Context, clientID string, f HistoryFilter) ([]Tr
 
 // CursorAfter is the History cursor of the page that follows transaction t
 // (the rows older than t, in history order).
-func CursorAfter(t Transaction) string {
+func CursorAfter(t pix.Transaction) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(ms(t.CreatedAt), 10) + "|" + t.ID))
 }
 

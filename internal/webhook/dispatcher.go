@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/webhooksig"
 )
@@ -176,7 +177,7 @@ func (d *Dispatcher) dispatch(ctx, base context.Context, wait bool) (int, error)
 		return 0, nil
 	}
 	now := d.Now()
-	var events []store.Event
+	var events []pix.Event
 	err := d.DB.Write(ctx, func(tx *store.Tx) error {
 		var err error
 		events, err = tx.ClaimEvents(ctx, d.Owner, now, now.Add(d.Lease), free)
@@ -204,7 +205,7 @@ func (d *Dispatcher) dispatch(ctx, base context.Context, wait bool) (int, error)
 
 // start delivers e in its own goroutine, in a slot (and a count in d.wg)
 // the caller has taken, and gives them back when done.
-func (d *Dispatcher) start(base context.Context, e store.Event, leaseEnd time.Time, done func()) {
+func (d *Dispatcher) start(base context.Context, e pix.Event, leaseEnd time.Time, done func()) {
 	go func() {
 		defer func() {
 			<-d.slots
@@ -242,7 +243,7 @@ func (d *Dispatcher) hostSlot(rawURL string) chan struct{} {
 }
 
 // deliver makes one attempt at e while the lease lasts.
-func (d *Dispatcher) deliver(ctx context.Context, e store.Event, leaseEnd time.Time) {
+func (d *Dispatcher) deliver(ctx context.Context, e pix.Event, leaseEnd time.Time) {
 	// Wait for the destination's slot only as long as the lease leaves
 	// room for a whole attempt; otherwise give the event back.
 	slot := d.hostSlot(e.URL)
@@ -306,9 +307,9 @@ type response struct {
 }
 
 // attempt sends e once.
-func (d *Dispatcher) attempt(ctx context.Context, e store.Event) (store.Attempt, response) {
+func (d *Dispatcher) attempt(ctx context.Context, e pix.Event) (pix.Attempt, response) {
 	start := d.Now()
-	a := store.Attempt{ID: uuid.Must(uuid.NewV7()).String(), EventID: e.ID, At: start}
+	a := pix.Attempt{ID: uuid.Must(uuid.NewV7()).String(), EventID: e.ID, At: start}
 	secrets, err := d.secrets(ctx, e.ClientID, start)
 	if err != nil {
 		a.Error = ClassSecret
@@ -348,7 +349,7 @@ func (d *Dispatcher) attempt(ctx context.Context, e store.Event) (store.Attempt,
 }
 
 // decide returns the event's next status and attempt time after a.
-func (d *Dispatcher) decide(e store.Event, a store.Attempt, r response) (string, time.Time, string) {
+func (d *Dispatcher) decide(e pix.Event, a pix.Attempt, r response) (string, time.Time, string) {
 	now := d.Now()
 	switch {
 	case a.StatusCode >= 200 && a.StatusCode < 300:

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
@@ -81,7 +82,7 @@ type fixture struct {
 	db    *store.DB
 	gw    *gateway.Service
 	cred  gateway.Credentials
-	c     store.Client
+	c     pix.Client
 	clock *clock
 	disp  *webhook.Dispatcher
 }

@@ -3,7 +3,7 @@ package webhook
 import (
 	"time"
 
-	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // Events handed over as they are written.
@@ -11,7 +11,7 @@ import (
 // A node that writes an event and has a worker free delivers it itself, so it
 // need not find it again with a claim: Reserve takes free workers before the
 // transaction writes its events, the events are written already leased to
-// this dispatcher (store.Event.LeaseOwner, LeaseUntil), and once the
+// this dispatcher (pix.Event.LeaseOwner, LeaseUntil), and once the
 // transaction has committed Deliver starts them at once. Under payout load a
 // claim ran for every few attempts, and its scan past the leased events
 // cost PostgreSQL about 0.05 ms per payout. An event written while no worker
@@ -49,7 +49,7 @@ take:
 // Deliver starts the attempts of events written under reservations, after
 // their transaction committed, each in one reserved worker, until the
 // LeaseUntil Reserve gave them.
-func (d *Dispatcher) Deliver(events []store.Event) {
+func (d *Dispatcher) Deliver(events []pix.Event) {
 	d.mu.Lock()
 	base := d.base
 	d.mu.Unlock()

@@ -50,13 +50,13 @@ func TestClientsInMemory(t *testing.T) {
 		_, err := raw.ExecContext(ctx, `UPDATE clients SET secret_hash = $2 WHERE id = $1`, c.ID, hash)
 		require.NoError(tt, err)
 	}
-	readBy := func(tt require.TestingT, n *store.DB) store.Client {
+	readBy := func(tt require.TestingT, n *store.DB) pix.Client {
 		got, err := n.Client(ctx, c.ID)
 		require.NoError(tt, err)
 		return got
 	}
 	behindTheBack := func(hash string) { behindTheBackBy(t, hash) }
-	read := func(n *store.DB) store.Client { return readBy(t, n) }
+	read := func(n *store.DB) pix.Client { return readBy(t, n) }
 	// cached waits until node n serves the client from memory: a change
 	// made behind the store's back stays unseen.
 	cached := func(n *store.DB) {

@@ -23,9 +23,9 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		t.Parallel()
 		db := open(t)
 		c := NewClient(t, db)
-		op := store.User{ID: uuid.NewString(), Email: "ops@example.com", PasswordHash: "h1", Role: store.RoleOperator, CreatedAt: t0}
-		m := store.User{ID: uuid.NewString(), Email: "shop@example.com", PasswordHash: "h2", Role: store.RoleMerchant, ClientID: c.ID, CreatedAt: t0.Add(time.Second)}
-		for _, u := range []store.User{op, m} {
+		op := pix.User{ID: uuid.NewString(), Email: "ops@example.com", PasswordHash: "h1", Role: pix.RoleOperator, CreatedAt: t0}
+		m := pix.User{ID: uuid.NewString(), Email: "shop@example.com", PasswordHash: "h2", Role: pix.RoleMerchant, ClientID: c.ID, CreatedAt: t0.Add(time.Second)}
+		for _, u := range []pix.User{op, m} {
 			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.InsertUser(ctx, u) }))
 		}
 		got, err := db.UserByEmail(ctx, "shop@example.com")
@@ -41,7 +41,7 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		require.Equal(t, 2, n)
 		all, err := db.Users(ctx)
 		require.NoError(t, err)
-		require.Equal(t, []store.User{op, m}, all)
+		require.Equal(t, []pix.User{op, m}, all)
 
 		dup := op
 		dup.ID = uuid.NewString()
@@ -49,9 +49,9 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		require.ErrorIs(t, err, store.ErrConflict)
 		// The schema itself refuses a merchant without a client, an operator
 		// with one, and an unknown role.
-		for _, bad := range []store.User{
-			{ID: uuid.NewString(), Email: "a@example.com", PasswordHash: "h", Role: store.RoleMerchant, CreatedAt: t0},
-			{ID: uuid.NewString(), Email: "b@example.com", PasswordHash: "h", Role: store.RoleOperator, ClientID: c.ID, CreatedAt: t0},
+		for _, bad := range []pix.User{
+			{ID: uuid.NewString(), Email: "a@example.com", PasswordHash: "h", Role: pix.RoleMerchant, CreatedAt: t0},
+			{ID: uuid.NewString(), Email: "b@example.com", PasswordHash: "h", Role: pix.RoleOperator, ClientID: c.ID, CreatedAt: t0},
 			{ID: uuid.NewString(), Email: "c@example.com", PasswordHash: "h", Role: "root", CreatedAt: t0},
 		} {
 			err := db.Write(ctx, func(tx *store.Tx) error { return tx.InsertUser(ctx, bad) })
@@ -62,9 +62,9 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 	t.Run("Sessions expire and can be deleted", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
-		u := store.User{ID: uuid.NewString(), Email: "ops@example.com", PasswordHash: "h", Role: store.RoleOperator, CreatedAt: t0}
-		s := store.Session{ID: "sess1", UserID: u.ID, CSRFToken: "csrf1", CreatedAt: t0, ExpiresAt: t0.Add(12 * time.Hour)}
-		old := store.Session{ID: "sess0", UserID: u.ID, CSRFToken: "csrf0", CreatedAt: t0.Add(-13 * time.Hour), ExpiresAt: t0.Add(-time.Hour)}
+		u := pix.User{ID: uuid.NewString(), Email: "ops@example.com", PasswordHash: "h", Role: pix.RoleOperator, CreatedAt: t0}
+		s := pix.Session{ID: "sess1", UserID: u.ID, CSRFToken: "csrf1", CreatedAt: t0, ExpiresAt: t0.Add(12 * time.Hour)}
+		old := pix.Session{ID: "sess0", UserID: u.ID, CSRFToken: "csrf0", CreatedAt: t0.Add(-13 * time.Hour), ExpiresAt: t0.Add(-time.Hour)}
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			if err := tx.InsertUser(ctx, u); err != nil {
 				return err
@@ -102,14 +102,14 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		t.Parallel()
 		db := open(t)
 		c := NewClient(t, db)
-		op := store.User{ID: uuid.NewString(), Email: "ops@example.com", PasswordHash: "h", Role: store.RoleOperator, CreatedAt: t0}
-		m := store.User{ID: uuid.NewString(), Email: "shop@example.com", PasswordHash: "h", Role: store.RoleMerchant, ClientID: c.ID, CreatedAt: t0}
+		op := pix.User{ID: uuid.NewString(), Email: "ops@example.com", PasswordHash: "h", Role: pix.RoleOperator, CreatedAt: t0}
+		m := pix.User{ID: uuid.NewString(), Email: "shop@example.com", PasswordHash: "h", Role: pix.RoleMerchant, ClientID: c.ID, CreatedAt: t0}
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			for i, u := range []store.User{op, m} {
+			for i, u := range []pix.User{op, m} {
 				if err := tx.InsertUser(ctx, u); err != nil {
 					return err
 				}
-				s := store.Session{ID: fmt.Sprint("sess", i), UserID: u.ID, CSRFToken: "c", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+				s := pix.Session{ID: fmt.Sprint("sess", i), UserID: u.ID, CSRFToken: "c", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
 				if err := tx.InsertSession(ctx, s); err != nil {
 					return err
 				}
@@ -194,7 +194,7 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		yesterday := newTx(a, pix.TypeCashin, "p3", 700, day.Add(-time.Hour))
 		payout := newTx(b, pix.TypeCashout, "o1", 300, day.Add(3*time.Hour))
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			for _, x := range []store.Transaction{paid, pending, yesterday, payout} {
+			for _, x := range []pix.Transaction{paid, pending, yesterday, payout} {
 				if _, err := tx.InsertTransaction(ctx, x); err != nil {
 					return err
 				}
@@ -218,7 +218,7 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		// Money is counted from the ledger: only the posted charge is in.
 		flows, err := db.Flows(ctx, a.ID, day, end)
 		require.NoError(t, err)
-		require.Equal(t, store.Flows{In: 1000, InCount: 1, Closing: 1000}, flows)
+		require.Equal(t, pix.Flows{In: 1000, InCount: 1, Closing: 1000}, flows)
 
 		all, err := db.Activity(ctx, "", day, end)
 		require.NoError(t, err)
@@ -231,10 +231,10 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 
 		// Events: delivered, failed for good, pending after a failed attempt,
 		// and pending never tried.
-		mk := func(id string, c store.Client, at time.Time) store.Event {
-			return store.Event{ID: id, ClientID: c.ID, TransactionID: paid.ID, Type: "pix.cashin.paid", URL: "https://x", Payload: "{}", CreatedAt: at}
+		mk := func(id string, c pix.Client, at time.Time) pix.Event {
+			return pix.Event{ID: id, ClientID: c.ID, TransactionID: paid.ID, Type: "pix.cashin.paid", URL: "https://x", Payload: "{}", CreatedAt: at}
 		}
-		events := []store.Event{mk("evt_ok", a, t0), mk("evt_failed", a, t0.Add(time.Second)), mk("evt_retrying", b, t0.Add(2*time.Second)), mk("evt_new", a, t0.Add(3*time.Second))}
+		events := []pix.Event{mk("evt_ok", a, t0), mk("evt_failed", a, t0.Add(time.Second)), mk("evt_retrying", b, t0.Add(2*time.Second)), mk("evt_new", a, t0.Add(3*time.Second))}
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			for _, e := range events {
 				if err := tx.InsertEvent(ctx, e); err != nil {
@@ -261,7 +261,7 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 					if status == "delivered" {
 						code = 200
 					}
-					if _, err := tx.FinishAttempt(ctx, "w", store.Attempt{ID: uuid.NewString(), EventID: id, At: now, StatusCode: code}, status, 1, now.Add(time.Hour)); err != nil {
+					if _, err := tx.FinishAttempt(ctx, "w", pix.Attempt{ID: uuid.NewString(), EventID: id, At: now, StatusCode: code}, status, 1, now.Add(time.Hour)); err != nil {
 						return err
 					}
 				}
@@ -295,11 +295,11 @@ func exerciseFlows(t *testing.T, open Opener) {
 	day := t0.Truncate(24 * time.Hour)
 	end := day.Add(24 * time.Hour)
 	yesterday, noon := day.Add(-12*time.Hour), day.Add(12*time.Hour)
-	post := func(c store.Client, txID string, p ledger.Posting, at time.Time) {
+	post := func(c pix.Client, txID string, p ledger.Posting, at time.Time) {
 		t.Helper()
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.Post(ctx, uuid.NewString(), c.ID, txID, p, at) }))
 	}
-	total := func(c store.Client) pix.Amount {
+	total := func(c pix.Client) pix.Amount {
 		t.Helper()
 		bal, err := db.Balances(ctx, c.ID)
 		require.NoError(t, err)
@@ -342,7 +342,7 @@ func exerciseFlows(t *testing.T, open Opener) {
 	post(a, id(), ledger.CashinPaid(999, 9), end)
 	post(a, p5, ledger.PayoutCompleted(200, 50), end.Add(time.Hour))
 
-	want := store.Flows{Opening: opening, Closing: closing,
+	want := pix.Flows{Opening: opening, Closing: closing,
 		In: 5000, InCount: 1,
 		Fees: 150 + 50 + 50 + 50, // the charge's fee; p1's, p2's and p4's tax (kept although returned)
 		Out:  500 + 2000, OutCount: 2,
@@ -365,15 +365,15 @@ func exerciseFlows(t *testing.T, open Opener) {
 	// Yesterday alone: p0 was paid out then, whatever happened since.
 	prev, err := db.Flows(ctx, a.ID, day.Add(-24*time.Hour), day)
 	require.NoError(t, err)
-	require.Equal(t, store.Flows{Opening: 0, Closing: opening, In: 10000, InCount: 1, Fees: 150, Out: 1000, OutCount: 1}, prev)
+	require.Equal(t, pix.Flows{Opening: 0, Closing: opening, In: 10000, InCount: 1, Fees: 150, Out: 1000, OutCount: 1}, prev)
 
 	// A day with nothing: the balance carries over.
 	next, err := db.Flows(ctx, b.ID, end.Add(24*time.Hour), end.Add(48*time.Hour))
 	require.NoError(t, err)
-	require.Equal(t, store.Flows{Opening: 770, Closing: 770}, next)
+	require.Equal(t, pix.Flows{Opening: 770, Closing: 770}, next)
 }
 
-func eventIDs(es []store.Event) []string {
+func eventIDs(es []pix.Event) []string {
 	out := make([]string, 0, len(es))
 	for _, e := range es {
 		out = append(out, e.ID)

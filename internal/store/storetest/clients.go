@@ -73,7 +73,7 @@ func exerciseClients(t *testing.T, open Opener) {
 	t.Run("Concurrent client reads each get their own client, and see changes made before them", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
-		var clients []store.Client
+		var clients []pix.Client
 		for i := 0; i < 5; i++ {
 			clients = append(clients, NewClient(t, db))
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -24,10 +25,10 @@ func exerciseEvents(t *testing.T, open Opener) {
 		db := open(t)
 		c := NewClient(t, db)
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			return tx.InsertEvent(ctx, store.Event{ID: "evt_lease", ClientID: c.ID, TransactionID: "t1", Type: "x", URL: "u", Payload: "{}", CreatedAt: t0})
+			return tx.InsertEvent(ctx, pix.Event{ID: "evt_lease", ClientID: c.ID, TransactionID: "t1", Type: "x", URL: "u", Payload: "{}", CreatedAt: t0})
 		}))
-		claim := func(owner string, now time.Time) []store.Event {
-			var evs []store.Event
+		claim := func(owner string, now time.Time) []pix.Event {
+			var evs []pix.Event
 			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 				var err error
 				evs, err = tx.ClaimEvents(ctx, owner, now, now.Add(12*time.Second), 10)
@@ -43,7 +44,7 @@ func exerciseEvents(t *testing.T, open Opener) {
 			var kept bool
 			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 				var err error
-				kept, err = tx.FinishAttempt(ctx, owner, store.Attempt{ID: "att-" + owner, EventID: "evt_lease", At: t0.Add(14 * time.Second)},
+				kept, err = tx.FinishAttempt(ctx, owner, pix.Attempt{ID: "att-" + owner, EventID: "evt_lease", At: t0.Add(14 * time.Second)},
 					"delivered", 1, t0.Add(14*time.Second))
 				return err
 			}))
@@ -66,7 +67,7 @@ func exerciseEvents(t *testing.T, open Opener) {
 			for i := range 6 {
 				// Inserted newest first, so id and insertion order disagree with due order.
 				at := t0.Add(time.Duration(5-i) * time.Second)
-				if err := tx.InsertEvent(ctx, store.Event{ID: fmt.Sprint("evt_q", 5-i), ClientID: c.ID, TransactionID: "tq", Type: "x",
+				if err := tx.InsertEvent(ctx, pix.Event{ID: fmt.Sprint("evt_q", 5-i), ClientID: c.ID, TransactionID: "tq", Type: "x",
 					URL: "u", Payload: "{}", CreatedAt: at}); err != nil {
 					return err
 				}
@@ -107,7 +108,7 @@ func exerciseEvents(t *testing.T, open Opener) {
 		const n = 60
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			for i := range n {
-				if err := tx.InsertEvent(ctx, store.Event{ID: fmt.Sprint("evt_g", i), ClientID: c.ID, TransactionID: "t1", Type: "x",
+				if err := tx.InsertEvent(ctx, pix.Event{ID: fmt.Sprint("evt_g", i), ClientID: c.ID, TransactionID: "t1", Type: "x",
 					URL: "u", Payload: "{}", CreatedAt: t0}); err != nil {
 					return err
 				}
@@ -136,7 +137,7 @@ func exerciseEvents(t *testing.T, open Opener) {
 				}
 				var err error
 				kept[i], err = db.FinishAttempt(ctx, store.Finish{Owner: owner, Status: status, Attempts: 1 + i%2, Next: t0.Add(time.Duration(i) * time.Minute),
-					Attempt: store.Attempt{ID: fmt.Sprint("att-g", i), EventID: fmt.Sprint("evt_g", i), At: t0, StatusCode: 200 + i, Latency: time.Duration(i) * time.Millisecond}})
+					Attempt: pix.Attempt{ID: fmt.Sprint("att-g", i), EventID: fmt.Sprint("evt_g", i), At: t0, StatusCode: 200 + i, Latency: time.Duration(i) * time.Millisecond}})
 				if err != nil {
 					t.Error(err)
 				}
@@ -178,12 +179,12 @@ func exerciseEvents(t *testing.T, open Opener) {
 		t.Parallel()
 		db := open(t)
 		c := NewClient(t, db)
-		ev := store.Event{ID: "evt_1", ClientID: c.ID, TransactionID: "t1", Type: "pix.cashin.paid", URL: "https://x.test/h", Payload: `{"a":1}`, CreatedAt: t0}
+		ev := pix.Event{ID: "evt_1", ClientID: c.ID, TransactionID: "t1", Type: "pix.cashin.paid", URL: "https://x.test/h", Payload: `{"a":1}`, CreatedAt: t0}
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.InsertEvent(ctx, ev) }))
 		// A rolled-back transaction leaves no event behind.
 		boom := errors.New("boom")
 		require.ErrorIs(t, db.Write(ctx, func(tx *store.Tx) error {
-			if err := tx.InsertEvent(ctx, store.Event{ID: "evt_2", ClientID: c.ID, TransactionID: "t1", Type: "x", URL: "u", Payload: "{}", CreatedAt: t0}); err != nil {
+			if err := tx.InsertEvent(ctx, pix.Event{ID: "evt_2", ClientID: c.ID, TransactionID: "t1", Type: "x", URL: "u", Payload: "{}", CreatedAt: t0}); err != nil {
 				return err
 			}
 			return boom

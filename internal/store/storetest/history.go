@@ -40,7 +40,7 @@ func exerciseHistory(t *testing.T, open Opener) {
 			}
 			return nil
 		}))
-		var seen []store.Transaction
+		var seen []pix.Transaction
 		cursor := ""
 		for page := 0; ; page++ {
 			rows, next, err := db.History(ctx, c.ID, store.HistoryFilter{Limit: 7, Cursor: cursor})

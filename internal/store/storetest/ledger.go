@@ -53,7 +53,7 @@ func exerciseLedger(t *testing.T, open Opener) {
 	t.Run("Concurrent grouped writes each get their own answer and post once", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
-		clients := []store.Client{NewClient(t, db), NewClient(t, db), NewClient(t, db)}
+		clients := []pix.Client{NewClient(t, db), NewClient(t, db), NewClient(t, db)}
 		const n = 60
 		var wg sync.WaitGroup
 		errs := make([]error, n)
@@ -117,7 +117,7 @@ func exerciseLedger(t *testing.T, open Opener) {
 	t.Run("Batches of postings across clients move each balance once and never deadlock", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
-		clients := make([]store.Client, 6)
+		clients := make([]pix.Client, 6)
 		for i := range clients {
 			clients[i] = NewClient(t, db)
 			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
@@ -224,7 +224,7 @@ func exerciseLedger(t *testing.T, open Opener) {
 	t.Run("Thousands of random postings agree with the pure model", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
-		clients := []store.Client{NewClient(t, db), NewClient(t, db), NewClient(t, db)}
+		clients := []pix.Client{NewClient(t, db), NewClient(t, db), NewClient(t, db)}
 		model := map[string]ledger.Balances{}
 		for _, c := range clients {
 			model[c.ID] = ledger.Balances{}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -69,7 +70,7 @@ func ExerciseMigrations(t *testing.T, openEmpty Opener) {
 			{"", 204, ""},
 		}
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			if err := tx.InsertEvent(ctx, store.Event{ID: "evt_m10", ClientID: c.ID, TransactionID: "t-m10", Type: "x",
+			if err := tx.InsertEvent(ctx, pix.Event{ID: "evt_m10", ClientID: c.ID, TransactionID: "t-m10", Type: "x",
 				URL: "u", Payload: "{}", CreatedAt: t0}); err != nil {
 				return err
 			}
@@ -78,7 +79,7 @@ func ExerciseMigrations(t *testing.T, openEmpty Opener) {
 		}))
 		for i, tc := range cases {
 			_, err := db.FinishAttempt(ctx, store.Finish{Owner: "node-a", Status: "pending", Attempts: i + 1, Next: t0,
-				Attempt: store.Attempt{ID: fmt.Sprintf("att-m10-%02d", i), EventID: "evt_m10", At: t0.Add(time.Duration(i) * time.Second),
+				Attempt: pix.Attempt{ID: fmt.Sprintf("att-m10-%02d", i), EventID: "evt_m10", At: t0.Add(time.Duration(i) * time.Second),
 					StatusCode: tc.status, Error: tc.stored}})
 			require.NoError(t, err)
 		}

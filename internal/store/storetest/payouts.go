@@ -35,7 +35,7 @@ func exercisePayouts(t *testing.T, open Opener) {
 			p   store.NewPayout
 			err error
 		}
-		payout := func(c store.Client, ext string, amount, tax pix.Amount, i int) store.NewPayout {
+		payout := func(c pix.Client, ext string, amount, tax pix.Amount, i int) store.NewPayout {
 			tr := newTx(c, pix.TypeCashout, ext, amount, t0.Add(time.Duration(i)*time.Millisecond))
 			tr.Tax, tr.ExpiresAt, tr.SettleAt = tax, time.Time{}, tr.CreatedAt.Add(time.Minute)
 			return store.NewPayout{Transaction: tr, Posting: store.PostingWrite{ID: uuid.NewString(), ClientID: c.ID,

@@ -21,16 +21,16 @@ func exerciseRefunds(t *testing.T, open Opener) {
 		db := open(t)
 		c, other := NewClient(t, db), NewClient(t, db)
 		charge := newTx(c, pix.TypeCashin, "rf-charge", 1000, t0)
-		withReason := store.Refund{ID: uuid.NewString(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: "k-1",
+		withReason := pix.Refund{ID: uuid.NewString(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: "k-1",
 			RequestHash: "h1", Status: pix.RefundPending, Amount: 250, Reason: "produto devolvido",
 			CreatedAt: t0.Add(time.Second), SettleAt: t0.Add(3 * time.Second)}
-		noReason := store.Refund{ID: uuid.NewString(), ClientID: c.ID, TransactionID: charge.ID, RequestHash: "h2",
+		noReason := pix.Refund{ID: uuid.NewString(), ClientID: c.ID, TransactionID: charge.ID, RequestHash: "h2",
 			Status: pix.RefundPending, Amount: 100, CreatedAt: t0.Add(2 * time.Second), SettleAt: t0.Add(4 * time.Second)}
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			if _, err := tx.InsertTransaction(ctx, charge); err != nil {
 				return err
 			}
-			for _, r := range []store.Refund{withReason, noReason} {
+			for _, r := range []pix.Refund{withReason, noReason} {
 				inserted, err := tx.InsertRefund(ctx, r)
 				require.True(t, inserted)
 				if err != nil {

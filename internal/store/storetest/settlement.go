@@ -28,7 +28,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		later := newPayout(c, "", t0.Add(2*time.Hour))
 		later.SendState = store.SendToSend
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			for _, tr := range []store.Transaction{expired, notExpired, payout, later} {
+			for _, tr := range []pix.Transaction{expired, notExpired, payout, later} {
 				if _, err := tx.InsertTransaction(ctx, tr); err != nil {
 					return err
 				}
@@ -102,7 +102,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 				return err
 			}
 			for i, id := range []string{"rf-2", "rf-1"} {
-				if _, err := tx.InsertRefund(ctx, store.Refund{ID: id, ClientID: c.ID, TransactionID: charge.ID, RequestHash: "h",
+				if _, err := tx.InsertRefund(ctx, pix.Refund{ID: id, ClientID: c.ID, TransactionID: charge.ID, RequestHash: "h",
 					Status: pix.RefundPending, Amount: 10, CreatedAt: t0, SettleAt: t0.Add(time.Duration(2-i) * time.Second),
 					SendState: store.SendToSend}); err != nil {
 					return err

@@ -40,7 +40,7 @@ func exerciseStatement(t *testing.T, open Opener) {
 			t.Helper()
 			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.PostAll(ctx, ws, sec(60)) }))
 		}
-		w := func(id string, c store.Client, at time.Time, p ledger.Posting) store.PostingWrite {
+		w := func(id string, c pix.Client, at time.Time, p ledger.Posting) store.PostingWrite {
 			return store.PostingWrite{ID: id, ClientID: c.ID, TransactionID: "tx-" + id, Posting: p, At: at}
 		}
 		// One batch, its postings out of time order, two clients, one
@@ -81,7 +81,7 @@ func exerciseStatement(t *testing.T, open Opener) {
 				{"tx-b1", "cashin.paid", sec(60), 300, 0, 400, 2},
 			},
 		}
-		for _, c := range []store.Client{a, b} {
+		for _, c := range []pix.Client{a, b} {
 			var got []mv
 			require.NoError(t, db.StatementMovements(ctx, c.ID, t0, sec(3600), math.MaxInt64, func(m store.AvailableMovement) error {
 				got = append(got, mv{m.TransactionID, m.Kind, m.At, m.Delta, m.Fee, m.Balance, m.Seq})
@@ -145,7 +145,7 @@ func exerciseStatement(t *testing.T, open Opener) {
 		// times; two of a at the same time (then in id order).
 		type old struct {
 			id      string
-			c       store.Client
+			c       pix.Client
 			tx      string
 			at      time.Time
 			p       ledger.Posting
@@ -165,7 +165,7 @@ func exerciseStatement(t *testing.T, open Opener) {
 			{"p-03", a, "ch-2", sec(2), ledger.CashinPaid(200, 0), 0, true},
 		}
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			for _, p := range []store.Transaction{payout, failed} {
+			for _, p := range []pix.Transaction{payout, failed} {
 				// The columns of version 12 (later ones do not exist yet).
 				if err := store.RawExec(ctx, tx, `INSERT INTO transactions (id, client_id, type, external_id, request_hash, status,
 					amount, tax, created_at, send_state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '')`,
@@ -228,7 +228,7 @@ func exerciseStatement(t *testing.T, open Opener) {
 			}
 			want[o.c.ID] = append(ms, mv{o.tx, o.p.Kind, o.at, o.p.Available(), o.fee, bal + o.p.Available(), int64(len(ms) + 1)})
 		}
-		read := func(c store.Client) []mv {
+		read := func(c pix.Client) []mv {
 			var got []mv
 			require.NoError(t, db.StatementMovements(ctx, c.ID, t0, sec(3600), math.MaxInt64, func(m store.AvailableMovement) error {
 				got = append(got, mv{m.TransactionID, m.Kind, m.At, m.Delta, m.Fee, m.Balance, m.Seq})
@@ -236,7 +236,7 @@ func exerciseStatement(t *testing.T, open Opener) {
 			}))
 			return got
 		}
-		for _, c := range []store.Client{a, b} {
+		for _, c := range []pix.Client{a, b} {
 			require.Equal(t, want[c.ID], read(c), "backfilled movements of %s", c.ID)
 		}
 		last := want[a.ID][len(want[a.ID])-1]

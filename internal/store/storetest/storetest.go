@@ -22,9 +22,9 @@ type Opener func(t *testing.T) *store.DB
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 // NewClient inserts an active sandbox client with a random id.
-func NewClient(t *testing.T, db *store.DB) store.Client {
+func NewClient(t *testing.T, db *store.DB) pix.Client {
 	t.Helper()
-	c := store.Client{
+	c := pix.Client{
 		ID: "cli_" + uuid.NewString()[:8], Name: "test", Environment: "sandbox", SecretHash: "00",
 		WebhookSecret: "whsec_x", Status: pix.ClientActive, CreatedAt: t0,
 		CashinFee: pix.FeeRule{PercentBP: 150, Fixed: 10},
@@ -33,8 +33,8 @@ func NewClient(t *testing.T, db *store.DB) store.Client {
 	return c
 }
 
-func newTx(c store.Client, typ pix.TxType, ext string, amount pix.Amount, at time.Time) store.Transaction {
-	return store.Transaction{
+func newTx(c pix.Client, typ pix.TxType, ext string, amount pix.Amount, at time.Time) pix.Transaction {
+	return pix.Transaction{
 		ID: uuid.NewString(), ClientID: c.ID, Type: typ, ExternalID: ext, RequestHash: "h", Status: "PENDING",
 		Amount: amount, CreatedAt: at, ExpiresAt: at.Add(time.Hour),
 	}
@@ -42,7 +42,7 @@ func newTx(c store.Client, typ pix.TxType, ext string, amount pix.Amount, at tim
 
 // newPayout is a PENDING payout of 100 created at t0 and due to settle at
 // settleAt.
-func newPayout(c store.Client, ext string, settleAt time.Time) store.Transaction {
+func newPayout(c pix.Client, ext string, settleAt time.Time) pix.Transaction {
 	p := newTx(c, pix.TypeCashout, ext, 100, t0)
 	p.ExpiresAt, p.SettleAt = time.Time{}, settleAt
 	return p
@@ -64,7 +64,7 @@ func Exercise(t *testing.T, open Opener) {
 }
 
 // ids are the ids of ts, in order.
-func ids(ts []store.Transaction) []string {
+func ids(ts []pix.Transaction) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
 		out[i] = t.ID

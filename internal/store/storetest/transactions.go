@@ -28,7 +28,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		other := NewClient(t, db)
 		tr := newTx(c, pix.TypeCashin, "order-1", 1050, t0)
 		tr.TxID, tr.QRCode, tr.Details, tr.CallbackURL = "TX1", "000201", `{"a":1}`, "https://example.com/h"
-		insert := func(tr store.Transaction) bool {
+		insert := func(tr pix.Transaction) bool {
 			var ok bool
 			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 				var err error
@@ -119,7 +119,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		c := NewClient(t, db)
 		const distinct = 60
 		type answer struct {
-			tr       store.Transaction
+			tr       pix.Transaction
 			inserted bool
 			err      error
 		}
@@ -200,13 +200,13 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			return tx.Post(ctx, uuid.NewString(), c.ID, "in", ledger.CashinPaid(1000, 0), t0)
 		}))
-		reserve := func(tx *store.Tx, tr store.Transaction) error {
+		reserve := func(tx *store.Tx, tr pix.Transaction) error {
 			if err := tx.CreateTransaction(ctx, tr); err != nil {
 				return err
 			}
 			return tx.Post(ctx, uuid.NewString(), c.ID, tr.ID, ledger.PayoutReserved(tr.Amount, 0), t0)
 		}
-		absent := func(tr store.Transaction) {
+		absent := func(tr pix.Transaction) {
 			t.Helper()
 			_, err := db.Transaction(ctx, c.ID, tr.ID)
 			require.ErrorIs(t, err, store.ErrNotFound)
@@ -262,7 +262,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 			err := db.Write(ctx, func(tx *store.Tx) error {
 				_ = reserve(tx, sloppy)
 				_, _ = tx.TransactionForUpdate(ctx, c.ID, sloppy.ID)
-				return tx.InsertEvent(ctx, store.Event{ID: "evt_sloppy", ClientID: c.ID, TransactionID: sloppy.ID,
+				return tx.InsertEvent(ctx, pix.Event{ID: "evt_sloppy", ClientID: c.ID, TransactionID: sloppy.ID,
 					Type: "x", URL: "https://example.com", Payload: "{}", CreatedAt: t0})
 			})
 			require.ErrorIs(t, err, store.ErrInsufficientFunds)

@@ -1,0 +1,122 @@
+package pix
+
+import "time"
+
+// The rows of the money the store keeps and returns: clients, charges and
+// payouts, refunds, webhook events and their delivery attempts. They are
+// plain values; the store reads and writes them, gateway's use cases change
+// them, and the API and the panel show them.
+
+// Client is an API client (a merchant application) and its settings.
+type Client struct {
+	ID                string
+	Name              string
+	Environment       string
+	SecretHash        string // hex SHA-256 of the client secret; the secret itself is never stored
+	WebhookSecret     string // whsec_…, needed in clear to sign webhooks
+	PrevWebhookSecret string // the previous webhook secret while it is still honoured
+	PrevWebhookUntil  time.Time
+	CashinFee         FeeRule
+	PayoutFee         FeeRule
+	Status            ClientStatus
+	CreatedAt         time.Time
+}
+
+// Attempt is one recorded delivery attempt.
+type Attempt struct {
+	ID         string
+	EventID    string
+	At         time.Time
+	StatusCode int // 0 when no response was received
+	Latency    time.Duration
+	Error      string // "" when the receiver answered
+	Response   string // the first 1 KiB of the response body
+}
+
+// Event is one outbox row: a webhook to deliver, written in the same
+// database transaction as the change it reports.
+type Event struct {
+	ID            string
+	ClientID      string
+	TransactionID string
+	Type          string
+	URL           string
+	Payload       string // the JSON body, exactly as it will be sent
+	CreatedAt     time.Time
+	Status        string // pending, delivered, failed
+	Attempts      int
+	NextAttemptAt time.Time
+	// LeaseOwner and LeaseUntil, when set on an event being inserted, write
+	// it already leased: the node that wrote it delivers it without a claim
+	// (webhook.Dispatcher.Reserve). Reads leave them empty.
+	LeaseOwner string
+	LeaseUntil time.Time
+}
+
+// Refund is a return (devolução) of part or all of a paid charge.
+type Refund struct {
+	ID             string
+	ClientID       string
+	TransactionID  string // the charge
+	IdempotencyKey string
+	RequestHash    string
+	Status         RefundStatus
+	Amount         Amount
+	Reason         string
+	CreatedAt      time.Time
+	SettledAt      time.Time
+	SettleAt       time.Time
+	// EndToEndID is the PIX network's id of the return (rtrId); "" until known.
+	EndToEndID string
+	// SendState is where the refund stands at a real PSP (store.SendToSend, …);
+	// "" with the sandbox simulator.
+	SendState    string
+	SendAttempts int
+}
+
+// Transaction is a charge (cashin) or a payout (cashout). Status is the
+// status the lookup endpoint shows.
+type Transaction struct {
+	ID             string
+	ClientID       string
+	Type           TxType
+	ExternalID     string // "" when the client gave none
+	IdempotencyKey string // "" when none
+	RequestHash    string // canonical hash of the creating request, for idempotency
+	Status         TxStatus
+	Amount         Amount
+	Tax            Amount
+	RefundedAmount Amount
+	RefundPending  Amount
+	CreatedAt      time.Time
+	ConfirmedAt    time.Time // zero while not confirmed
+	ExpiresAt      time.Time // charges
+	SettleAt       time.Time // payouts: when the provider settles it; zero once settled
+	TxID           string    // charges: the BR Code txid
+	QRCode         string    // charges: the BR Code
+	CallbackURL    string
+	Details        string // JSON of the request's descriptive fields
+	// EndToEndID is the PIX network's id of the credited payment (charges)
+	// or of the send (payouts); "" until known.
+	EndToEndID string
+	// SendState is where a payout stands at a real PSP (store.SendToSend, …);
+	// "" with the sandbox simulator.
+	SendState    string
+	SendAttempts int
+	// PaidAmount is what the payer paid (charges; 0 until paid). It may
+	// differ from Amount when a PSP confirms another amount.
+	PaidAmount Amount
+}
+
+// Refundable is how much of a paid charge can be returned: what was paid,
+// at most the amount asked for.
+func (t Transaction) Refundable() Amount {
+	if t.PaidAmount > 0 {
+		return min(t.Amount, t.PaidAmount)
+	}
+	return t.Amount
+}
+
+// AmountMismatch reports whether a paid charge was paid with another amount
+// than it asked for.
+func (t Transaction) AmountMismatch() bool { return t.PaidAmount > 0 && t.PaidAmount != t.Amount }
