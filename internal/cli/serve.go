@@ -155,6 +155,8 @@ func (a *app) serve(ctx context.Context) error {
 		// Webhooks get lost: the PSP's list of received Pix is read too
 		// (the gateway spaces the readings and runs them on one node).
 		{Name: "psp-reconcile", Run: gw.ReconcileReceived},
+		// A PSP that lists its sent payouts settles many of them per call.
+		{Name: "psp-sent-reading", Run: gw.ReadSent},
 		// Cobs left behind by a crash are withdrawn.
 		{Name: "psp-orphan-cobs", Run: gw.SweepOrphanCobs},
 	}

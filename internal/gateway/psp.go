@@ -424,6 +424,10 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 	case st.Status == provider.Completed || st.Status == provider.Failed || st.Status == provider.Returned:
 		return s.finishSend(ctx, it, held, st)
 	}
+	if _, lists := s.Provider.(provider.SentLister); lists && !it.refund && !it.unmatched {
+		// The list of sent payouts (ReadSent) will usually settle it first.
+		delay = max(delay, listedFirstRead)
+	}
 	held.State, held.Next, held.EndToEndID = store.SendSent, s.nextRead(st, delay), st.EndToEndID
 	_, err = s.stepSend(ctx, held)
 	return 0, err

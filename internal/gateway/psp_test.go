@@ -655,3 +655,76 @@ func TestPSPWithoutPayouts(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	require.Equal(t, "Payouts are not available with this provider", pe.Message)
 }
+
+// listingPSP is the scripted PSP that also lists the payouts sent from its
+// account, as Efí does.
+type listingPSP struct {
+	*scriptedPSP
+	listings int
+}
+
+func (p *listingPSP) SentBetween(_ context.Context, _, _ time.Time) ([]provider.TransferState, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.listings++
+	p.calls = append(p.calls, "list")
+	var out []provider.TransferState
+	for _, st := range p.accepted {
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// With a PSP that lists its sent payouts, one reading of the list settles
+// many payouts (each once, its money and event written once), and a payout
+// the list leaves processing is still read on its own later.
+func TestPSPSentListSettlesPayouts(t *testing.T) {
+	t.Parallel()
+	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
+		f := payoutFixture(t, open)
+		lp := &listingPSP{scriptedPSP: f.psp}
+		f.gw.Provider = lp
+		ctx := context.Background()
+		var ids []string
+		for i := range 5 {
+			ids = append(ids, createPayout(t, f, fmt.Sprint("l", i)))
+		}
+		f.settle(t)
+		for _, id := range ids[:4] {
+			f.psp.finish(id, provider.Completed)
+		}
+		f.psp.finish(ids[3], provider.Failed)
+		f.clock.Advance(time.Second)
+		n, err := f.gw.ReadSent(ctx, 0)
+		require.NoError(t, err)
+		require.Equal(t, 4, n)
+		for i, id := range ids {
+			want := []pix.TxStatus{pix.StatusPaid, pix.StatusPaid, pix.StatusPaid, pix.StatusCancelled, pix.StatusPending}[i]
+			require.Equal(t, want, f.status(t, id).Status, "payout %d", i)
+		}
+		for _, c := range f.psp.callLog() {
+			require.NotContains(t, c, "status ", "no payout was read on its own: %v", f.psp.callLog())
+		}
+		n, err = f.gw.ReadSent(ctx, 0)
+		require.NoError(t, err)
+		require.Zero(t, n, "one reading per interval")
+		require.Equal(t, 1, lp.listings)
+
+		// The next reading settles nothing twice.
+		f.clock.Advance(time.Second)
+		n, err = f.gw.ReadSent(ctx, 0)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		// The payout the list left processing is read on its own once due.
+		f.psp.finish(ids[4], provider.Completed)
+		f.clock.Advance(3 * time.Second)
+		f.settle(t)
+		require.Equal(t, pix.StatusPaid, f.status(t, ids[4]).Status)
+		require.Contains(t, f.psp.callLog(), "status "+ids[4])
+		for _, id := range ids {
+			require.Equal(t, 1, f.psp.sent(id))
+		}
+		require.Equal(t, pix.Amount(10000-4*100), f.available(t), "four completed, one failed and given back")
+		require.NoError(t, f.db.CheckLedger(ctx))
+	})
+}

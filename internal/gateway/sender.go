@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -284,4 +285,79 @@ func eachN[T any](ctx context.Context, workers int, items []T, fn func(T) (int, 
 	close(work)
 	wg.Wait()
 	return n, firstErr
+}
+
+// Readings of a PSP's list of sent payouts (ReadSent).
+const (
+	// sentEvery spaces the readings.
+	sentEvery = time.Second
+	// sentOverlap re-reads the end of the previous window: the PSP lists
+	// a payout by its own clock, and one may settle a few seconds after it
+	// was requested.
+	sentOverlap = 5 * time.Second
+	// listedFirstRead is when a payout the PSP accepted is first read on
+	// its own, with a provider that lists: the list will usually have
+	// settled it before.
+	listedFirstRead = 3 * time.Second
+)
+
+// ReadSent reads, with a provider that lists the payouts sent from its
+// account (provider.SentLister), those requested since the last complete
+// reading (and sentOverlap before), and finishes each one the PSP reports
+// final that still waits for its reading: many payouts' statuses in a few
+// calls instead of one each. A payout the list does not settle is read
+// on its own later, as always. One node reads at a time, at most once per
+// sentEvery (store.DB.ClaimReading). It returns how many payouts it
+// finished; limit is unused.
+func (s *Service) ReadSent(ctx context.Context, _ int) (int, error) {
+	lister, ok := s.Provider.(provider.SentLister)
+	if !ok {
+		return 0, nil
+	}
+	now := s.now()
+	from, ok, err := s.db.ClaimReading(ctx, "sent", now, now.Add(sentEvery), now.Add(-sentOverlap))
+	if err != nil || !ok {
+		return 0, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
+	states, err := lister.SentBetween(cctx, from.Add(-sentOverlap), now)
+	cancel()
+	if err != nil {
+		return 0, fmt.Errorf("read sent payouts: %w", err)
+	}
+	n := 0
+	var errs []error
+	for _, st := range states {
+		if st.Status != provider.Completed && st.Status != provider.Failed {
+			continue
+		}
+		k, err := s.finishListed(ctx, st)
+		n += k
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return n, fmt.Errorf("read sent payouts: %w", err)
+	}
+	return n, s.db.SetReadUntil(ctx, "sent", now)
+}
+
+// finishListed finishes the payout the PSP's list reports final in st, if
+// it is still a pending payout waiting on the PSP; the step is guarded by
+// the row as read, so a reading of the payout on its own that finishes it
+// meanwhile, on any node, makes this one change nothing.
+func (s *Service) finishListed(ctx context.Context, st provider.TransferState) (int, error) {
+	t, err := s.db.TransactionByID(ctx, st.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil // not a payout of this database
+	}
+	if err != nil {
+		return 0, fmt.Errorf("payout %s: %w", st.ID, err)
+	}
+	if t.Type != pix.TypeCashout || t.Status != pix.StatusPending || (t.SendState != store.SendSent && t.SendState != store.SendUnknown) {
+		return 0, nil
+	}
+	held := store.SendStep{ID: t.ID, WasState: t.SendState, WasSettleAt: t.SettleAt}
+	return s.finishSend(ctx, sendItem{id: t.ID, state: t.SendState, settleAt: t.SettleAt}, held, st)
 }

@@ -153,6 +153,38 @@ type TransferState struct {
 	ReadAt time.Time
 }
 
+// SentLister is what a PSP that lists the transfers sent from its account
+// offers (Efí's list of sent Pix): the states of every payout requested in
+// [from, to), in one reading of a few pages, instead of one call each.
+// Each TransferState's ID is the payout's UUID.
+type SentLister interface {
+	SentBetween(ctx context.Context, from, to time.Time) ([]TransferState, error)
+}
+
+// UUIDFromHex is the inverse of HexID: the UUID whose 32 hex characters
+// are hex, in lower case, or "" when hex is not 32 hex characters.
+func UUIDFromHex(hex string) string {
+	if len(hex) != 32 {
+		return ""
+	}
+	b := make([]byte, 0, 36)
+	for i := 0; i < 32; i++ {
+		c := hex[i]
+		switch {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
+		case 'A' <= c && c <= 'F':
+			c += 'a' - 'A'
+		default:
+			return ""
+		}
+		if i == 8 || i == 12 || i == 16 || i == 20 {
+			b = append(b, '-')
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
 // Payer is what a PSP whose payers pay on request offers (the sandbox):
 // Pay makes the payment of exactly charge c and reports it, as a PSP
 // reports a payment by webhook; the gateway then confirms it through

@@ -31,6 +31,7 @@ func (s *Server) handler() http.Handler {
 	api.HandleFunc("DELETE /v2/webhook/{chave}", s.deleteWebhook)
 	api.HandleFunc("PUT /v3/gn/pix/{idEnvio}", s.putSend)
 	api.HandleFunc("GET /v2/gn/pix/enviados/id-envio/{idEnvio}", s.getSend)
+	api.HandleFunc("GET /v2/gn/pix/enviados", s.listSends)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "NaoEncontrado", "Não encontrado", "no such endpoint: "+r.Method+" "+r.URL.Path, nil)
 	})

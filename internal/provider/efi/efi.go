@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -183,3 +185,63 @@ func truncate(s string, n int) string {
 }
 
 var _ provider.Provider = (*Client)(nil)
+
+// sentList is the answer of GET /v2/gn/pix/enviados.
+type sentList struct {
+	Parametros struct {
+		Paginacao struct {
+			QuantidadeDePaginas int `json:"quantidadeDePaginas"`
+		} `json:"paginacao"`
+	} `json:"parametros"`
+	Pix []sendAnswer `json:"pix"`
+}
+
+// SentBetween reads the payouts requested in [from, to) with Efí's list of
+// sent Pix, GET /v2/gn/pix/enviados?inicio&fim, every page: the states of
+// many payouts in a few calls. An entry that is not a payout of pixgate's
+// (its idEnvio is not a UUID's 32 hex characters) or that is malformed is
+// skipped: the payout's own reading (Status) still finds its state.
+func (c *Client) SentBetween(ctx context.Context, from, to time.Time) ([]provider.TransferState, error) {
+	var out []provider.TransferState
+	for page := 0; page < maxPages; page++ {
+		q := url.Values{}
+		q.Set("inicio", from.UTC().Truncate(time.Second).Format(time.RFC3339))
+		q.Set("fim", to.UTC().Add(time.Second-1).Truncate(time.Second).Format(time.RFC3339))
+		q.Set("paginacao.paginaAtual", strconv.Itoa(page))
+		q.Set("paginacao.itensPorPagina", strconv.Itoa(sentPageSize))
+		var ans sentList
+		err := c.Do(ctx, apipix.Request{Method: http.MethodGet, URL: c.Origin() + "/v2/gn/pix/enviados?" + q.Encode(), Idempotent: true}, &ans)
+		if err != nil {
+			return nil, fmt.Errorf("sent payouts (page %d): %w", page, err)
+		}
+		for _, a := range ans.Pix {
+			id := provider.UUIDFromHex(a.IDEnvio)
+			if id == "" {
+				continue // not sent by pixgate
+			}
+			e2e := a.EndToEndID
+			if e2e == "" {
+				e2e = a.E2EID
+			}
+			st, err := payoutState(provider.Transfer{ID: id}, a.IDEnvio, sendAnswer{IDEnvio: a.IDEnvio, Status: a.Status}, e2e)
+			if err != nil {
+				continue // malformed: the payout's own reading will tell
+			}
+			out = append(out, st)
+		}
+		if page+1 >= ans.Parametros.Paginacao.QuantidadeDePaginas {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("efi: sent payouts: more than %d pages", maxPages)
+}
+
+const (
+	// sentPageSize is how many sent Pix one page of the list holds: Efí's
+	// largest page, so that a reading takes few calls.
+	sentPageSize = 1000
+	// maxPages bounds one reading of the list.
+	maxPages = 1000
+)
+
+var _ provider.SentLister = (*Client)(nil)

@@ -2,6 +2,7 @@ package efi_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -120,4 +121,56 @@ func TestAgainstTheSimulator(t *testing.T) {
 	require.Equal(t, 2, tokens, "one token until it expired, then one more")
 
 	v.Check(t)
+}
+
+// Efí's list of sent Pix gives many payouts' states in few calls, across
+// pages, each by its pixgate UUID; a period with none lists none.
+func TestSentListAgainstTheSimulator(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sim := pspsim.New(pspsim.Options{SettleDelay: -1, PixKey: "loja@example.com"})
+	require.NoError(t, sim.Start(ctx))
+	t.Cleanup(sim.Close)
+	o := sim.Options()
+	p, err := efi.New(apipix.Config{APIURL: sim.URL(), ClientID: o.ClientID, ClientSecret: o.ClientSecret,
+		CertPEM: o.PKI.ClientCertPEM, KeyPEM: o.PKI.ClientKeyPEM, CAPEM: o.PKI.CAPEM, PixKey: o.PixKey,
+		WebhookURL: "https://pixgate.example.com/psp/webhook/abcdefghijklmnopqrstuvwxyz0123456789",
+		Log:        slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	start := time.Now()
+	const n = 1205 // two pages of 1,000 and one more
+	want := map[string]provider.Status{}
+	for i := range n {
+		key := "fornecedor@example.com"
+		if i%100 == 7 {
+			key = "x" + pspsim.FailKeySuffix
+		}
+		tr := provider.Transfer{ID: fmt.Sprintf("1c8d4b63-3333-4333-8333-%012d", i), Amount: 100, KeyType: pix.KeyEmail, Key: key}
+		_, err := p.Send(ctx, tr)
+		require.NoError(t, err)
+		want[tr.ID] = provider.Completed
+		if i%100 == 7 {
+			want[tr.ID] = provider.Failed
+		}
+	}
+	listed, err := p.SentBetween(ctx, start.Add(-time.Second), time.Now())
+	require.NoError(t, err)
+	require.Len(t, listed, n)
+	for _, st := range listed {
+		require.Equal(t, provider.Processing, st.Status, st.ID)
+	}
+	sim.Settle(ctx)
+	listed, err = p.SentBetween(ctx, start.Add(-time.Second), time.Now())
+	require.NoError(t, err)
+	got := map[string]provider.Status{}
+	for _, st := range listed {
+		got[st.ID] = st.Status
+		if st.Status == provider.Completed {
+			require.True(t, provider.ValidEndToEnd(st.EndToEndID), st.ID)
+		}
+	}
+	require.Equal(t, want, got)
+	none, err := p.SentBetween(ctx, start.Add(-time.Hour), start.Add(-30*time.Minute))
+	require.NoError(t, err)
+	require.Empty(t, none)
 }
