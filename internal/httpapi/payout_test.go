@@ -304,25 +304,30 @@ func TestSendSurvivesAFailingPayout(t *testing.T) {
 	})
 }
 
-// gateProvider holds the first Send until release is closed, and counts
-// the sends of each transfer.
+// gateProvider holds every Send until release is closed, closing entered
+// once want of them are waiting; without entered it holds nothing. Both
+// count the sends of each transfer in sends, which they may share.
 type gateProvider struct {
 	provider.Provider
-	once     sync.Once
+	want     int
 	entered  chan struct{}
 	released chan struct{}
-	mu       sync.Mutex
+	mu       *sync.Mutex
 	sends    map[string]int
+	waiting  int
 }
 
 func (p *gateProvider) Send(ctx context.Context, t provider.Transfer) (provider.TransferState, error) {
 	p.mu.Lock()
 	p.sends[t.ID]++
-	p.mu.Unlock()
-	p.once.Do(func() {
+	p.waiting++
+	if p.entered != nil && p.waiting == p.want {
 		close(p.entered)
+	}
+	p.mu.Unlock()
+	if p.entered != nil {
 		<-p.released
-	})
+	}
 	return p.Provider.Send(ctx, t)
 }
 
@@ -349,10 +354,14 @@ func TestSettlementRaceWithAnotherNode(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
 		b.clock.Advance(-time.Millisecond) // the last payout is not due
 		other := *b.gw                     // another node on the same database
-		slow := &gateProvider{Provider: b.gw.Provider, entered: make(chan struct{}), released: make(chan struct{}),
-			sends: map[string]int{}}
+		var mu sync.Mutex
+		sends := map[string]int{}
+		// The first node's provider answers once it holds a send of each
+		// payout; the other node's would answer at once.
+		slow := &gateProvider{Provider: b.gw.Provider, want: len(ids), entered: make(chan struct{}), released: make(chan struct{}),
+			mu: &mu, sends: sends}
 		b.gw.Provider = slow
-		other.Provider = slow
+		other.Provider = &gateProvider{Provider: other.Provider, mu: &mu, sends: sends}
 		type result struct {
 			n   int
 			err error
@@ -374,7 +383,7 @@ func TestSettlementRaceWithAnotherNode(t *testing.T) {
 			require.Equal(t, "PAID", b.lookup(id)["status"])
 			require.Len(t, b.entries(id), 2, "reserved and completed, once")
 			require.Equal(t, []string{gateway.EventCashoutPaid}, b.eventTypes(id))
-			require.Equal(t, 1, slow.sends[id], "sent once")
+			require.Equal(t, 1, sends[id], "sent once")
 		}
 		avail, pending := b.balance()
 		require.Equal(t, json.Number("5000"), pending)
