@@ -13,10 +13,11 @@ type CobIntent struct {
 	CreatedAt time.Time
 }
 
-// InsertCobIntent records, in a transaction of its own, that the cob txid
-// is about to be created at the PSP for client clientID.
+// InsertCobIntent records, committed before it returns, that the cob txid
+// is about to be created at the PSP for client clientID. The intents of
+// charges created at the same moment share a commit (WriteGrouped).
 func (db *DB) InsertCobIntent(ctx context.Context, txid, clientID string, now time.Time) error {
-	err := db.Write(ctx, func(tx *Tx) error {
+	err := db.WriteGrouped(ctx, func(tx *Tx) error {
 		_, err := tx.exec(ctx, `INSERT INTO cob_intents (txid, client_id, created_at) VALUES ($1, $2, $3)`, txid, clientID, ms(now))
 		return err
 	})
@@ -27,10 +28,11 @@ func (db *DB) InsertCobIntent(ctx context.Context, txid, clientID string, now ti
 }
 
 // DeleteCobIntent removes the intent of cob txid (its charge is stored, or
-// its cob is withdrawn) and reports whether it was there.
+// its cob is withdrawn) and reports whether it was there; deletions of the
+// same moment share a commit (WriteGrouped).
 func (db *DB) DeleteCobIntent(ctx context.Context, txid string) (bool, error) {
 	var n int64
-	err := db.Write(ctx, func(tx *Tx) error {
+	err := db.WriteGrouped(ctx, func(tx *Tx) error {
 		var err error
 		n, err = tx.affected(ctx, `DELETE FROM cob_intents WHERE txid = $1`, txid)
 		return err
