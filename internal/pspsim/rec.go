@@ -201,12 +201,11 @@ type cobr struct {
 
 // recBooks are the simulated PSP's recurrences; Server.mu guards them.
 type recBooks struct {
-	locs      map[int64]*locRec
-	recs      map[string]*rec
-	cobrs     map[string]*cobr
-	hookRec   *webhookReg
-	hookCobr  *webhookReg
-	nextRecID int
+	locs     map[int64]*locRec
+	recs     map[string]*rec
+	cobrs    map[string]*cobr
+	hookRec  *webhookReg
+	hookCobr *webhookReg
 }
 
 // books returns the recurrence books, made at first use (s.mu held).
@@ -884,8 +883,8 @@ func (c *cobr) retries() int {
 }
 
 // retryCobR is POST /cobr/{txid}/retentativa/{data}: under PERMITE_3R_7D,
-// after a rejected attempt, a new one on data, within 7 days of the due
-// date, at most 3.
+// after a rejected attempt, a new one on data, within 7 days of the first
+// attempt (the due date, or the business day it moved to), at most 3.
 func (s *Server) retryCobR(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	b := s.books()
@@ -911,8 +910,8 @@ func (s *Server) retryCobR(w http.ResponseWriter, r *http.Request) {
 		reason = "an attempt is still scheduled"
 	case c.retries() >= maxRetries:
 		reason = fmt.Sprintf("the %d retries have been made", maxRetries)
-	case d.Before(dayOf(now)) || !d.After(c.Tentativas[len(c.Tentativas)-1].Data) || d.After(c.Vencimento.AddDate(0, 0, retryWindowDays)):
-		reason = fmt.Sprintf("data must be today or later, after the last attempt and within %d days of the due date", retryWindowDays)
+	case d.Before(dayOf(now)) || !d.After(c.Tentativas[len(c.Tentativas)-1].Data) || d.After(c.Tentativas[0].Data.AddDate(0, 0, retryWindowDays)):
+		reason = fmt.Sprintf("data must be today or later, after the last attempt and within %d days of the first", retryWindowDays)
 	}
 	if reason != "" {
 		s.mu.Unlock()
@@ -1293,7 +1292,8 @@ func (s *Server) settleTentativa(c *cobr, t *tentativa, pay bool) {
 // settleRecs moves what time moves (s.mu taken here): CRIADA recurrences
 // older than RecApprovalWindow expire; CRIADA cobrs become ATIVA; an
 // attempt whose day has come is debited; a cobr under PERMITE_3R_7D whose
-// retry window has passed with no attempt left expires.
+// retry window (7 days from its first attempt) has passed with no attempt
+// scheduled expires.
 func (s *Server) settleRecs() []notice {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -1328,7 +1328,7 @@ func (s *Server) settleRecs() []notice {
 					s.settleTentativa(c, t, true)
 					changed = true
 				}
-			} else if today.After(c.Vencimento.AddDate(0, 0, retryWindowDays)) {
+			} else if today.After(c.Tentativas[0].Data.AddDate(0, 0, retryWindowDays)) {
 				c.Status = CobRExpirada
 				c.Updates = append(c.Updates, statusAt{CobRExpirada, now})
 				changed = true
