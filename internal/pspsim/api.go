@@ -22,6 +22,7 @@ func (s *Server) handler() http.Handler {
 	api.HandleFunc("GET /v2/cob/{txid}", s.getCob)
 	api.HandleFunc("PATCH /v2/cob/{txid}", s.patchCob)
 	s.cobvRoutes(api)
+	s.recRoutes(api)
 	api.HandleFunc("GET /v2/pix/{e2eid}", s.getPix)
 	api.HandleFunc("GET /v2/pix", s.listPix)
 	api.HandleFunc("PUT /v2/pix/{e2eid}/devolucao/{id}", s.putRefund)

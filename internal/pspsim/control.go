@@ -101,6 +101,11 @@ type FaultsRequest struct {
 //	POST /sim/faults       FaultsRequest
 //	POST /sim/paycobv/{txid} a payer pays the cobv on {"date": "YYYY-MM-DD"}
 //	                       (optional, default today) what is due that day
+//	POST /sim/rec/{idRec}/approve|reject|cancel-by-payer
+//	                       the payer answers a recurrence at their bank
+//	POST /sim/cobr/{txid}/debit|fail
+//	                       a cycle charge's scheduled attempt is debited, or
+//	                       fails, now
 //	POST /sim/settle       settle every pending send and devolução now
 //	GET  /sim/state        State
 func (s *Server) controlHandler() http.Handler {
@@ -213,6 +218,7 @@ func (s *Server) controlHandler() http.Handler {
 		writeJSON(w, http.StatusOK, s.State())
 	})
 	s.cobvControl(mux)
+	s.recControl(mux)
 	mux.HandleFunc("GET /sim/state", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, s.State())
 	})

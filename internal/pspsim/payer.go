@@ -110,36 +110,47 @@ func (s *Server) Settle(ctx context.Context) {
 	for _, n := range s.settle(true) {
 		s.deliver(ctx, n)
 	}
+	s.deliverNotices(ctx, s.settleRecs())
 }
 
-// settleDue settles the transfers whose delay has passed and delivers the
-// resulting refund webhooks in the background (or, with force, settles
-// every pending transfer).
+// settleDue settles the transfers whose delay has passed, moves the
+// recurrences and cycle charges time moves, and delivers the resulting
+// webhooks in the background (or, with force, settles every pending
+// transfer).
 func (s *Server) settleDue(force bool) {
 	for _, n := range s.settle(force) {
-		s.mu.Lock()
-		closed := s.isClosing()
-		if !closed {
-			s.wg.Add(1)
-		}
-		s.mu.Unlock()
-		if closed {
-			return
-		}
-		go func() {
-			defer s.wg.Done()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go func() {
-				select {
-				case <-s.closing:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-			s.deliver(ctx, n)
-		}()
+		s.inBackground(func(ctx context.Context) { s.deliver(ctx, n) })
 	}
+	if notes := s.settleRecs(); len(notes) > 0 {
+		s.inBackground(func(ctx context.Context) { s.deliverNotices(ctx, notes) })
+	}
+}
+
+// inBackground runs f in a goroutine that Close waits for and whose
+// context Close cancels; nothing once the server is closing.
+func (s *Server) inBackground(f func(ctx context.Context)) {
+	s.mu.Lock()
+	closed := s.isClosing()
+	if !closed {
+		s.wg.Add(1)
+	}
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-s.closing:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		f(ctx)
+	}()
 }
 
 func (s *Server) isClosing() bool {
@@ -186,6 +197,9 @@ func (s *Server) settle(force bool) [][]pixJSON {
 type Delivery struct {
 	URL         string
 	EndToEndIDs []string
+	// IDs are the idRec or txid of a recurrence's or cycle charge's
+	// notification.
+	IDs []string
 	// Status is the receiver's answer; 0 when none (lost, no webhook
 	// registered, or a transport error in Err).
 	Status int
@@ -208,8 +222,17 @@ func (s *Server) deliver(ctx context.Context, items []pixJSON) {
 		d.EndToEndIDs = append(d.EndToEndIDs, it.EndToEndID)
 	}
 	s.mu.Lock()
-	d.At = s.now()
 	wh := s.st.webhook
+	s.mu.Unlock()
+	s.post(ctx, wh, "pix", d, map[string][]pixJSON{"pix": items})
+}
+
+// post POSTs body as JSON to wh's URL + "/" + suffix, once, and logs it as
+// d in Deliveries (lost on purpose while LoseWebhooks says so; an error
+// when wh is nil).
+func (s *Server) post(ctx context.Context, wh *webhookReg, suffix string, d Delivery, body any) {
+	s.mu.Lock()
+	d.At = s.now()
 	if wh != nil && s.loseHooks != 0 {
 		d.Lost = true
 		if s.loseHooks > 0 {
@@ -224,22 +247,22 @@ func (s *Server) deliver(ctx context.Context, items []pixJSON) {
 		}
 		s.deliveries = append(s.deliveries, d)
 		s.mu.Unlock()
-		s.log.Info("pspsim webhook", "url", d.URL, "e2eids", d.EndToEndIDs, "status", d.Status, "lost", d.Lost, "err", d.Err)
+		s.log.Info("pspsim webhook", "url", d.URL, "e2eids", d.EndToEndIDs, "ids", d.IDs, "status", d.Status, "lost", d.Lost, "err", d.Err)
 	}()
 	if wh == nil {
 		d.Err = "no webhook registered"
 		return
 	}
-	d.URL = strings.TrimSuffix(wh.URL, "/") + "/pix"
+	d.URL = strings.TrimSuffix(wh.URL, "/") + "/" + suffix
 	if d.Lost {
 		return
 	}
-	body, err := json.Marshal(map[string][]pixJSON{"pix": items})
+	b, err := json.Marshal(body)
 	if err != nil {
 		d.Err = err.Error()
 		return
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(b))
 	if err != nil {
 		d.Err = err.Error()
 		return

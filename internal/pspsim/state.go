@@ -43,6 +43,7 @@ type state struct {
 	refundPuts map[string]Count
 	tokens     map[string]time.Time // access token → expiry
 	webhook    *webhookReg
+	recs       *recBooks // Pix Automático, made at first use
 	nextLoc    int64
 }
 

@@ -49,6 +49,7 @@ const apiPixPrefix = "/v2"
 // violation; Check reports them.
 type Conformance struct {
 	router routers.Router
+	spec   *openapi3.T
 
 	mu         sync.Mutex
 	validated  int
@@ -84,6 +85,16 @@ func (v Violation) String() string {
 //   - DadosRecebedor (in every cobv answer) requires logradouro, cidade, uf
 //     and cep of the cobv itself besides its recebedor's: only the
 //     recebedor's are meant;
+//   - Pix Automático's schemas: RecBase requires "idRec" and "retentativa"
+//     even of a new recurrence's request (neither is the request's: the
+//     PSP assigns idRec, and the policy is politicaRetentativa); DadosPagadorRec
+//     requires ispbParticipante beside pagador instead of in it;
+//     RecNotification requires a property named `atualizacao"` (a stray
+//     quote); PixAutomatico's valor, a string, is also given the object
+//     schemas of componentesValor, which no string matches; and the two
+//     kinds of encerramento (rejeicao, cancelamento) of a recurrence and
+//     of a cobr are a oneOf of objects that require nothing, which every
+//     object matches twice: each requires its own property;
 //   - a few patterns are written as JavaScript literals ("/^\d{11}$/", the
 //     CPF), which no CPF matches as a regular expression: the slashes go.
 func BACENValidator(t testing.TB) *Conformance {
@@ -109,7 +120,7 @@ func BACENValidator(t testing.TB) *Conformance {
 		t.Fatalf("bacen openapi: build router: %v", err)
 		return nil
 	}
-	return &Conformance{router: router}
+	return &Conformance{router: router, spec: spec}
 }
 
 // patchBACEN corrects the slips BACENValidator lists, and drops the paths
@@ -159,6 +170,10 @@ func patchBACEN(spec *openapi3.T) error {
 	}
 	recebedor.Value.Required = nil
 
+	if err := patchRec(spec); err != nil {
+		return err
+	}
+
 	seen := map[*openapi3.Schema]bool{}
 	for _, s := range spec.Components.Schemas {
 		unslashPatterns(s, seen)
@@ -195,6 +210,98 @@ func patchBACEN(spec *openapi3.T) error {
 		}
 	}
 	return nil
+}
+
+// patchRec corrects the slips of Pix Automático's schemas that
+// BACENValidator lists.
+func patchRec(spec *openapi3.T) error {
+	schema := func(name string) (*openapi3.Schema, error) {
+		s := spec.Components.Schemas[name]
+		if s == nil || s.Value == nil {
+			return nil, fmt.Errorf("no schema %s", name)
+		}
+		return s.Value, nil
+	}
+	base, err := schema("RecBase")
+	if err != nil {
+		return err
+	}
+	base.Required = slices.DeleteFunc(base.Required, func(s string) bool { return s == "idRec" || s == "retentativa" })
+	payer, err := schema("DadosPagadorRec")
+	if err != nil {
+		return err
+	}
+	payer.Required = nil
+	note, err := schema("RecNotification")
+	if err != nil {
+		return err
+	}
+	for i, r := range note.Required {
+		note.Required[i] = strings.Trim(r, `"`)
+	}
+	pa, err := schema("PixAutomatico")
+	if err != nil {
+		return err
+	}
+	valor := pa.Properties["valor"]
+	if valor == nil || valor.Value == nil {
+		return errors.New("PixAutomatico has no property valor")
+	}
+	valor.Value.AnyOf = nil
+	for _, name := range []string{"RecEncerramento", "CobRAtualizacao"} {
+		sc, err := schema(name)
+		if err != nil {
+			return err
+		}
+		end := sc.Properties["encerramento"]
+		if end == nil || end.Value == nil || len(end.Value.OneOf) != 2 {
+			return fmt.Errorf("%s has no encerramento of two kinds", name)
+		}
+		for _, alt := range end.Value.OneOf {
+			if alt.Value == nil || len(alt.Value.Properties) != 1 {
+				return fmt.Errorf("%s: an encerramento kind is not one property", name)
+			}
+			for k := range alt.Value.Properties {
+				alt.Value.Required = []string{k}
+			}
+		}
+	}
+	return nil
+}
+
+// CheckCallback validates body, a notification the PSP posted to the
+// webhook registered with PUT path (such as "/webhookrec"), against the
+// request body of that operation's callback name ("rec"), and records a
+// violation when it does not match.
+func (c *Conformance) CheckCallback(t testing.TB, path, name string, body any) {
+	t.Helper()
+	v := Violation{Method: http.MethodPost, Path: path + " callback " + name, Request: true}
+	item := c.spec.Paths.Find(path)
+	if item == nil || item.Put == nil || item.Put.Callbacks[name] == nil || item.Put.Callbacks[name].Value == nil {
+		v.Message = "no documented callback"
+		c.record(v)
+		return
+	}
+	for _, cb := range item.Put.Callbacks[name].Value.Map() {
+		if cb.Post == nil || cb.Post.RequestBody == nil || cb.Post.RequestBody.Value == nil {
+			continue
+		}
+		mt := cb.Post.RequestBody.Value.Content.Get("application/json")
+		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+			continue
+		}
+		if err := mt.Schema.Value.VisitJSON(body, openapi3.MultiErrors()); err != nil {
+			v.Message = err.Error()
+			c.record(v)
+			return
+		}
+		c.mu.Lock()
+		c.validated++
+		c.mu.Unlock()
+		return
+	}
+	v.Message = "the callback documents no JSON body"
+	c.record(v)
 }
 
 // unslashPatterns turns "/re/" patterns into "re" throughout a schema.

@@ -16,3 +16,6 @@ func (c *Clock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.L
 
 // Advance moves the clock forward by d.
 func (c *Clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// Set moves the clock so that it reads t now (and runs on from there).
+func (c *Clock) Set(t time.Time) { c.offset.Store(int64(time.Until(t))) }

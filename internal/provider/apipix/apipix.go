@@ -43,8 +43,13 @@ type Config struct {
 	// PixKey is the merchant's receiving key: the chave of every cob and
 	// the pagador.chave of every efi send.
 	PixKey string
-	// WebhookURL is registered at Start with PUT /webhook/{PixKey}.
+	// WebhookURL is registered at Start with PUT /webhook/{PixKey}, and
+	// by StartRecurrences with PUT /webhookrec and PUT /webhookcobr.
 	WebhookURL string
+	// Account is the merchant's account at the PSP, the recebedor of every
+	// cycle charge of a recurrence (cobr); without it no cycle charge can
+	// be created.
+	Account Account
 	// Log receives the PSP's errors and retries; nil discards them.
 	Log *slog.Logger
 	// Now is the clock used to judge the access token's expiry; nil is
@@ -79,6 +84,7 @@ type Client struct {
 	origin        string // scheme://host of APIURL
 	pixKey        string
 	webhookURL    string
+	account       Account
 	secret        string // only to scrub it from PSP texts put in errors
 	hookSecret    string // the webhook URL's secret, scrubbed likewise
 	health        *health
@@ -155,6 +161,9 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if cfg.PixKey == "" || len(cfg.PixKey) > maxPixKey {
 		return nil, fmt.Errorf("apipix: pix key: must be 1 to %d characters", maxPixKey)
 	}
+	if err := cfg.Account.check(); err != nil {
+		return nil, err
+	}
 	if cfg.WebhookURL != "" {
 		u, err := url.Parse(cfg.WebhookURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -194,6 +203,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		origin:     origin,
 		pixKey:     cfg.PixKey,
 		webhookURL: cfg.WebhookURL,
+		account:    cfg.Account,
 		secret:     cfg.ClientSecret,
 		hookSecret: webhookSecret(cfg.WebhookURL),
 		health:     &health{now: now},
