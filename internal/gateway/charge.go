@@ -247,24 +247,31 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 		return findPrevious(ctx, q, c.ID, r.ExternalID, r.IdempotencyKey)
 	}
 
-	// The charge is created at the PSP first, and a replay must not create
-	// a second cob: look for the earlier charge before that.
-	prev, ok, err := find(s.db)
-	if err != nil {
-		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
-	}
-	if ok {
-		return s.replayCharge(prev, hash, r.ExternalID)
+	// A charge registered at the PSP is created there first, and a replay
+	// must not create a second cob: look for the earlier charge before
+	// that. A charge the provider only writes locally (a static BR Code)
+	// leaves nothing behind, so the insert's unique indexes find a replay.
+	remote := !s.caps.LocalCharges
+	if remote {
+		prev, ok, err := find(s.db)
+		if err != nil {
+			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+		}
+		if ok {
+			return s.replayCharge(prev, hash, r.ExternalID)
+		}
 	}
 	now := s.now()
 	txid, err := s.newTxID()
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
-	// Committed before the PSP call: if this process dies before the
-	// charge is stored, the sweep withdraws the cob (orphan.go).
-	if err := s.db.InsertCobIntent(ctx, txid, c.ID, now); err != nil {
-		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+	if remote {
+		// Committed before the PSP call: if this process dies before the
+		// charge is stored, the sweep withdraws the cob (orphan.go).
+		if err := s.db.InsertCobIntent(ctx, txid, c.ID, now); err != nil {
+			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
+		}
 	}
 	code, err := s.createAtProvider(ctx, provider.Charge{TxID: txid, Amount: amount, TTL: s.ChargeTTL,
 		PayerName: r.Payer.Name, PayerDocument: r.Payer.Document, Question: r.PayerQuestion})
@@ -291,14 +298,18 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 	// the earlier charge is readable.
 	inserted, err := s.db.InsertTransaction(ctx, t)
 	if err != nil {
-		s.withdrawCharge(ctx, txid) // no charge exists to pay it for
+		if remote {
+			s.withdrawCharge(ctx, txid) // no charge exists to pay it for
+		}
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
-	if inserted {
+	if inserted && remote {
 		s.intentDone(ctx, txid)
 	}
 	if !inserted {
-		s.withdrawCharge(ctx, txid) // a concurrent duplicate won the insert
+		if remote {
+			s.withdrawCharge(ctx, txid) // a concurrent duplicate won the insert
+		}
 		prev, ok, err := find(s.db)
 		if err == nil && !ok {
 			err = fmt.Errorf("charge %s conflicted with no visible row", t.ID)

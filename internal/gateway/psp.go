@@ -335,6 +335,9 @@ type sendItem struct {
 	chargeID string
 	// stray: a row with no send state to take (see unschedule).
 	stray bool
+	// payout is the payout's row as read, when it is one: its finish is
+	// guarded by the row's send state, so it need not be read again.
+	payout pix.Transaction
 }
 
 // errChanged marks a step another node, or a report of the PSP, took
@@ -378,16 +381,23 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 	if stepTimeout <= 0 {
 		stepTimeout = pspCallTimeout
 	}
-	lease := s.now().Add(2 * stepTimeout)
-	ok, err := s.stepSend(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state,
-		WasSettleAt: it.settleAt, State: claimed, Next: lease})
-	if err != nil || !ok {
-		return 0, err // another node took this step
+	held := store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state, WasSettleAt: it.settleAt, Attempt: true}
+	if it.state != store.SendSent {
+		// A step that may send is claimed first. A step that only reads a
+		// transfer the PSP accepted is not: two nodes reading it at once
+		// cost a call, and its outcome is written guarded by the row as
+		// read, so only one of them writes it.
+		lease := s.now().Add(2 * stepTimeout)
+		ok, err := s.stepSend(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state,
+			WasSettleAt: it.settleAt, State: claimed, Next: lease})
+		if err != nil || !ok {
+			return 0, err // another node took this step
+		}
+		held.WasState, held.WasSettleAt = claimed, lease
 	}
 	cctx, cancel := context.WithTimeout(ctx, stepTimeout)
 	st, err := s.exchange(cctx, it.state, it.transfer)
 	cancel()
-	held := store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: claimed, WasSettleAt: lease, Attempt: true}
 	delay := backoff(it.attempts + 1)
 	// kind names the transfer in logs (its key holds the id); noun in text.
 	kind, noun, refusal := "payout", "payout", "it fails"
@@ -418,7 +428,12 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 	case err != nil:
 		s.Log.WarnContext(ctx, "the outcome of a "+noun+" at the PSP is unknown; its status is read before any resend",
 			kind, it.id, "error", err.Error())
+		// A transfer the PSP accepted stays accepted: it is read again,
+		// never sent.
 		held.State, held.Next = store.SendUnknown, s.now().Add(delay)
+		if it.state == store.SendSent {
+			held.State = store.SendSent
+		}
 		_, err := s.stepSend(ctx, held)
 		return 0, err
 	case st.Status == provider.Completed || st.Status == provider.Failed || st.Status == provider.Returned:
@@ -515,9 +530,12 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 			}
 			return s.finishRefund(ctx, tx, o, r, charge, st, now)
 		}
-		t, err := tx.TransactionByIDForUpdate(ctx, it.id)
-		if err != nil {
-			return err
+		t := it.payout
+		if t.ID == "" {
+			var err error
+			if t, err = tx.TransactionByIDForUpdate(ctx, it.id); err != nil {
+				return err
+			}
 		}
 		return s.finishPayout(ctx, tx, o, t, st, now)
 	})

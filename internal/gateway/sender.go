@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -84,7 +83,7 @@ func (s *Service) duePayouts(ctx context.Context, now time.Time, limit int) ([]s
 	}
 	items := make([]sendItem, 0, len(due))
 	for _, t := range due {
-		it := sendItem{id: t.ID, state: t.SendState, settleAt: t.SettleAt, attempts: t.SendAttempts}
+		it := sendItem{id: t.ID, state: t.SendState, settleAt: t.SettleAt, attempts: t.SendAttempts, payout: t}
 		if t.Type != pix.TypeCashout || t.SendState == "" || t.SendState == store.SendDone {
 			it.stray = true
 			items = append(items, it)
@@ -176,21 +175,29 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 		full := false
 		for _, due := range kinds {
 			mu.Lock()
-			free := pspWorkers - len(inFlight)
+			busy := len(inFlight)
 			mu.Unlock()
+			free := pspWorkers - busy
 			if free <= 0 {
 				full = true
 				break
 			}
-			items, err := due(ctx, s.now(), free)
+			// A step that only reads is not claimed, so its row is still
+			// due while it runs: look past as many rows as are in flight.
+			items, err := due(ctx, s.now(), free+busy)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.Log.WarnContext(ctx, "could not read the transfers due", "error", err.Error())
 				}
 				continue
 			}
-			full = full || len(items) == free
+			full = full || len(items) == free+busy
+			launched := 0
 			for _, lane := range lanes(items) {
+				if launched >= free {
+					full = true // the rest waits for a free step
+					break
+				}
 				mu.Lock()
 				var mine []sendItem
 				for _, it := range lane {
@@ -200,6 +207,7 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 					}
 				}
 				mu.Unlock()
+				launched += len(mine)
 				if len(mine) == 0 {
 					continue
 				}
@@ -295,6 +303,9 @@ const (
 	// a payout by its own clock, and one may settle a few seconds after it
 	// was requested.
 	sentOverlap = 5 * time.Second
+	// sentWindow bounds how far back a reading looks, however long ago the
+	// last complete one was.
+	sentWindow = time.Minute
 	// listedFirstRead is when a payout the PSP accepted is first read on
 	// its own, with a provider that lists: the list will usually have
 	// settled it before.
@@ -303,10 +314,14 @@ const (
 
 // ReadSent reads, with a provider that lists the payouts sent from its
 // account (provider.SentLister), those requested since the last complete
-// reading (and sentOverlap before), and finishes each one the PSP reports
-// final that still waits for its reading: many payouts' statuses in a few
-// calls instead of one each. A payout the list does not settle is read
-// on its own later, as always. One node reads at a time, at most once per
+// reading (and sentOverlap before; at most sentWindow back), and finishes
+// each one the PSP reports final that still waits for its reading: many
+// payouts' statuses in a few calls instead of one each. The payouts the
+// list names are matched to those still pending by one query per page,
+// and finished many at once, each guarded by its row as read, so a reading
+// of a payout on its own that finishes it meanwhile, on any node, makes
+// this one change nothing. A payout the list does not settle is read on
+// its own later, as always. One node reads at a time, at most once per
 // sentEvery (store.DB.ClaimReading). It returns how many payouts it
 // finished; limit is unused.
 func (s *Service) ReadSent(ctx context.Context, _ int) (int, error) {
@@ -319,45 +334,42 @@ func (s *Service) ReadSent(ctx context.Context, _ int) (int, error) {
 	if err != nil || !ok {
 		return 0, err
 	}
+	from = from.Add(-sentOverlap)
+	if earliest := now.Add(-sentWindow); from.Before(earliest) {
+		from = earliest // older payouts are read on their own
+	}
 	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
-	states, err := lister.SentBetween(cctx, from.Add(-sentOverlap), now)
+	states, err := lister.SentBetween(cctx, from, now)
 	cancel()
 	if err != nil {
 		return 0, fmt.Errorf("read sent payouts: %w", err)
 	}
-	n := 0
-	var errs []error
+	final := make(map[string]provider.TransferState)
+	var ids []string
 	for _, st := range states {
-		if st.Status != provider.Completed && st.Status != provider.Failed {
-			continue
-		}
-		k, err := s.finishListed(ctx, st)
-		n += k
-		if err != nil {
-			errs = append(errs, err)
+		if st.Status == provider.Completed || st.Status == provider.Failed {
+			final[st.ID] = st
+			ids = append(ids, st.ID)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
+	var items []sendItem
+	for len(ids) > 0 {
+		page := ids[:min(len(ids), 500)]
+		ids = ids[len(page):]
+		rows, err := s.db.PendingPayouts(ctx, page)
+		if err != nil {
+			return 0, fmt.Errorf("read sent payouts: %w", err)
+		}
+		for _, t := range rows {
+			items = append(items, sendItem{id: t.ID, state: t.SendState, settleAt: t.SettleAt, payout: t})
+		}
+	}
+	n, err := eachN(ctx, pspWorkers, items, func(it sendItem) (int, error) {
+		held := store.SendStep{ID: it.id, WasState: it.state, WasSettleAt: it.settleAt}
+		return s.finishSend(ctx, it, held, final[it.id])
+	})
+	if err != nil {
 		return n, fmt.Errorf("read sent payouts: %w", err)
 	}
 	return n, s.db.SetReadUntil(ctx, "sent", now)
-}
-
-// finishListed finishes the payout the PSP's list reports final in st, if
-// it is still a pending payout waiting on the PSP; the step is guarded by
-// the row as read, so a reading of the payout on its own that finishes it
-// meanwhile, on any node, makes this one change nothing.
-func (s *Service) finishListed(ctx context.Context, st provider.TransferState) (int, error) {
-	t, err := s.db.TransactionByID(ctx, st.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil // not a payout of this database
-	}
-	if err != nil {
-		return 0, fmt.Errorf("payout %s: %w", st.ID, err)
-	}
-	if t.Type != pix.TypeCashout || t.Status != pix.StatusPending || (t.SendState != store.SendSent && t.SendState != store.SendUnknown) {
-		return 0, nil
-	}
-	held := store.SendStep{ID: t.ID, WasState: t.SendState, WasSettleAt: t.SettleAt}
-	return s.finishSend(ctx, sendItem{id: t.ID, state: t.SendState, settleAt: t.SettleAt}, held, st)
 }

@@ -78,6 +78,12 @@ type Capabilities struct {
 	// TxIDLength is the length of the txid of each charge (25 for a static
 	// BR Code; 26–35 for a cob).
 	TxIDLength int
+	// LocalCharges: CreateCharge only writes a static BR Code in this
+	// process and registers nothing at a PSP, so a charge that is never
+	// stored leaves nothing behind to withdraw, and creating one twice
+	// costs nothing (no cob intent is recorded, and a replay is found by
+	// the insert rather than by a read before it).
+	LocalCharges bool
 	// CallTimeout bounds one step's calls to the provider (zero: the
 	// gateway's default, 15 s). A transfer being sent is held by its node
 	// for twice as long, so the shorter it is, the sooner a node that died

@@ -544,6 +544,7 @@ func (s *Server) putSend(w http.ResponseWriter, r *http.Request) {
 	sd := &send{IDEnvio: id, E2EID: newE2EID("E", now), Valor: valor, PagadorKey: req.Pagador.Chave, InfoPagador: req.Pagador.InfoPagador,
 		Favorecido: req.Favorecido.Chave, Requested: now, Status: EmProcessamento}
 	s.st.sends[id] = sd
+	s.st.addSendInOrder(sd)
 	c = s.st.sendPuts[id]
 	c.Accepted++
 	s.st.sendPuts[id] = c

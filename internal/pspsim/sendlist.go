@@ -51,15 +51,16 @@ func (s *Server) listSends(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	var matched []*send
-	for _, sd := range s.st.sends {
-		if sd.Requested.Before(inicio) || sd.Requested.After(fim) || (status != "" && sd.Status != status) {
-			continue
+	order := s.st.sendOrder
+	first, _ := slices.BinarySearchFunc(order, inicio, func(sd *send, t time.Time) int { return sd.Requested.Compare(t) })
+	for _, sd := range order[first:] {
+		if sd.Requested.After(fim) {
+			break
 		}
-		matched = append(matched, sd)
+		if status == "" || sd.Status == status {
+			matched = append(matched, sd)
+		}
 	}
-	slices.SortFunc(matched, func(a, b *send) int {
-		return cmp.Or(a.Requested.Compare(b.Requested), cmp.Compare(a.IDEnvio, b.IDEnvio))
-	})
 	items := []sendJSON{}
 	for i := page * perPage; i < len(matched) && i < (page+1)*perPage; i++ {
 		items = append(items, matched[i].json())
@@ -75,4 +76,12 @@ func (s *Server) listSends(w http.ResponseWriter, r *http.Request) {
 		},
 		"pix": items,
 	})
+}
+
+// addSendInOrder adds sd to the sends by request time (then idEnvio).
+func (st *state) addSendInOrder(sd *send) {
+	i, _ := slices.BinarySearchFunc(st.sendOrder, sd, func(a, b *send) int {
+		return cmp.Or(a.Requested.Compare(b.Requested), cmp.Compare(a.IDEnvio, b.IDEnvio))
+	})
+	st.sendOrder = slices.Insert(st.sendOrder, i, sd)
 }

@@ -39,6 +39,7 @@ type state struct {
 	pixOrder   []*pixRec
 	refunds    map[string]*refund // by e2eid + "/" + id
 	sends      map[string]*send   // by idEnvio
+	sendOrder  []*send            // by request time, for the list of sent Pix
 	sendPuts   map[string]Count
 	refundPuts map[string]Count
 	tokens     map[string]time.Time // access token → expiry

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
@@ -162,4 +163,23 @@ func (db *DB) SetReadUntil(ctx context.Context, name string, until time.Time) er
 // until tx ends, or ErrNotFound.
 func (tx *Tx) TransactionByIDForUpdate(ctx context.Context, id string) (pix.Transaction, error) {
 	return scanTransaction(tx.q.QueryRowContext(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1`+tx.d.ForUpdate, id))
+}
+
+// PendingPayouts returns those of ids that are payouts still waiting on
+// the PSP's word: PENDING, sent or with a send whose outcome is unknown.
+// A reading of a PSP's list of sent payouts keeps only these (one query
+// for a page of the list rather than one per payout).
+func (q *Q) PendingPayouts(ctx context.Context, ids []string) ([]pix.Transaction, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var b strings.Builder
+	b.WriteString(`SELECT ` + txColumns + ` FROM transactions WHERE type = 'cashout' AND status = 'PENDING'
+		AND send_state IN ('sent', 'unknown') AND id IN `)
+	tuples(&b, 1, 1, len(ids))
+	out, err := q.list(ctx, b.String(), stringArgs(nil, ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("pending payouts: %w", err)
+	}
+	return out, nil
 }

@@ -151,8 +151,8 @@ func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
 }
 
 // DueSettlements returns up to limit transactions whose settle_at ≤ now,
-// earliest first, without locking them: their settlement steps are then
-// written with SetSettledIfUnchanged, or claimed (ClaimSettlements).
+// earliest first, without locking them: each step of a payout is then
+// claimed by a guarded update (Tx.StepSend).
 func (q *Q) DueSettlements(ctx context.Context, now time.Time, limit int) ([]pix.Transaction, error) {
 	out, err := q.list(ctx, `SELECT `+txColumns+` FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`, ms(now), limit)
 	if err != nil {

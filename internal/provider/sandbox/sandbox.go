@@ -75,10 +75,11 @@ func New(cfg Config) *Provider {
 // Name returns provider.NameSandbox.
 func (*Provider) Name() string { return provider.NameSandbox }
 
-// Capabilities: payouts, static BR Codes with a 25-character txid, and
-// calls that never wait on a network (a second bounds them).
+// Capabilities: payouts, static BR Codes with a 25-character txid written
+// here (local charges), and calls that never wait on a network (a second
+// bounds them).
 func (*Provider) Capabilities() provider.Capabilities {
-	return provider.Capabilities{Payouts: true, TxIDLength: brcode.TxIDLen, CallTimeout: time.Second}
+	return provider.Capabilities{Payouts: true, TxIDLength: brcode.TxIDLen, LocalCharges: true, CallTimeout: time.Second}
 }
 
 // Start does nothing: there is no PSP to reach.

@@ -82,11 +82,18 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.Equal(t, "E00000000202603011200aBcDeFgHiJk", got.EndToEndID)
 		require.Equal(t, t0.Add(time.Minute), got.SettleAt)
 
+		pending, err := db.PendingPayouts(ctx, []string{payout.ID, "00000000-0000-4000-8000-000000000000"})
+		require.NoError(t, err)
+		require.Equal(t, []string{payout.ID}, ids(pending), "a sent payout waits on the PSP's word")
+
 		done := store.SendStep{ID: payout.ID, WasState: store.SendSent, WasSettleAt: t0.Add(time.Minute), State: store.SendDone}
 		require.True(t, step(done))
 		due, err = db.DueSettlements(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
 		require.Empty(t, due, "done: never due again")
+		pending, err = db.PendingPayouts(ctx, []string{payout.ID})
+		require.NoError(t, err)
+		require.Empty(t, pending, "done: no longer pending at the PSP")
 		got, err = db.TransactionByID(ctx, payout.ID)
 		require.NoError(t, err)
 		require.Equal(t, "E00000000202603011200aBcDeFgHiJk", got.EndToEndID, "an empty end-to-end id keeps the known one")
