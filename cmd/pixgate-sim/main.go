@@ -59,6 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		latency = fs.Duration("latency", 0, "with -drain or -open: the PSP's latency per call (jitter ±20 %)")
 		open    = fs.Float64("open", 0, "instead of a simulation, offer this many payouts a second, open loop, for -for, to a PSP that settles at once, and measure them")
 		openFor = fs.Duration("for", time.Minute, "with -open: how long the payouts are offered")
+		tracing = fs.String("trace", "", "with -open: a directory where each run writes open-<db>.csv, one line per payout (see docs/simulation.md)")
 		asJSON  = fs.Bool("json", false, "with -drain or -open: print each run's report as one JSON object")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -110,8 +111,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			var r measurement
 			var err error
 			if *open > 0 {
-				r, err = sim.OpenLoop(ctx, sim.OpenLoopConfig{DB: db, PostgresURL: *pgURL, Pixgate: *bin, Dir: filepath.Join(root, db),
-					Rate: *open, For: *openFor, Latency: *latency, Log: log})
+				r, err = openLoop(ctx, sim.OpenLoopConfig{DB: db, PostgresURL: *pgURL, Pixgate: *bin, Dir: filepath.Join(root, db),
+					Rate: *open, For: *openFor, Latency: *latency, Log: log}, *tracing)
 			} else {
 				r, err = sim.Drain(ctx, sim.DrainConfig{DB: db, PostgresURL: *pgURL, Pixgate: *bin, Dir: filepath.Join(root, db),
 					Payouts: *drain, Concurrency: *workers * 4, Latency: *latency, Log: log})
@@ -160,6 +161,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_ = os.RemoveAll(root)
 	}
 	return 0
+}
+
+// openLoop runs sim.OpenLoop, tracing into dir/open-<db>.csv when dir is
+// set.
+func openLoop(ctx context.Context, cfg sim.OpenLoopConfig, dir string) (sim.OpenLoopReport, error) {
+	if dir == "" {
+		return sim.OpenLoop(ctx, cfg)
+	}
+	f, err := os.Create(filepath.Join(dir, "open-"+cfg.DB+".csv")) //nolint:gosec // G304: the operator's own flag
+	if err != nil {
+		return sim.OpenLoopReport{}, fmt.Errorf("trace: %w", err)
+	}
+	cfg.Trace = f
+	r, err := sim.OpenLoop(ctx, cfg)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("trace: %w", cerr)
+	}
+	return r, err
 }
 
 // measurement is the report of -drain or -open.

@@ -2,13 +2,16 @@ package sim
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,7 +37,12 @@ type OpenLoopConfig struct {
 	// and the last pix.cashout.paid; default a minute (never below 25 s,
 	// the longest mark the report counts at).
 	Wait time.Duration
-	Log  *slog.Logger
+	// Trace, when set, receives one CSV line per payout offered: its
+	// index and, in milliseconds from the first scheduled start, when it
+	// was scheduled, started, accepted, received by the PSP and reported
+	// paid (empty where it never was).
+	Trace io.Writer
+	Log   *slog.Logger
 }
 
 // lateStart is how far behind its schedule a request may start before the
@@ -208,7 +216,13 @@ func OpenLoop(ctx context.Context, cfg OpenLoopConfig) (OpenLoopReport, error) {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	r.measure(offers, stop, sendTimes(psp), paid, failed)
+	puts := sendTimes(psp)
+	r.measure(offers, stop, puts, paid, failed)
+	if cfg.Trace != nil {
+		if err := trace(cfg.Trace, offers, puts, paid); err != nil {
+			return r, fmt.Errorf("open loop: trace: %w", err)
+		}
+	}
 	return r, nil
 }
 
@@ -250,6 +264,30 @@ func generate(ctx context.Context, cfg OpenLoopConfig, n int, call func(ctx cont
 	}
 	wg.Wait()
 	return offers
+}
+
+// trace writes offers as CSV (see OpenLoopConfig.Trace).
+func trace(w io.Writer, offers []offer, puts, paid map[string]time.Time) error {
+	if len(offers) == 0 {
+		return nil
+	}
+	t0 := offers[0].scheduled
+	at := func(t time.Time, ok bool) string {
+		if !ok || t.IsZero() {
+			return ""
+		}
+		return strconv.FormatFloat(float64(t.Sub(t0))/float64(time.Millisecond), 'f', 3, 64)
+	}
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"i", "scheduled_ms", "started_ms", "accepted_ms", "put_ms", "paid_ms"})
+	for i, o := range offers {
+		put, okPut := puts[hexID(o.id)]
+		pay, okPay := paid[o.id]
+		_ = cw.Write([]string{strconv.Itoa(i), at(o.scheduled, true), at(o.started, true), at(o.accepted, o.id != ""),
+			at(put, o.id != "" && okPut), at(pay, o.id != "" && okPay)})
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // webhookTimes is when the receiver first got event, by payment_id.

@@ -1,6 +1,8 @@
 package sim_test
 
 import (
+	"bytes"
+	"encoding/csv"
 	"testing"
 	"time"
 
@@ -18,8 +20,9 @@ func TestOpenLoopSQLite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts pixgate processes")
 	}
+	var trace bytes.Buffer
 	r, err := sim.OpenLoop(t.Context(), sim.OpenLoopConfig{DB: "sqlite", Pixgate: buildPixgate(t), Dir: t.TempDir(),
-		Rate: 20, For: 3 * time.Second, Latency: 20 * time.Millisecond})
+		Rate: 20, For: 3 * time.Second, Latency: 20 * time.Millisecond, Trace: &trace})
 	require.NoError(t, err)
 	t.Log(r)
 
@@ -38,4 +41,13 @@ func TestOpenLoopSQLite(t *testing.T) {
 		require.Positive(t, v)
 	}
 	require.Equal(t, "at once (settle delay 0)", r.Settle)
+
+	rows, err := csv.NewReader(&trace).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 1+r.Payouts, "a header and a line per payout")
+	for _, row := range rows[1:] {
+		for j, v := range row {
+			require.NotEmpty(t, v, "payout %s, column %s", row[0], rows[0][j])
+		}
+	}
 }
