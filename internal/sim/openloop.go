@@ -33,9 +33,9 @@ type OpenLoopConfig struct {
 	For  time.Duration
 	// Latency is the PSP's latency per call (jitter ± 20 %).
 	Latency time.Duration
-	// Wait bounds how long after the load the run waits for the last PUT
-	// and the last pix.cashout.paid; default a minute (never below 25 s,
-	// the longest mark the report counts at).
+	// Wait bounds how long after the load the run waits for every payout's
+	// pix.cashout.paid (or failed); default a minute, never below 26 s
+	// (past the 25 s mark the report counts at).
 	Wait time.Duration
 	// Trace, when set, receives one CSV line per payout offered: its
 	// index and, in milliseconds from the first scheduled start, when it
