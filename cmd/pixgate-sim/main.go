@@ -6,12 +6,18 @@
 //
 //	go run ./cmd/pixgate-sim -db sqlite -ops 300 -kills 3
 //	go run ./cmd/pixgate-sim -db postgres -postgres-url postgres://… -seed 42
+//
+// With -drain or -open it measures payouts instead (docs/simulation.md):
+//
+//	go run ./cmd/pixgate-sim -db postgres -drain 2000 -latency 150ms
+//	go run ./cmd/pixgate-sim -db postgres -open 500 -for 60s -latency 150ms
 package main
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -50,7 +56,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		keep    = fs.Bool("keep", false, "keep the PostgreSQL database and the files after the run")
 		verbose = fs.Bool("v", false, "log progress to stderr")
 		drain   = fs.Int("drain", 0, "instead of a simulation, measure how fast this many payouts reach the PSP (no faults)")
-		latency = fs.Duration("latency", 0, "with -drain: the PSP's latency per call (jitter ±20 %)")
+		latency = fs.Duration("latency", 0, "with -drain or -open: the PSP's latency per call (jitter ±20 %)")
+		open    = fs.Float64("open", 0, "instead of a simulation, offer this many payouts a second, open loop, for -for, to a PSP that settles at once, and measure them")
+		openFor = fs.Duration("for", time.Minute, "with -open: how long the payouts are offered")
+		tracing = fs.String("trace", "", "with -open: a directory where each run writes open-<db>.csv, one line per payout (see docs/simulation.md)")
+		asJSON  = fs.Bool("json", false, "with -drain or -open: print each run's report as one JSON object")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -96,15 +106,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if *drain > 0 {
+	if *drain > 0 || *open > 0 {
 		for _, db := range runs {
-			r, err := sim.Drain(ctx, sim.DrainConfig{DB: db, PostgresURL: *pgURL, Pixgate: *bin, Dir: filepath.Join(root, db),
-				Payouts: *drain, Concurrency: *workers * 4, Latency: *latency, Log: log})
+			var r measurement
+			var err error
+			if *open > 0 {
+				r, err = openLoop(ctx, sim.OpenLoopConfig{DB: db, PostgresURL: *pgURL, Pixgate: *bin, Dir: filepath.Join(root, db),
+					Rate: *open, For: *openFor, Latency: *latency, Log: log}, *tracing)
+			} else {
+				r, err = sim.Drain(ctx, sim.DrainConfig{DB: db, PostgresURL: *pgURL, Pixgate: *bin, Dir: filepath.Join(root, db),
+					Payouts: *drain, Concurrency: *workers * 4, Latency: *latency, Log: log})
+			}
 			if err != nil {
 				fmt.Fprintf(stderr, "pixgate-sim: %v\n", err)
 				return 1
 			}
-			fmt.Fprintf(stdout, "%s: %s\n", db, r)
+			if err := printMeasurement(stdout, db, r, *asJSON); err != nil {
+				fmt.Fprintf(stderr, "pixgate-sim: %v\n", err)
+				return 1
+			}
 		}
 		if *dir == "" && !*keep {
 			_ = os.RemoveAll(root)
@@ -141,6 +161,54 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_ = os.RemoveAll(root)
 	}
 	return 0
+}
+
+// openLoop runs sim.OpenLoop, tracing into dir/open-<db>.csv when dir is
+// set.
+func openLoop(ctx context.Context, cfg sim.OpenLoopConfig, dir string) (sim.OpenLoopReport, error) {
+	if dir == "" {
+		return sim.OpenLoop(ctx, cfg)
+	}
+	f, err := os.Create(filepath.Join(dir, "open-"+cfg.DB+".csv")) //nolint:gosec // G304: the operator's own flag
+	if err != nil {
+		return sim.OpenLoopReport{}, fmt.Errorf("trace: %w", err)
+	}
+	cfg.Trace = f
+	r, err := sim.OpenLoop(ctx, cfg)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("trace: %w", cerr)
+	}
+	return r, err
+}
+
+// measurement is the report of -drain or -open.
+type measurement interface {
+	fmt.Stringer
+	json.Marshaler
+}
+
+// printMeasurement writes r as "db: line", or as one JSON object that
+// names db.
+func printMeasurement(w io.Writer, db string, r measurement, asJSON bool) error {
+	if !asJSON {
+		_, err := fmt.Fprintf(w, "%s: %s\n", db, r)
+		return err
+	}
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	m["db"] = db
+	b, err = json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }
 
 func nodesFlag(n int) string {

@@ -54,7 +54,15 @@ type ClusterConfig struct {
 	Env map[string]string
 	// Keep leaves the PostgreSQL database in place on Close.
 	Keep bool
+	// SettleAtOnce makes the PSP settle each send and devolução at its
+	// next look (a status read, or its settle tick every 10 ms) instead of
+	// keeping it EM_PROCESSAMENTO for settleDelay.
+	SettleAtOnce bool
 }
+
+// settleDelay is how long the PSP keeps a transfer EM_PROCESSAMENTO unless
+// SettleAtOnce: long enough that pixgate reads some sends still pending.
+const settleDelay = 300 * time.Millisecond
 
 // pspWebhookSecret is the secret part of every node's PSP webhook URL.
 const pspWebhookSecret = "simPspWebhook_0123456789-abcdefghijklmnop" //nolint:gosec // G101: a throwaway secret between loopback processes of a test tool
@@ -234,8 +242,12 @@ func (c *Cluster) createClients(ctx context.Context) error {
 func (c *Cluster) startPSP() error {
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
+	delay := settleDelay
+	if c.cfg.SettleAtOnce {
+		delay = 0
+	}
 	c.psp = pspsim.New(pspsim.Options{
-		SettleDelay:   300 * time.Millisecond,
+		SettleDelay:   delay,
 		WebhookClient: &http.Client{Timeout: 5 * time.Second},
 		Log:           c.log.With("component", "psp"),
 	})

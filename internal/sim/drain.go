@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pixgate/pixgate/internal/pspsim"
 )
 
 // DrainConfig is one measurement of how fast pixgate sends a backlog of
@@ -48,6 +50,21 @@ func (r DrainReport) String() string {
 		r.ToPSP["max"].Round(time.Millisecond))
 }
 
+// MarshalJSON writes durations as milliseconds.
+func (r DrainReport) MarshalJSON() ([]byte, error) {
+	toPSP := map[string]*float64{}
+	for k, d := range r.ToPSP {
+		toPSP[k] = msJSON(d)
+	}
+	b, err := json.Marshal(map[string]any{"payouts": r.Payouts, "latency_ms": msJSON(r.Latency),
+		"accepted_ms": msJSON(r.Accepted), "accept_rate": float64(r.Payouts) / max(r.Accepted.Seconds(), 1e-3),
+		"sent_ms": msJSON(r.Sent), "send_rate": r.SendRate, "acceptance_to_put_ms": toPSP})
+	if err != nil {
+		return nil, fmt.Errorf("drain report: %w", err)
+	}
+	return b, nil
+}
+
 // Drain funds a merchant through the PSP, then creates cfg.Payouts payouts
 // of R$ 1.00 as fast as cfg.Concurrency requests allow, and measures how
 // they reach the PSP.
@@ -64,44 +81,8 @@ func Drain(ctx context.Context, cfg DrainConfig) (DrainReport, error) {
 	api := NewAPI(cl.Addrs(), cl.Up, cl.Clients())
 	psp := cl.PSP()
 
-	// Funds: R$ 1.00 + R$ 0.50 fee per payout, from charges of R$ 300.00.
-	need := int64(cfg.Payouts) * 150
-	for funded := int64(0); funded < need; funded += 29700 {
-		body, _ := json.Marshal(map[string]any{
-			"amount": reais(30000), "external_id": fmt.Sprintf("fund-%d", funded), "payerQuestion": "Fundos", "postbackUrl": cl.Receiver().URL(0),
-			"payer": map[string]any{"name": "Maria Souza", "document": "52998224725", "phoneNumber": "11987654321", "email": "maria@example.com",
-				"address": map[string]any{"street": "Rua A", "number": "1", "neighborhood": "Centro", "city": "Recife", "state": "PE", "zipCode": "50000000"}},
-			"products": []any{map[string]any{"name": "Item", "quantity": "1", "price": reais(30000)}},
-		})
-		status, b, err := api.CallRetrying(ctx, 8, 0, http.MethodPost, "/api/v1/gateway/request-qrcode", nil, body)
-		if err != nil {
-			return DrainReport{}, fmt.Errorf("drain: fund: %w", err)
-		}
-		if status != http.StatusCreated {
-			return DrainReport{}, fmt.Errorf("drain: fund: charge answered %d: %s", status, b)
-		}
-		var v struct {
-			QRCode string `json:"qrcode"`
-		}
-		_ = json.Unmarshal(b, &v)
-		if _, err := psp.Pay(ctx, psp.TxIDOf(v.QRCode)); err != nil {
-			return DrainReport{}, fmt.Errorf("drain: fund: %w", err)
-		}
-	}
-	for {
-		_, _, b, err := api.Call(ctx, 0, http.MethodGet, "/api/v1/wallet/balance", nil, nil)
-		var v struct {
-			Data struct {
-				Available int64 `json:"available_cents"`
-			} `json:"data"`
-		}
-		if err == nil && json.Unmarshal(b, &v) == nil && v.Data.Available >= need {
-			break
-		}
-		if ctx.Err() != nil {
-			return DrainReport{}, ctx.Err()
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := fund(ctx, cl, api, int64(cfg.Payouts)); err != nil {
+		return DrainReport{}, fmt.Errorf("drain: %w", err)
 	}
 	psp.SetLatency(cfg.Latency, cfg.Latency/5)
 
@@ -143,12 +124,7 @@ func Drain(ctx context.Context, cfg DrainConfig) (DrainReport, error) {
 	// Until the PSP has every PUT.
 	var puts map[string]time.Time
 	for {
-		puts = map[string]time.Time{}
-		for _, s := range psp.State().Sends {
-			if t, err := time.Parse("2006-01-02T15:04:05.000Z07:00", s.Horario.Solicitacao); err == nil {
-				puts[s.IDEnvio] = t
-			}
-		}
+		puts = sendTimes(psp)
 		if len(puts) >= cfg.Payouts || ctx.Err() != nil {
 			break
 		}
@@ -188,4 +164,61 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// fund credits the merchant of client 0 with enough for payouts of
+// R$ 1.00 (R$ 1.00 + R$ 0.50 fee each) through charges of R$ 300.00 that
+// the PSP's payer pays, and waits until the balance shows it.
+func fund(ctx context.Context, cl *Cluster, api *API, payouts int64) error {
+	psp := cl.PSP()
+	need := payouts * 150
+	for funded := int64(0); funded < need; funded += 29700 {
+		body, _ := json.Marshal(map[string]any{
+			"amount": reais(30000), "external_id": fmt.Sprintf("fund-%d", funded), "payerQuestion": "Fundos", "postbackUrl": cl.Receiver().URL(0),
+			"payer": map[string]any{"name": "Maria Souza", "document": "52998224725", "phoneNumber": "11987654321", "email": "maria@example.com",
+				"address": map[string]any{"street": "Rua A", "number": "1", "neighborhood": "Centro", "city": "Recife", "state": "PE", "zipCode": "50000000"}},
+			"products": []any{map[string]any{"name": "Item", "quantity": "1", "price": reais(30000)}},
+		})
+		status, b, err := api.CallRetrying(ctx, 8, 0, http.MethodPost, "/api/v1/gateway/request-qrcode", nil, body)
+		if err != nil {
+			return fmt.Errorf("fund: %w", err)
+		}
+		if status != http.StatusCreated {
+			return fmt.Errorf("fund: charge answered %d: %s", status, b)
+		}
+		var v struct {
+			QRCode string `json:"qrcode"`
+		}
+		_ = json.Unmarshal(b, &v)
+		if _, err := psp.Pay(ctx, psp.TxIDOf(v.QRCode)); err != nil {
+			return fmt.Errorf("fund: %w", err)
+		}
+	}
+	for {
+		_, _, b, err := api.Call(ctx, 0, http.MethodGet, "/api/v1/wallet/balance", nil, nil)
+		var v struct {
+			Data struct {
+				Available int64 `json:"available_cents"`
+			} `json:"data"`
+		}
+		if err == nil && json.Unmarshal(b, &v) == nil && v.Data.Available >= need {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("fund: %w", ctx.Err())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// sendTimes is when the PSP received each send's PUT, by its idEnvio (to
+// the millisecond, as the PSP reports it).
+func sendTimes(psp *pspsim.Server) map[string]time.Time {
+	puts := map[string]time.Time{}
+	for _, s := range psp.State().Sends {
+		if t, err := time.Parse("2006-01-02T15:04:05.000Z07:00", s.Horario.Solicitacao); err == nil {
+			puts[s.IDEnvio] = t
+		}
+	}
+	return puts
 }
