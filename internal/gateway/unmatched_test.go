@@ -293,7 +293,7 @@ func TestPSPOrphanCobSwept(t *testing.T) {
 		// What a crash between the PSP's answer and the commit leaves: the
 		// intent and the cob, no charge.
 		orphan := func(txid string) {
-			require.NoError(t, f.db.InsertCobIntent(ctx, txid, f.c.ID, f.clock.Now()))
+			require.NoError(t, f.db.InsertCobIntent(ctx, store.CobIntent{TxID: txid, ClientID: f.c.ID, CreatedAt: f.clock.Now()}))
 			_, err := f.psp.CreateCharge(ctx, provider.Charge{TxID: txid, Amount: 1000, TTL: time.Hour, PayerDocument: "52998224725"})
 			require.NoError(t, err)
 		}
