@@ -263,6 +263,10 @@ func (s *Service) validateCharge(r *ChargeRequest) (pix.Amount, *pix.Due, error)
 	if r.Due != nil {
 		d, dueIssues := r.Due.Parse(amount, s.Today())
 		is = append(is, dueIssues...)
+		if len(dueIssues) == 0 && d.Deadline(s.loc).UTC().Year() > 9999 {
+			// expires_at is written with a four-digit year.
+			is.add("due.date", "must leave due.date + due.days_after before 9999-12-31")
+		}
 		due = &d
 	}
 	return amount, due, is.err()
