@@ -283,6 +283,14 @@ const msgNoDueCharges = "Charges with a due date are not available with this pro
 func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeRequest, body []byte) (resp ChargeResponse, replayed bool, err error) {
 	amount, due, err := s.validateCharge(r)
 	if err != nil {
+		if r.Due != nil {
+			// Due terms are checked against today ("today or later"): a
+			// retry, after the due date, of a charge accepted before it
+			// replays the charge rather than fail.
+			if resp, ok := s.replayAccepted(ctx, c, r, body); ok {
+				return resp, true, nil
+			}
+		}
 		return ChargeResponse{}, false, err
 	}
 	dueCharger, canDue := s.Provider.(provider.DueCharger)
@@ -381,6 +389,21 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 		return ChargeResponse{}, false, fmt.Errorf("create charge: render QR: %w", err)
 	}
 	return s.chargeResponse(t, image), false, nil
+}
+
+// replayAccepted answers the earlier charge of client c created with the
+// same key and the same body as r, if there is one.
+func (s *Service) replayAccepted(ctx context.Context, c pix.Client, r *ChargeRequest, body []byte) (ChargeResponse, bool) {
+	hash, err := RequestHash("charge", body)
+	if err != nil {
+		return ChargeResponse{}, false
+	}
+	prev, ok, err := findPrevious(ctx, s.db, c.ID, r.ExternalID, r.IdempotencyKey)
+	if err != nil || !ok || prev.RequestHash != hash {
+		return ChargeResponse{}, false
+	}
+	resp, _, err := s.replayCharge(prev, hash, r.ExternalID)
+	return resp, err == nil
 }
 
 // replayCharge answers a charge request whose key matched prev: prev's
