@@ -35,6 +35,11 @@ type duePSP struct {
 func newDuePSP(t *testing.T, open testkit.Opener) *duePSP {
 	t.Helper()
 	f := &duePSP{db: open(t), clock: &testkit.Clock{}}
+	// Noon in São Paulo, so that the date does not change while a test runs.
+	loc, err := time.LoadLocation("America/Sao_Paulo")
+	require.NoError(t, err)
+	y, m, d := f.clock.Now().In(loc).Date()
+	f.clock.Advance(time.Date(y, m, d, 12, 0, 0, 0, loc).Sub(f.clock.Now()))
 	var wrap func(http.Handler) http.Handler
 	if os.Getenv(testkit.BACENOpenAPIEnv) != "" || os.Getenv("CI") == "true" {
 		v := testkit.BACENValidator(t)
@@ -45,7 +50,6 @@ func newDuePSP(t *testing.T, open testkit.Opener) *duePSP {
 	require.NoError(t, f.sim.Start(context.Background()))
 	t.Cleanup(f.sim.Close)
 	o := f.sim.Options()
-	var err error
 	f.psp, err = apipix.New(apipix.Config{APIURL: f.sim.URL(), ClientID: o.ClientID, ClientSecret: o.ClientSecret,
 		CertPEM: o.PKI.ClientCertPEM, KeyPEM: o.PKI.ClientKeyPEM, CAPEM: o.PKI.CAPEM, PixKey: o.PixKey,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
