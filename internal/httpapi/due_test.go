@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	stdhtml "html"
 	"math/big"
 	"net/http"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/testkit"
 )
 
 // The tests of charges with a due date (docs/due-dates.md). The amounts
@@ -637,4 +639,27 @@ func TestDueNeedsAProviderThatTakesThem(t *testing.T) {
 		b.createCharge("plain", "10.00")
 		require.Equal(t, 1, b.count(b.cred.ClientID))
 	})
+}
+
+// TestDuePayPage: the payer's page of a charge with a due date shows its
+// due date and what it costs today (São Paulo date), and once paid what
+// was paid; its sandbox button pays today's amount.
+func TestDuePayPage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testkit.OpenSQLite, options{start: spNoon(t, "2026-12-02")})
+	id := b.dueCharge("page-1", "1000.00", docsTerms).json["payment_id"].(string)
+	page := func() string {
+		r := b.send(b.raw, "GET", "/pay/"+id, nil, "", gateway.Credentials{})
+		require.Equal(t, http.StatusOK, r.status)
+		return stdhtml.UnescapeString(string(r.body))
+	}
+	p := page()
+	require.Contains(t, p, `<p class="amount" data-testid="amount">R$ 980,00</p>`, "R$ 20.00 off on 2026-12-02")
+	require.Contains(t, p, `<span data-testid="due-date">10/12/2026</span>`)
+	r := b.send(b.raw, "POST", "/pay/"+id+"/sandbox-pay", nil, "", gateway.Credentials{})
+	require.Equal(t, http.StatusOK, r.status)
+	require.Equal(t, json.Number("980"), b.lookup(id)["paid_amount"])
+	p = page()
+	require.Contains(t, p, `<p class="amount" data-testid="amount">R$ 980,00</p>`, "what was paid")
+	require.Contains(t, p, `data-testid="confirmed-at"`)
 }
