@@ -299,6 +299,9 @@ func (s *Service) expireOne(ctx context.Context, t pix.Transaction, now time.Tim
 	defer cancel()
 	due := t.Due != nil
 	pays, err := s.chargePayments(cctx, t.TxID, due)
+	if errors.Is(err, errNoDueCharges) {
+		s.Log.WarnContext(ctx, "a charge with a due date expired under a provider without them; cancelled here only", "charge", t.ID)
+	}
 	known := !errors.Is(err, provider.ErrNotFound)
 	if err != nil && known {
 		return false, err
