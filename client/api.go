@@ -53,6 +53,8 @@ type ChargeRequest struct {
 	// (http is accepted in the sandbox).
 	PostbackURL string    `json:"postbackUrl"`
 	Products    []Product `json:"products"` // 1 to 100 lines
+	// Due, when set, makes the charge a bill with a due date; optional.
+	Due *Due `json:"due,omitempty"`
 	// IdempotencyKey is sent as the Idempotency-Key header (1–255 visible
 	// ASCII characters); optional, generated when empty. Set it (see
 	// NewIdempotencyKey) to repeat a creation safely after a *RetryError or
@@ -96,6 +98,11 @@ type Charge struct {
 	QRCodeImage string    `json:"qrcode_image"` // PNG, Base64
 	Status      string    `json:"status"`
 	ExpiresAt   time.Time `json:"expires_at"`
+	// Due echoes the terms of a charge with a due date (nil for any
+	// other), and AmountDueToday is what it costs on the day it was
+	// created.
+	Due            *Due    `json:"due,omitempty"`
+	AmountDueToday *Amount `json:"amount_due_today,omitempty"`
 }
 
 // CreateCharge creates a PIX charge. An error whose outcome is unknown is
@@ -278,6 +285,12 @@ type Transaction struct {
 	// the fee on PaidAmount and AmountMismatch is true.
 	PaidAmount     *Amount `json:"paid_amount"`
 	AmountMismatch bool    `json:"amount_mismatch"`
+	// Due holds the terms of a charge with a due date (nil for any other);
+	// AmountDueToday is what it costs when paid today (São Paulo date),
+	// nil once it can no longer be paid. For such a charge AmountMismatch
+	// compares PaidAmount with what was due on the day it was paid.
+	Due            *Due    `json:"due,omitempty"`
+	AmountDueToday *Amount `json:"amount_due_today,omitempty"`
 }
 
 // LookupQuery names a transaction by PaymentID, ExternalID or both (they

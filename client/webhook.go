@@ -43,7 +43,9 @@ type Event struct {
 	Type              string    `json:"type"`           // cashin, cashout, refund
 	OccurredAt        time.Time `json:"occurred_at"`
 	// PaidAmount (pix.cashin.paid) is what the payer paid, also Value;
-	// AmountMismatch is true when it differs from the charge's amount.
+	// AmountMismatch is true when it differs from what the charge asked
+	// for (for a charge with a due date: what was due on the day it was
+	// paid).
 	PaidAmount     *Amount `json:"paid_amount"`
 	AmountMismatch bool    `json:"amount_mismatch"`
 	// Raw is the verified body, byte for byte, for fields this type does not

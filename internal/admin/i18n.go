@@ -101,6 +101,39 @@ func (l lang) Time(t time.Time) string {
 	return t.In(l.loc).Format("02/01/2006 15:04:05")
 }
 
+// Date formats a calendar date: 10/12/2026 (pt-BR) or 2026-12-10 (en).
+func (l lang) Date(d pix.Date) string {
+	if l.Code == langEN {
+		return d.String()
+	}
+	return fmt.Sprintf("%02d/%02d/%04d", d.Day, int(d.Month), d.Year)
+}
+
+// DueTerms describes a charge's fine, interest and discounts in words.
+func (l lang) DueTerms(d pix.Due) string {
+	var parts []string
+	switch {
+	case d.Fine.PercentBP > 0:
+		parts = append(parts, l.T("due.fine", l.Percent(d.Fine.PercentBP)))
+	case d.Fine.Amount > 0:
+		parts = append(parts, l.T("due.fine", l.Money(d.Fine.Amount)))
+	}
+	if d.InterestBP > 0 {
+		parts = append(parts, l.T("due.interest", l.Percent(d.InterestBP)))
+	}
+	for _, disc := range d.Discounts {
+		off := l.Money(disc.Amount)
+		if disc.PercentBP > 0 {
+			off = l.Percent(disc.PercentBP)
+		}
+		parts = append(parts, l.T("due.discount", off, l.Date(disc.Until)))
+	}
+	if len(parts) == 0 {
+		return l.T("due.none")
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Percent formats basis points: 1,5% (pt-BR) or 1.5% (en).
 func (l lang) Percent(bp int64) string {
 	s := pix.FormatPercent(bp)
@@ -338,6 +371,19 @@ var messages = map[string][2]string{
 	"detail.mismatch":               {"valor divergente", "amount differs"},
 	"detail.mismatchnote":           {"Pago com um valor diferente do cobrado: o saldo recebeu o valor pago, menos a tarifa calculada sobre ele.", "Paid with an amount other than the charge's: the balance got the amount paid, less the fee computed on it."},
 	"tx.mismatch":                   {"pago %s", "paid %s"},
+
+	// A charge with a due date on its detail page.
+	"due.date":         {"Vencimento", "Due date"},
+	"due.lastday":      {"Pagável até", "Payable until"},
+	"due.terms":        {"Condições", "Terms"},
+	"due.fine":         {"multa de %s", "fine of %s"},
+	"due.interest":     {"juros de %s ao mês", "interest of %s a month"},
+	"due.discount":     {"desconto de %s até %s", "discount of %s until %s"},
+	"due.none":         {"sem multa, juros ou desconto", "no fine, interest or discount"},
+	"due.today":        {"Valor devido hoje", "Amount due today"},
+	"due.notpayable":   {"— (não pode mais ser paga)", "— (can no longer be paid)"},
+	"due.expected":     {"Devido no dia do pagamento", "Due on the day it was paid"},
+	"due.mismatchnote": {"Pago com um valor diferente do devido naquele dia: o saldo recebeu o valor pago, menos a tarifa calculada sobre ele.", "Paid with an amount other than was due that day: the balance got the amount paid, less the fee computed on it."},
 
 	// The PSP on the operators' overview.
 	"psp.title":           {"PSP", "PSP"},

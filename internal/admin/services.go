@@ -32,6 +32,8 @@ type Gateway interface {
 	RetryDelivery(ctx context.Context, c pix.Client, eventID string) error
 	Charge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	SandboxPay(ctx context.Context, charge pix.Transaction) (pix.Transaction, error)
+	// Today is the São Paulo date that prices charges with a due date.
+	Today() pix.Date
 	ExpireCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	UnmatchedReceipts(ctx context.Context, status string, limit int) ([]gateway.UnmatchedReceipt, error)
 	ReturnUnmatched(ctx context.Context, id string) (gateway.UnmatchedReceipt, error)

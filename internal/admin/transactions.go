@@ -99,6 +99,10 @@ func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
 type txDetailData struct {
 	backoffice.TransactionDetail
 	CanChange bool // sandbox: the charge may be paid or expired here
+	// DueToday is what a charge with a due date costs today, and
+	// DuePayable whether it can still be paid.
+	DueToday   pix.Amount
+	DuePayable bool
 }
 
 // transaction shows one transaction with its ledger postings (and those of
@@ -117,6 +121,7 @@ func (h *Handler) transaction(w http.ResponseWriter, r *http.Request) error {
 	}
 	t := detail.Tx
 	d := txDetailData{TransactionDetail: detail, CanChange: h.sandbox && t.Type == pix.TypeCashin && t.Status == pix.StatusPending}
+	d.DueToday, d.DuePayable = t.AmountDueOn(h.gw.Today())
 	v := &view{Page: "transaction", Client: &c, D: d}
 	v.session(s)
 	v.notice(r)

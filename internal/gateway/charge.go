@@ -55,6 +55,9 @@ type ChargeRequest struct {
 	PayerQuestion string          `json:"payerQuestion"`
 	PostbackURL   string          `json:"postbackUrl"`
 	Products      []Product       `json:"products"`
+	// Due, when sent, makes the charge one with a due date, payable until
+	// the end of due.date + due.days_after (docs/due-dates.md).
+	Due *pix.DueRequest `json:"due"`
 	// IdempotencyKey is the optional Idempotency-Key header; it works as
 	// external_id does.
 	IdempotencyKey string `json:"-"`
@@ -69,6 +72,36 @@ type ChargeResponse struct {
 	QRCodeImage string       `json:"qrcode_image"`
 	Status      pix.TxStatus `json:"status"`
 	ExpiresAt   string       `json:"expires_at"`
+	// Due echoes the terms of a charge with a due date, and AmountDueToday
+	// is what it costs on the day it was created; both are left out for
+	// an immediate charge.
+	Due            *pix.Due  `json:"due,omitempty"`
+	AmountDueToday *DueToday `json:"amount_due_today,omitempty"`
+}
+
+// DueToday is amount_due_today: what a charge with a due date costs when
+// paid today (São Paulo date), written as null once it can no longer be
+// paid (it is paid, cancelled, or past its last day).
+type DueToday struct {
+	Amount  pix.Amount
+	Payable bool
+}
+
+// MarshalJSON writes the amount in reais, or null when not Payable.
+func (d DueToday) MarshalJSON() ([]byte, error) {
+	if !d.Payable {
+		return []byte("null"), nil
+	}
+	return d.Amount.MarshalJSON()
+}
+
+// dueToday is t's amount_due_today on day: nil for an immediate charge.
+func dueToday(t pix.Transaction, day pix.Date) *DueToday {
+	if t.Due == nil {
+		return nil
+	}
+	a, ok := t.AmountDueOn(day)
+	return &DueToday{Amount: a, Payable: ok}
 }
 
 // issues collects field problems for one 400 response.
@@ -179,7 +212,9 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-func (s *Service) validateCharge(r *ChargeRequest) (pix.Amount, error) {
+// validateCharge checks r and returns its amount and, for a charge with a
+// due date, its terms.
+func (s *Service) validateCharge(r *ChargeRequest) (pix.Amount, *pix.Due, error) {
 	var is issues
 	amount := is.amount("amount", r.Amount)
 	is.check("external_id", r.ExternalID, pix.ValidExternalID, "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -")
@@ -224,17 +259,43 @@ func (s *Service) validateCharge(r *ChargeRequest) (pix.Amount, error) {
 		}, "must be a string of digits greater than 0")
 		is.amount(f+"price", p.Price)
 	}
-	return amount, is.err()
+	var due *pix.Due
+	if r.Due != nil {
+		d, dueIssues := r.Due.Parse(amount, s.Today())
+		is = append(is, dueIssues...)
+		if len(dueIssues) == 0 && d.Deadline(s.loc).UTC().Year() > 9999 {
+			// expires_at is written with a four-digit year.
+			is.add("due.date", "must leave due.date + due.days_after before 9999-12-31")
+		}
+		due = &d
+	}
+	return amount, due, is.err()
 }
+
+// msgNoDueCharges is the 422 for a charge with a due date when the
+// provider cannot register one.
+const msgNoDueCharges = "Charges with a due date are not available with this provider"
 
 // CreateCharge validates and creates a charge for client c, or replays the
 // charge already created with the same external_id. body is the raw request,
 // for the idempotency comparison. Errors: EInvalid (with details),
 // EIdempotencyMismatch.
 func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeRequest, body []byte) (resp ChargeResponse, replayed bool, err error) {
-	amount, err := s.validateCharge(r)
+	amount, due, err := s.validateCharge(r)
 	if err != nil {
+		if r.Due != nil {
+			// Due terms are checked against today ("today or later"): a
+			// retry, after the due date, of a charge accepted before it
+			// replays the charge rather than fail.
+			if resp, ok := s.replayAccepted(ctx, c, r, body); ok {
+				return resp, true, nil
+			}
+		}
 		return ChargeResponse{}, false, err
+	}
+	dueCharger, canDue := s.Provider.(provider.DueCharger)
+	if due != nil && !canDue {
+		return ChargeResponse{}, false, pix.Errorf(pix.EUnprocessable, msgNoDueCharges)
 	}
 	hash, err := RequestHash("charge", body)
 	if err != nil {
@@ -269,12 +330,27 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 	if remote {
 		// Committed before the PSP call: if this process dies before the
 		// charge is stored, the sweep withdraws the cob (orphan.go).
-		if err := s.db.InsertCobIntent(ctx, txid, c.ID, now); err != nil {
+		if err := s.db.InsertCobIntent(ctx, store.CobIntent{TxID: txid, ClientID: c.ID, CreatedAt: now, Due: due != nil}); err != nil {
 			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 		}
 	}
-	code, err := s.createAtProvider(ctx, provider.Charge{TxID: txid, Amount: amount, TTL: s.ChargeTTL,
-		PayerName: r.Payer.Name, PayerDocument: r.Payer.Document, Question: r.PayerQuestion})
+	expires := now.Add(s.ChargeTTL)
+	create := func(ctx context.Context) (string, error) {
+		return s.Provider.CreateCharge(ctx, provider.Charge{TxID: txid, Amount: amount, TTL: s.ChargeTTL,
+			PayerName: r.Payer.Name, PayerDocument: r.Payer.Document, Question: r.PayerQuestion})
+	}
+	if due != nil {
+		// A charge with a due date lives until the end of its last day,
+		// whatever PIXGATE_CHARGE_TTL says.
+		expires = due.Deadline(s.loc).UTC()
+		create = func(ctx context.Context) (string, error) {
+			a := r.Payer.Address
+			return dueCharger.CreateDueCharge(ctx, provider.DueCharge{TxID: txid, Amount: amount, Due: *due, Question: r.PayerQuestion,
+				Payer: provider.DuePayer{Name: r.Payer.Name, Document: r.Payer.Document, Street: a.Street, Number: a.Number,
+					City: a.City, State: a.State, ZipCode: a.ZipCode}})
+		}
+	}
+	code, err := s.createAtProvider(ctx, txid, create)
 	if err != nil {
 		return ChargeResponse{}, false, err // a cob the PSP may have created is left to the sweep
 	}
@@ -289,8 +365,8 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 	fee := min(c.CashinFee.Fee(amount), amount)
 	t := pix.Transaction{
 		ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashin, ExternalID: r.ExternalID, IdempotencyKey: r.IdempotencyKey, RequestHash: hash,
-		Status: pix.StatusPending, Amount: amount, Tax: fee, CreatedAt: now, ExpiresAt: now.Add(s.ChargeTTL),
-		TxID: txid, QRCode: code, CallbackURL: r.PostbackURL, Details: string(details),
+		Status: pix.StatusPending, Amount: amount, Tax: fee, CreatedAt: now, ExpiresAt: expires,
+		TxID: txid, QRCode: code, CallbackURL: r.PostbackURL, Details: string(details), Due: due,
 	}
 	// The row is the whole change (no money moves until it is paid), so it
 	// is written by one autocommitted INSERT: one round trip. On a
@@ -299,7 +375,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 	inserted, err := s.db.InsertTransaction(ctx, t)
 	if err != nil {
 		if remote {
-			s.withdrawCharge(ctx, txid) // no charge exists to pay it for
+			s.withdrawCharge(ctx, txid, due != nil) // no charge exists to pay it for
 		}
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
@@ -308,7 +384,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 	}
 	if !inserted {
 		if remote {
-			s.withdrawCharge(ctx, txid) // a concurrent duplicate won the insert
+			s.withdrawCharge(ctx, txid, due != nil) // a concurrent duplicate won the insert
 		}
 		prev, ok, err := find(s.db)
 		if err == nil && !ok {
@@ -323,7 +399,22 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: render QR: %w", err)
 	}
-	return chargeResponse(t, image), false, nil
+	return s.chargeResponse(t, image), false, nil
+}
+
+// replayAccepted answers the earlier charge of client c created with the
+// same key and the same body as r, if there is one.
+func (s *Service) replayAccepted(ctx context.Context, c pix.Client, r *ChargeRequest, body []byte) (ChargeResponse, bool) {
+	hash, err := RequestHash("charge", body)
+	if err != nil {
+		return ChargeResponse{}, false
+	}
+	prev, ok, err := findPrevious(ctx, s.db, c.ID, r.ExternalID, r.IdempotencyKey)
+	if err != nil || !ok || prev.RequestHash != hash {
+		return ChargeResponse{}, false
+	}
+	resp, _, err := s.replayCharge(prev, hash, r.ExternalID)
+	return resp, err == nil
 }
 
 // replayCharge answers a charge request whose key matched prev: prev's
@@ -336,14 +427,17 @@ func (s *Service) replayCharge(prev pix.Transaction, hash, externalID string) (C
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("replay charge: render QR: %w", err)
 	}
-	return chargeResponse(prev, image), true, nil
+	return s.chargeResponse(prev, image), true, nil
 }
 
 // chargeResponse is the creation response, which never changes: a replay
-// shows PENDING even if the charge has been paid since.
-func chargeResponse(t pix.Transaction, image string) ChargeResponse {
+// shows PENDING even if the charge has been paid since, and the amount due
+// on the day the charge was created.
+func (s *Service) chargeResponse(t pix.Transaction, image string) ChargeResponse {
+	t.Status = pix.StatusPending
 	return ChargeResponse{PaymentID: t.ID, ExternalID: t.ExternalID, Amount: t.Amount, QRCode: t.QRCode,
-		QRCodeImage: image, Status: pix.StatusPending, ExpiresAt: FormatTime(t.ExpiresAt)}
+		QRCodeImage: image, Status: pix.StatusPending, ExpiresAt: FormatTime(t.ExpiresAt),
+		Due: t.Due, AmountDueToday: dueToday(t, s.dateOf(t.CreatedAt))}
 }
 
 // finder reads previous transactions; *store.DB and *store.Tx are finders.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
 )
@@ -18,10 +19,16 @@ func FuzzDecodeRequests(f *testing.F) {
 		`{"amount":"10","products":[{"price":1e400}]}`,
 		`{"amount":1,"description":"d","creditParty":{"name":"n","keyType":"EVP","key":"123e4567-e89b-42d3-a456-426614174000"},"callbackUrl":"https://x.example"}`,
 		`{"payment_id":"x","amount":-1}`, `[]`, `null`, `{"payer":null,"products":null}`, `{"amount":1e-7}`,
+		`{"amount":10.1,"due":{"date":"2099-12-10","days_after":30,"fine":{"percent":2},"interest":{"percent_per_month":1},"discounts":[{"until":"2099-12-01","percent":5},{"until":"2099-12-05","percent":2.5}]}}`,
+		`{"amount":1,"due":{"date":"2099-12-10","discounts":[{"until":"2099-12-10","amount":0.99}],"fine":{"amount":5,"percent":1}}}`,
 	} {
 		f.Add([]byte(seed))
 	}
-	s := &Service{Env: "sandbox"}
+	loc, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		f.Fatal(err)
+	}
+	s := &Service{Env: "sandbox", Now: time.Now, loc: loc}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		check := func(err error) {
 			if err == nil {
@@ -35,10 +42,18 @@ func FuzzDecodeRequests(f *testing.F) {
 		}
 		var c ChargeRequest
 		if json.NewDecoder(bytes.NewReader(body)).Decode(&c) == nil {
-			amount, err := s.validateCharge(&c)
+			amount, due, err := s.validateCharge(&c)
 			check(err)
 			if err == nil && (amount <= 0 || amount > pix.MaxAmount) {
 				t.Fatalf("accepted amount %d out of range", amount)
+			}
+			if err == nil && (due == nil) != (c.Due == nil) {
+				t.Fatalf("accepted due terms %v for the due object %v", due, c.Due)
+			}
+			if err == nil && due != nil {
+				if a, ok := due.AmountOn(amount, due.Date); !ok || a <= 0 {
+					t.Fatalf("accepted terms that leave %s due on the due date", a)
+				}
 			}
 		}
 		var p PayoutRequest

@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"time"
+	_ "time/tzdata" // São Paulo's calendar dates charges' due terms on any host
 
 	"github.com/google/uuid"
 
@@ -119,6 +120,8 @@ type Service struct {
 	sweep *sweepClock
 	// kick wakes this node's sender (RunSender) when a transfer is committed.
 	kick chan struct{}
+	// loc is America/Sao_Paulo, whose calendar dates due terms and payments.
+	loc *time.Location
 }
 
 // New returns the Service c describes, or every problem of c.
@@ -126,7 +129,11 @@ func New(c Config) (*Service, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{db: c.DB, Env: c.Env, ChargeTTL: c.ChargeTTL,
+	loc, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	s := &Service{loc: loc, db: c.DB, Env: c.Env, ChargeTTL: c.ChargeTTL,
 		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, Provider: c.Provider, caps: c.Provider.Capabilities(), retry: &backoffs{},
 		ReconcileEvery: c.ReconcileEvery, Wake: c.Wake, Courier: c.Courier, CheckWebhookURL: c.CheckWebhookURL,
 		HoldUnmatched: c.HoldUnmatched, sweep: &sweepClock{}, kick: make(chan struct{}, 1)}
@@ -149,6 +156,13 @@ func New(c Config) (*Service, error) {
 func (s *Service) Sandbox() bool { return s.Env == EnvSandbox }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
+
+// Today is the current date on the São Paulo calendar, by which due dates
+// and the amount due on a day are reckoned.
+func (s *Service) Today() pix.Date { return s.dateOf(s.Now()) }
+
+// dateOf is the São Paulo calendar date of t.
+func (s *Service) dateOf(t time.Time) pix.Date { return pix.DateOf(t.In(s.loc)) }
 
 // newUUID returns a random (v4) UUID in lower case.
 func (s *Service) newUUID() string {

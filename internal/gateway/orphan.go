@@ -82,7 +82,7 @@ func (s *Service) settleIntent(ctx context.Context, it store.CobIntent) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
 	defer cancel()
-	pays, err := s.Provider.ChargePayments(cctx, it.TxID)
+	pays, err := s.chargePayments(cctx, it.TxID, it.Due)
 	switch {
 	case errors.Is(err, provider.ErrNotFound):
 		// The PSP never created it.
@@ -95,7 +95,7 @@ func (s *Service) settleIntent(ctx context.Context, it store.CobIntent) error {
 			}
 		}
 	default:
-		if err := s.Provider.CancelCharge(cctx, it.TxID); err != nil && !errors.Is(err, provider.ErrNotFound) {
+		if err := s.cancelAtProvider(cctx, it.TxID, it.Due); err != nil && !errors.Is(err, provider.ErrNotFound) {
 			return err
 		}
 		s.Log.WarnContext(ctx, "withdrew at the PSP a cob that no charge holds", "txid", it.TxID)

@@ -22,11 +22,18 @@ import (
 // was paid already — becomes an unmatched receipt (recordUnmatched). The
 // returned transaction is the charge credited, or the zero Transaction
 // when the payment was recorded as unmatched.
-func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool) (pix.Transaction, error) {
+//
+// For a charge with a due date, "its amount" is what its terms make due on
+// the day the payment was made: day, or when zero the São Paulo date of
+// the payment's time. It is recorded with the payment (ExpectedAmount).
+func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool, day pix.Date) (pix.Transaction, error) {
 	now := s.now()
 	paidAt := now
 	if !p.PaidAt.IsZero() {
 		paidAt = p.PaidAt.UTC().Truncate(time.Millisecond)
+	}
+	if day.IsZero() {
+		day = s.dateOf(paidAt)
 	}
 	var out pix.Transaction
 	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
@@ -50,7 +57,19 @@ func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool) (
 		case t.Status == pix.StatusCancelled && !strict:
 		case t.Status != pix.StatusPending:
 			return pix.Errorf(pix.EUnprocessable, "Charge is %s and can no longer be paid", t.Status)
-		case strict && p.Amount != t.Amount:
+		}
+		expected, recorded := t.Amount, pix.Amount(0)
+		if t.Due != nil {
+			// 0 after the last day: nothing was due, any amount differs.
+			expected, _ = t.Due.AmountOn(t.Amount, day)
+			recorded = expected
+		}
+		switch {
+		case strict && t.Due != nil && expected == 0:
+			return pix.Errorf(pix.EUnprocessable, "Charge can no longer be paid on %s", day)
+		case strict && t.Due != nil && p.Amount != expected:
+			return pix.Errorf(pix.EUnprocessable, "Payment amount %s does not match the amount due on %s, %s", p.Amount, day, expected)
+		case strict && p.Amount != t.Amount && t.Due == nil:
 			return pix.Errorf(pix.EUnprocessable, "Payment amount %s does not match the charge amount %s", p.Amount, t.Amount)
 		}
 		tax := t.Tax
@@ -61,15 +80,18 @@ func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool) (
 				return fmt.Errorf("client of charge %s: %w", t.ID, err)
 			}
 			tax = min(c.CashinFee.Fee(p.Amount), p.Amount)
-			s.Log.WarnContext(ctx, "a payment's amount differs from its charge's; the amount received is credited",
-				"charge", t.ID, "end_to_end_id", p.EndToEndID, "paid_amount", p.Amount.String(), "charge_amount", t.Amount.String())
 		}
-		ok, err := tx.CreditCharge(ctx, t.ID, t.Status, paidAt, p.EndToEndID, p.Amount, tax)
+		if p.Amount != expected {
+			s.Log.WarnContext(ctx, "a payment's amount differs from what its charge asked; the amount received is credited",
+				"charge", t.ID, "end_to_end_id", p.EndToEndID, "paid_amount", p.Amount.String(), "expected_amount", expected.String())
+		}
+		ok, err := tx.CreditCharge(ctx, t.ID, t.Status, paidAt, p.EndToEndID, p.Amount, tax, recorded)
 		if err != nil || !ok {
 			return errors.Join(err, fmt.Errorf("charge %s changed concurrently", t.ID))
 		}
 		out = t
 		out.Status, out.ConfirmedAt, out.EndToEndID, out.PaidAmount, out.Tax = pix.StatusPaid, paidAt, p.EndToEndID, p.Amount, tax
+		out.ExpectedAmount = recorded
 		if err := s.emit(ctx, tx, o, out, EventCashinPaid, pix.StatusPaid, p.Amount, tax, "", paidAt); err != nil {
 			return err
 		}

@@ -69,29 +69,62 @@ func (s *Service) newTxID() (string, error) {
 	return b.String()[:s.caps.TxIDLength], nil
 }
 
-// createAtProvider registers charge c at the PSP and returns its BR Code;
-// a real PSP's failure is a 502 "Payment provider unavailable", logged with its cause.
-func (s *Service) createAtProvider(ctx context.Context, c provider.Charge) (string, error) {
-	code, err := s.Provider.CreateCharge(ctx, c)
+// createAtProvider registers the charge txid at the PSP with create and
+// returns its BR Code; a PSP's failure is a 502 "Payment provider
+// unavailable", logged with its cause.
+func (s *Service) createAtProvider(ctx context.Context, txid string, create func(context.Context) (string, error)) (string, error) {
+	code, err := create(ctx)
 	if err == nil {
 		return code, nil
 	}
 	if wait, limited := provider.RetryAfter(err); limited {
 		// Still a 502 (the merchant may try again), but not a PSP failure.
-		s.Log.WarnContext(ctx, "the PSP limited its rate and did not create a charge", "txid", c.TxID, "retry_after", wait.String())
+		s.Log.WarnContext(ctx, "the PSP limited its rate and did not create a charge", "txid", txid, "retry_after", wait.String())
 	} else {
-		s.Log.WarnContext(ctx, "the PSP did not create a charge", "txid", c.TxID, "error", err.Error())
+		s.Log.WarnContext(ctx, "the PSP did not create a charge", "txid", txid, "error", err.Error())
 	}
 	return "", pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
 }
 
-// withdrawCharge removes from the PSP a cob that no charge of ours holds,
-// so that no payer can pay it. If the PSP does not answer, the cob's
-// intent stays and the sweep (SweepOrphanCobs) tries again.
-func (s *Service) withdrawCharge(ctx context.Context, txid string) {
+// errNoDueCharges: the provider has no charges with a due date, so it
+// cannot know one (it was created under another provider).
+var errNoDueCharges = fmt.Errorf("%w: the provider has no charges with a due date", provider.ErrNotFound)
+
+// chargePayments reads the charge txid at the PSP — a charge with a due
+// date (due) through provider.DueCharger — and returns its payments.
+func (s *Service) chargePayments(ctx context.Context, txid string, due bool) ([]provider.Payment, error) {
+	if !due {
+		return s.Provider.ChargePayments(ctx, txid)
+	}
+	dc, ok := s.Provider.(provider.DueCharger)
+	if !ok {
+		return nil, errNoDueCharges
+	}
+	return dc.DueChargePayments(ctx, txid)
+}
+
+// cancelAtProvider removes the charge txid at the PSP — a charge with a
+// due date (due) through provider.DueCharger — so that it can no longer be
+// paid.
+func (s *Service) cancelAtProvider(ctx context.Context, txid string, due bool) error {
+	if !due {
+		return s.Provider.CancelCharge(ctx, txid)
+	}
+	dc, ok := s.Provider.(provider.DueCharger)
+	if !ok {
+		return errNoDueCharges
+	}
+	return dc.CancelDueCharge(ctx, txid)
+}
+
+// withdrawCharge removes from the PSP a cob (a cobv when due) that no
+// charge of ours holds, so that no payer can pay it. If the PSP does not
+// answer, the cob's intent stays and the sweep (SweepOrphanCobs) tries
+// again.
+func (s *Service) withdrawCharge(ctx context.Context, txid string, due bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pspCallTimeout)
 	defer cancel()
-	if err := s.Provider.CancelCharge(ctx, txid); err != nil && !errors.Is(err, provider.ErrNotFound) {
+	if err := s.cancelAtProvider(ctx, txid, due); err != nil && !errors.Is(err, provider.ErrNotFound) {
 		s.Log.WarnContext(ctx, "could not withdraw a cob that no charge holds; the sweep will", "txid", txid, "error", err.Error())
 		return
 	}
@@ -152,7 +185,7 @@ func (s *Service) PSPReported(ctx context.Context, reported []ReportedPix) error
 // no open charge takes it, and settles the devoluções of it the PSP
 // reports final.
 func (s *Service) receiveConfirmed(ctx context.Context, p provider.Payment) error {
-	charge, err := s.credit(ctx, p, false)
+	charge, err := s.credit(ctx, p, false, pix.Date{})
 	if err != nil {
 		return err
 	}
@@ -227,8 +260,9 @@ func (s *Service) ReconcileReceived(ctx context.Context, _ int) (int, error) {
 }
 
 // expireAtPSP cancels up to limit expired charges the PSP says are unpaid:
-// each is read first (GET /cob), and a payment found is credited instead;
-// then the cob is removed (PATCH) and only then is the charge CANCELLED. A
+// each is read first (GET /cob, or /cobv for a charge with a due date),
+// and a payment found is credited instead; then the cob is removed (PATCH)
+// and only then is the charge CANCELLED. A
 // charge the PSP did not answer for waits expiryRetry.
 func (s *Service) expireAtPSP(ctx context.Context, limit int) (int, error) {
 	now := s.now()
@@ -263,7 +297,11 @@ func (s *Service) expireAtPSP(ctx context.Context, limit int) (int, error) {
 func (s *Service) expireOne(ctx context.Context, t pix.Transaction, now time.Time) (bool, error) {
 	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
 	defer cancel()
-	pays, err := s.Provider.ChargePayments(cctx, t.TxID)
+	due := t.Due != nil
+	pays, err := s.chargePayments(cctx, t.TxID, due)
+	if errors.Is(err, errNoDueCharges) {
+		s.Log.WarnContext(ctx, "a charge with a due date expired under a provider without them; cancelled here only", "charge", t.ID)
+	}
 	known := !errors.Is(err, provider.ErrNotFound)
 	if err != nil && known {
 		return false, err
@@ -277,7 +315,7 @@ func (s *Service) expireOne(ctx context.Context, t pix.Transaction, now time.Tim
 		return false, nil
 	}
 	if known {
-		if err := s.Provider.CancelCharge(cctx, t.TxID); err != nil {
+		if err := s.cancelAtProvider(cctx, t.TxID, due); err != nil {
 			return false, fmt.Errorf("remove cob: %w", err)
 		}
 	}

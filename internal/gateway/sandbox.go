@@ -16,21 +16,57 @@ func (s *Service) SandboxPayments() bool {
 	return s.Sandbox() && ok
 }
 
-// SandboxPay pays the charge as the sandbox's payer does: the provider
-// makes the payment of the exact amount, now, and reports it; the payment
-// is then confirmed at the provider and credited as every PSP-reported
-// payment is. The API, the pay page and the panel all pay this way.
-// Paying a charge already paid this way answers it again. Errors:
-// ENotFound (the provider's payers do not pay on request, or no such
-// charge), EUnprocessable (the
-// charge can no longer be paid).
+// SandboxPay pays the charge today (São Paulo date): SandboxPayOn with no
+// day.
 func (s *Service) SandboxPay(ctx context.Context, charge pix.Transaction) (pix.Transaction, error) {
+	return s.SandboxPayOn(ctx, charge, pix.Date{})
+}
+
+// Issues of the sandbox pay action's date.
+const (
+	issuePayToday        = "must be today (%s): a charge without a due date is paid on the day it is paid"
+	issuePayBeforeCharge = "must not be before the charge was created (%s)"
+	issuePayAfterLastDay = "must not be after due.date + due.days_after (%s)"
+)
+
+// SandboxPayOn pays the charge as the sandbox's payer does on day (zero:
+// today, São Paulo date): the provider makes the payment of the amount due
+// that day — the charge's amount, or for a charge with a due date what its
+// terms make due on day — and reports it; the payment is then confirmed at
+// the provider and credited as every PSP-reported payment is. The API, the
+// pay page and the panel all pay this way. Paying a charge already paid
+// this way answers it again. Errors: EInvalid (day is not a day the charge
+// can be paid on: another day than today for an immediate charge; before
+// the charge was created or after its last day for one with a due date),
+// ENotFound (the provider's payers do not pay on request, or no such
+// charge), EUnprocessable (the charge can no longer be paid).
+func (s *Service) SandboxPayOn(ctx context.Context, charge pix.Transaction, day pix.Date) (pix.Transaction, error) {
 	payer, ok := s.Provider.(provider.Payer)
 	if !ok {
 		// The routes exist only where SandboxPayments; this guards a future one.
 		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
-	p, err := payer.Pay(ctx, provider.Charge{TxID: charge.TxID, Amount: charge.Amount})
+	today := s.Today()
+	if day.IsZero() {
+		day = today
+	}
+	amount := charge.Amount
+	var is issues
+	switch created := s.dateOf(charge.CreatedAt); {
+	case charge.Due == nil && day != today:
+		is.add("date", fmt.Sprintf(issuePayToday, today))
+	case charge.Due == nil:
+	case day.Before(created):
+		is.add("date", fmt.Sprintf(issuePayBeforeCharge, created))
+	case day.After(charge.Due.LastDay()):
+		is.add("date", fmt.Sprintf(issuePayAfterLastDay, charge.Due.LastDay()))
+	default:
+		amount, _ = charge.Due.AmountOn(charge.Amount, day)
+	}
+	if err := is.err(); err != nil {
+		return pix.Transaction{}, err
+	}
+	p, err := payer.Pay(ctx, provider.Charge{TxID: charge.TxID, Amount: amount})
 	if err != nil {
 		return pix.Transaction{}, fmt.Errorf("sandbox pay: %w", err)
 	}
@@ -39,6 +75,6 @@ func (s *Service) SandboxPay(ctx context.Context, charge pix.Transaction) (pix.T
 		return pix.Transaction{}, fmt.Errorf("sandbox pay: confirm: %w", err)
 	}
 	// Strict: a payer's bank pays neither a charge that is closed nor
-	// another amount, so neither is credited.
-	return s.credit(ctx, confirmed, true)
+	// another amount than is due that day, so neither is credited.
+	return s.credit(ctx, confirmed, true, day)
 }

@@ -87,7 +87,7 @@ func TestPSPPaidAmountDiffers(t *testing.T) {
 		require.Equal(t, pix.Amount(1), under.PaidAmount)
 		require.Equal(t, pix.Amount(1), under.Tax)
 		require.Zero(t, balance())
-		v := gateway.View(under)
+		v := gateway.View(under, pix.Date{})
 		require.NotNil(t, v.PaidAmount)
 		require.Equal(t, pix.Amount(1), *v.PaidAmount)
 		require.True(t, *v.AmountMismatch)
@@ -111,7 +111,7 @@ func TestPSPPaidAmountDiffers(t *testing.T) {
 		exact := pay("exact", "10.00", 1000, 3)
 		require.Equal(t, pix.Amount(1000), exact.PaidAmount)
 		require.Equal(t, pix.Amount(20), exact.Tax)
-		require.False(t, *gateway.View(exact).AmountMismatch)
+		require.False(t, *gateway.View(exact, pix.Date{}).AmountMismatch)
 		ev = paidEvent(t, f.db, exact.ID)
 		require.Equal(t, false, ev["amount_mismatch"])
 		require.Equal(t, 10.0, ev["paid_amount"])
@@ -121,7 +121,7 @@ func TestPSPPaidAmountDiffers(t *testing.T) {
 		require.NoError(t, err)
 		unpaid, err := f.gw.Charge(ctx, c, resp.PaymentID)
 		require.NoError(t, err)
-		raw, err := json.Marshal(gateway.View(unpaid))
+		raw, err := json.Marshal(gateway.View(unpaid, pix.Date{}))
 		require.NoError(t, err)
 		require.Contains(t, string(raw), `"paid_amount":null`)
 		require.Contains(t, string(raw), `"amount_mismatch":false`)
@@ -293,7 +293,7 @@ func TestPSPOrphanCobSwept(t *testing.T) {
 		// What a crash between the PSP's answer and the commit leaves: the
 		// intent and the cob, no charge.
 		orphan := func(txid string) {
-			require.NoError(t, f.db.InsertCobIntent(ctx, txid, f.c.ID, f.clock.Now()))
+			require.NoError(t, f.db.InsertCobIntent(ctx, store.CobIntent{TxID: txid, ClientID: f.c.ID, CreatedAt: f.clock.Now()}))
 			_, err := f.psp.CreateCharge(ctx, provider.Charge{TxID: txid, Amount: 1000, TTL: time.Hour, PayerDocument: "52998224725"})
 			require.NoError(t, err)
 		}

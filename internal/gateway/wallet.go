@@ -87,10 +87,16 @@ type TransactionView struct {
 	// another amount; AmountMismatch (charges only) then says so.
 	PaidAmount     *pix.Amount `json:"paid_amount"`
 	AmountMismatch *bool       `json:"amount_mismatch,omitempty"`
+	// Due echoes the terms of a charge with a due date, and AmountDueToday
+	// is what it costs when paid today (null once it can no longer be
+	// paid); both are left out for immediate charges and payouts.
+	Due            *pix.Due  `json:"due,omitempty"`
+	AmountDueToday *DueToday `json:"amount_due_today,omitempty"`
 }
 
-// View returns the API view of t.
-func View(t pix.Transaction) TransactionView {
+// View returns the API view of t on day today (São Paulo date, see
+// Service.Today), which prices a charge with a due date.
+func View(t pix.Transaction, today pix.Date) TransactionView {
 	v := TransactionView{PaymentID: t.ID, Status: t.Status, Amount: t.Amount, CreatedAt: FormatTime(t.CreatedAt),
 		Type: t.Type, Tax: t.Tax, RefundedAmount: t.RefundedAmount}
 	if t.ExternalID != "" {
@@ -108,6 +114,7 @@ func View(t pix.Transaction) TransactionView {
 			paid := t.PaidAmount
 			v.PaidAmount = &paid
 		}
+		v.Due, v.AmountDueToday = t.Due, dueToday(t, today)
 	}
 	return v
 }

@@ -55,6 +55,30 @@ func readJSON(r *http.Request, dst any) ([]byte, error) {
 	return body, nil
 }
 
+// readOptionalJSON is readJSON for an endpoint whose body is optional: a
+// request with no body, or one of white space only, leaves dst as it is and
+// reports false, whatever its Content-Type; any other body is read as
+// readJSON reads it.
+func readOptionalJSON(r *http.Request, dst any) (bool, error) {
+	if r.ContentLength > MaxBodyBytes {
+		return false, errTooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err != nil {
+		return false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
+	}
+	if len(body) > MaxBodyBytes {
+		return false, errTooLarge
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return false, nil
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return false, errMediaType
+	}
+	return true, decodeStrict(body, dst)
+}
+
 // decodeStrict checks body against the strict-reading rules for dst's type,
 // then decodes it into dst, matching member names case-sensitively.
 func decodeStrict(body []byte, dst any) error {

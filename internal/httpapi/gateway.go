@@ -20,6 +20,9 @@ type Gateway interface {
 	Charge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	PayerCharge(ctx context.Context, id string) (pix.Transaction, error)
 	SandboxPay(ctx context.Context, charge pix.Transaction) (pix.Transaction, error)
+	SandboxPayOn(ctx context.Context, charge pix.Transaction, day pix.Date) (pix.Transaction, error)
+	// Today is the São Paulo date that prices charges with a due date.
+	Today() pix.Date
 	ExpireCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	Refund(ctx context.Context, c pix.Client, id string) (gateway.RefundView, error)
 	Balance(ctx context.Context, c pix.Client) (gateway.Balance, error)

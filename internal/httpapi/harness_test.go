@@ -17,6 +17,7 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 	"github.com/pixgate/pixgate/internal/store"
@@ -39,14 +40,43 @@ type bundle struct {
 	http  *http.Client // every response is checked against openapi.yaml
 	raw   *http.Client // unchecked, for undocumented routes (404/405)
 	cred  gateway.Credentials
-	clock *testkit.Clock
+	clock clock
 	logs  *testkit.Buffer
 }
+
+// clock is the bundle's clock: the real time moved forward by Advance.
+type clock interface {
+	Now() time.Time
+	Advance(d time.Duration)
+}
+
+// startedClock is a clock that starts at a chosen instant and runs with the
+// real clock from there (so that timestamps still advance between calls),
+// for tests that need a calendar date (due dates).
+type startedClock struct {
+	at      time.Time
+	started time.Time
+	off     testkit.Clock
+}
+
+func newStartedClock(at time.Time) *startedClock {
+	return &startedClock{at: at, started: time.Now()}
+}
+
+// Now returns the start instant plus the real time since, plus every Advance.
+func (c *startedClock) Now() time.Time { return c.at.Add(c.off.Now().Sub(c.started)) }
+
+// Advance moves the clock forward by d.
+func (c *startedClock) Advance(d time.Duration) { c.off.Advance(d) }
 
 type options struct {
 	env       string
 	rateLimit int
 	fee       pix.FeeRule
+	// start, when set, is the instant the bundle's clock starts at.
+	start time.Time
+	// provider, when set, wraps the sandbox PSP the bundle would use.
+	provider func(provider.Provider) provider.Provider
 }
 
 func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
@@ -60,9 +90,16 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 	db := open(t)
 	logs := &testkit.Buffer{}
 	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, nil)))
-	clk := &testkit.Clock{}
+	var clk clock = &testkit.Clock{}
+	if !o.start.IsZero() {
+		clk = newStartedClock(o.start)
+	}
+	var psp provider.Provider = sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo Ltda", MerchantCity: "São Paulo", Delay: time.Hour, Now: clk.Now})
+	if o.provider != nil {
+		psp = o.provider(psp)
+	}
 	gw, err := gateway.New(gateway.Config{DB: db, Env: o.env,
-		ChargeTTL: 24 * time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo Ltda", MerchantCity: "São Paulo", Delay: time.Hour, Now: clk.Now}), Now: clk.Now,
+		ChargeTTL: 24 * time.Hour, Log: log, Provider: psp, Now: clk.Now,
 		CheckWebhookURL: webhook.Guard{AllowPrivate: o.env == "sandbox", RequireHTTPS: o.env == "production"}.CheckURL})
 	require.NoError(t, err)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Now: clk.Now, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(o.rateLimit)})

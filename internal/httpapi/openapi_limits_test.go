@@ -27,7 +27,7 @@ import (
 // enum counted once). Removing a limit from the document makes the test fail
 // here, so that a limit cannot silently stop being checked; raise it when
 // limits are added.
-const minDocumentedLimits = 119
+const minDocumentedLimits = 145
 
 // lookupKeys are the request values that only find something: a malformed
 // one matches nothing, so the document promises 404 for it, not 400.
@@ -48,6 +48,22 @@ var generatedOverrides = map[string]struct{ good, bad string }{
 	"createPayout body creditParty.key maxLength 77 (E-mail key)": {
 		good: strings.Repeat("a", 64) + "@examples.com",
 		bad:  strings.Repeat("a", 64) + "@exampless.com",
+	},
+}
+
+// generatedArrays supply arrays that copying one item cannot produce: the
+// discounts of a charge need ascending dates.
+var generatedArrays = map[string][]any{
+	"createCharge body due.discounts maxItems 3": {
+		map[string]any{"until": "2099-12-01", "amount": json.Number("3")},
+		map[string]any{"until": "2099-12-02", "amount": json.Number("2")},
+		map[string]any{"until": "2099-12-03", "amount": json.Number("1")},
+	},
+	"createCharge body due.discounts maxItems 3 (bad)": {
+		map[string]any{"until": "2099-12-01", "amount": json.Number("4")},
+		map[string]any{"until": "2099-12-02", "amount": json.Number("3")},
+		map[string]any{"until": "2099-12-03", "amount": json.Number("2")},
+		map[string]any{"until": "2099-12-04", "amount": json.Number("1")},
 	},
 }
 
@@ -80,6 +96,7 @@ type limitFixture struct {
 	n          int
 	chargeID   string // a PENDING charge, for lookups
 	paidCharge string // a PAID charge with plenty left to refund
+	dueCharge  string // a charge with a due date, for the sandbox's pay action
 }
 
 func (f *limitFixture) next() int { f.n++; return f.n }
@@ -89,7 +106,12 @@ func (f *limitFixture) next() int { f.n++; return f.n }
 var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 	"createCharge": func(f *limitFixture) *limitRequest {
 		n := f.next()
-		body := validCharge(fmt.Sprintf("c-%d-", n), "10.00")
+		// With due terms, so that their limits are checked too; R$ 100.00
+		// leaves a centavo after a 99.99% discount.
+		body := validCharge(fmt.Sprintf("c-%d-", n), "100.00")
+		body["due"] = map[string]any{"date": "2099-12-10", "days_after": json.Number("30"),
+			"interest":  map[string]any{"percent_per_month": json.Number("1")},
+			"discounts": []any{map[string]any{"until": "2099-12-05", "percent": json.Number("10")}}}
 		return &limitRequest{method: "POST", path: "/api/v1/gateway/request-qrcode", body: body,
 			header: http.Header{"Idempotency-Key": {fmt.Sprintf("charge-%d-", n)}}}
 	},
@@ -124,6 +146,10 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 	"listDeliveries": func(f *limitFixture) *limitRequest {
 		return &limitRequest{method: "GET", path: "/api/v1/webhooks/deliveries", query: url.Values{"payment_id": {f.chargeID}}}
 	},
+	"sandboxPayCharge": func(f *limitFixture) *limitRequest {
+		// Paying again on another day answers the charge as first paid.
+		return &limitRequest{method: "POST", path: "/api/v1/sandbox/charges/" + f.dueCharge + "/pay", body: map[string]any{"date": "2099-12-10"}}
+	},
 }
 
 // TestOpenAPILimits checks, for every limit openapi.yaml states on a request
@@ -134,7 +160,8 @@ func TestOpenAPILimits(t *testing.T) {
 	t.Parallel()
 	doc := loadAPIDocument(t)
 	g := &limitGen{t: t}
-	sample := &limitFixture{chargeID: "3f1c2a9e-7b4d-4c21-9a6e-2d8f5b7c1e04", paidCharge: "9b2e4f6a-1c3d-4e5f-8a7b-6c5d4e3f2a1b"}
+	sample := &limitFixture{chargeID: "3f1c2a9e-7b4d-4c21-9a6e-2d8f5b7c1e04", paidCharge: "9b2e4f6a-1c3d-4e5f-8a7b-6c5d4e3f2a1b",
+		dueCharge: "5b0d6c1e-2f3a-4b4c-8d5e-6f7a8b9c0d1e"}
 	covered := map[string]bool{}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -190,6 +217,10 @@ func TestOpenAPILimits(t *testing.T) {
 		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/charges/"+f.paidCharge+"/pay", nil).status)
 		funds := b.createCharge("fx-funds", "1000000.00").json["payment_id"].(string)
 		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/charges/"+funds+"/pay", nil).status)
+		due := baseRequests["createCharge"](f)
+		r := b.sendLimit(due)
+		require.Equal(t, http.StatusCreated, r.status, string(r.body))
+		f.dueCharge = r.json["payment_id"].(string)
 
 		for op, base := range baseRequests {
 			r := b.sendLimit(base(f))
@@ -404,10 +435,26 @@ func (g *limitGen) walk(op, where string, path []string, sref *openapi3.SchemaRe
 				}
 			}
 		}
+		// Members of other alternatives are not carried into a branch: the
+		// alternatives exclude each other (a fine is a percent or an amount).
+		others := func(alt *openapi3.SchemaRef) map[string]bool {
+			out := map[string]bool{}
+			for _, o := range s.OneOf {
+				for name := range o.Value.Properties {
+					if o != alt && alt.Value.Properties[name] == nil {
+						out[name] = true
+					}
+				}
+			}
+			return out
+		}
 		for _, alt := range s.OneOf {
 			branch := map[string]any{}
+			skip := others(alt)
 			for k, v := range obj {
-				branch[k] = v
+				if !skip[k] {
+					branch[k] = v
+				}
 			}
 			for name, ps := range alt.Value.Properties {
 				switch {
@@ -419,7 +466,11 @@ func (g *limitGen) walk(op, where string, path []string, sref *openapi3.SchemaRe
 			}
 			require.NoError(g.t, alt.Value.VisitJSON(branch), "%s: the example of %s", key, alt.Value.Title)
 			branchPre := func(r *limitRequest) { pre(r); r.set(where, path, cloneMap(branch)) }
-			g.add(limitCase{op: op, where: where, path: append(slices.Clone(path), disc), rule: "oneOf " + alt.Value.Title, good: branchPre})
+			discPath := path
+			if disc != "" {
+				discPath = append(slices.Clone(path), disc)
+			}
+			g.add(limitCase{op: op, where: where, path: discPath, rule: "oneOf " + alt.Value.Title, good: branchPre})
 			for name, ps := range alt.Value.Properties {
 				if name != disc {
 					g.walkNamed(op, where, append(slices.Clone(path), name), ps, branch[name], branchPre, " ("+alt.Value.Title+")")
@@ -494,7 +545,12 @@ func (g *limitGen) walkNamed(op, where string, path []string, sref *openapi3.Sch
 			addPair(fmt.Sprintf("minItems %d", s.MinItems), copies(s.MinItems), copies(s.MinItems-1))
 		}
 		if s.MaxItems != nil {
-			addPair(fmt.Sprintf("maxItems %d", *s.MaxItems), copies(*s.MaxItems), copies(*s.MaxItems+1))
+			rule := fmt.Sprintf("maxItems %d", *s.MaxItems)
+			good, bad := copies(*s.MaxItems), copies(*s.MaxItems+1)
+			if o, found := generatedArrays[key+" "+rule]; found {
+				good, bad = o, generatedArrays[key+" "+rule+" (bad)"]
+			}
+			addPair(rule, good, bad)
 		}
 		g.walk(op, where, append(slices.Clone(path), "0"), s.Items, items[0], pre)
 		return

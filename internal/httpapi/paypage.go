@@ -36,7 +36,10 @@ type payView struct {
 	PaymentID, Amount, Status, StatusLabel string
 	StatusClass, QRCode, Image, ExpiresAt  string
 	ConfirmedAt, EndToEndID                string
-	Sandbox                                bool
+	// DueDate is the due date of a charge that has one (dd/mm/yyyy);
+	// Amount is then what it costs today, or what was paid.
+	DueDate string
+	Sandbox bool
 }
 
 // statusLabel is how the page names a charge's status to the payer.
@@ -79,6 +82,14 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 			v.ConfirmedAt = t.ConfirmedAt.In(s.loc).Format(payTimeLayout)
 		}
 		v.EndToEndID = t.EndToEndID
+		if t.Due != nil {
+			v.DueDate = t.Due.Date.Start(s.loc).Format("02/01/2006")
+			if a, ok := t.AmountDueOn(s.gw.Today()); ok {
+				v.Amount = a.Grouped(".", ",")
+			} else if t.PaidAmount > 0 {
+				v.Amount = t.PaidAmount.Grouped(".", ",")
+			}
+		}
 		if t.Status == pix.StatusPending {
 			if v.Image, err = qr.Base64PNG(t.QRCode); err != nil {
 				return err

@@ -53,7 +53,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, gateway.MsgLookupOK, gateway.View(t)})
+	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, gateway.MsgLookupOK, gateway.View(t, s.gw.Today())})
 	return nil
 }
 
@@ -66,8 +66,9 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	data := make([]gateway.TransactionView, len(rows))
+	today := s.gw.Today()
 	for i, t := range rows {
-		data[i] = gateway.View(t)
+		data[i] = gateway.View(t, today)
 	}
 	var nextCursor *string
 	if next != "" {

@@ -106,6 +106,14 @@ type Transaction struct {
 	// PaidAmount is what the payer paid (charges; 0 until paid). It may
 	// differ from Amount when a PSP confirms another amount.
 	PaidAmount Amount
+	// Due holds the terms of a charge with a due date (docs/due-dates.md);
+	// nil for an immediate charge, which costs Amount until it expires.
+	Due *Due
+	// ExpectedAmount is, once a charge with a due date is paid, what its
+	// terms made due on the day it was paid: the amount a payment is
+	// compared with (AmountMismatch). 0 when nothing was due that day (it
+	// was after the charge's last day). Unused for immediate charges.
+	ExpectedAmount Amount
 }
 
 // Refundable is how much of a paid charge can be returned: what was paid,
@@ -118,5 +126,24 @@ func (t Transaction) Refundable() Amount {
 }
 
 // AmountMismatch reports whether a paid charge was paid with another amount
-// than it asked for.
-func (t Transaction) AmountMismatch() bool { return t.PaidAmount > 0 && t.PaidAmount != t.Amount }
+// than it asked for: Amount for an immediate charge, what its terms made
+// due on the day it was paid (ExpectedAmount) for one with a due date.
+func (t Transaction) AmountMismatch() bool {
+	if t.PaidAmount <= 0 {
+		return false
+	}
+	if t.Due != nil {
+		return t.PaidAmount != t.ExpectedAmount
+	}
+	return t.PaidAmount != t.Amount
+}
+
+// AmountDueOn returns what a PENDING charge with a due date costs when paid
+// on day (a São Paulo date), and false when it has no due date, is no
+// longer PENDING, or cannot be paid that day (day is after its last day).
+func (t Transaction) AmountDueOn(day Date) (Amount, bool) {
+	if t.Due == nil || t.Status != StatusPending {
+		return 0, false
+	}
+	return t.Due.AmountOn(t.Amount, day)
+}

@@ -11,14 +11,29 @@ type CobIntent struct {
 	TxID      string
 	ClientID  string
 	CreatedAt time.Time
+	// Due marks a charge with a due date (a cobv), which the PSP reads and
+	// removes by its own paths.
+	Due bool
 }
 
-// InsertCobIntent records, committed before it returns, that the cob txid
-// is about to be created at the PSP for client clientID. The intents of
-// charges created at the same moment share a commit (WriteGrouped).
-func (db *DB) InsertCobIntent(ctx context.Context, txid, clientID string, now time.Time) error {
+// Kinds of cob_intents rows.
+const (
+	intentCob  = "cob"
+	intentCobV = "cobv"
+)
+
+// InsertCobIntent records, committed before it returns, that the cob
+// it.TxID is about to be created at the PSP for client it.ClientID. The
+// intents of charges created at the same moment share a commit
+// (WriteGrouped).
+func (db *DB) InsertCobIntent(ctx context.Context, it CobIntent) error {
+	kind := intentCob
+	if it.Due {
+		kind = intentCobV
+	}
 	err := db.WriteGrouped(ctx, func(tx *Tx) error {
-		_, err := tx.exec(ctx, `INSERT INTO cob_intents (txid, client_id, created_at) VALUES ($1, $2, $3)`, txid, clientID, ms(now))
+		_, err := tx.exec(ctx, `INSERT INTO cob_intents (txid, client_id, created_at, kind) VALUES ($1, $2, $3, $4)`,
+			it.TxID, it.ClientID, ms(it.CreatedAt), kind)
 		return err
 	})
 	if err != nil {
@@ -49,10 +64,11 @@ func (q *Q) StaleCobIntents(ctx context.Context, before time.Time, limit int) ([
 	out, err := selectAll(ctx, q, func(row scanner) (CobIntent, error) {
 		var c CobIntent
 		var at int64
-		err := row.Scan(&c.TxID, &c.ClientID, &at)
-		c.CreatedAt = fromMS(at)
+		var kind string
+		err := row.Scan(&c.TxID, &c.ClientID, &at, &kind)
+		c.CreatedAt, c.Due = fromMS(at), kind == intentCobV
 		return c, err
-	}, `SELECT txid, client_id, created_at FROM cob_intents WHERE created_at < $1 ORDER BY created_at LIMIT $2`, ms(before), limit)
+	}, `SELECT txid, client_id, created_at, kind FROM cob_intents WHERE created_at < $1 ORDER BY created_at LIMIT $2`, ms(before), limit)
 	if err != nil {
 		return nil, fmt.Errorf("stale cob intents: %w", err)
 	}

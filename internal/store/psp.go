@@ -66,10 +66,12 @@ func (tx *Tx) StepSend(ctx context.Context, st SendStep) (bool, error) {
 
 // CreditCharge moves a charge from status from to PAID, confirmed at
 // confirmed by the payment e2e of paid centavos with fee tax, and reports
-// whether it did.
-func (tx *Tx) CreditCharge(ctx context.Context, id string, from pix.TxStatus, confirmed time.Time, e2e string, paid, tax pix.Amount) (bool, error) {
-	n, err := tx.affected(ctx, `UPDATE transactions SET status = 'PAID', confirmed_at = $3, end_to_end_id = $4, paid_amount = $5, tax = $6
-		WHERE id = $1 AND status = $2`, id, from, ms(confirmed), nullString(e2e), int64(paid), int64(tax))
+// whether it did. expected is, for a charge with a due date, what its
+// terms made due on the day it was paid (0 for none, and for an immediate
+// charge).
+func (tx *Tx) CreditCharge(ctx context.Context, id string, from pix.TxStatus, confirmed time.Time, e2e string, paid, tax, expected pix.Amount) (bool, error) {
+	n, err := tx.affected(ctx, `UPDATE transactions SET status = 'PAID', confirmed_at = $3, end_to_end_id = $4, paid_amount = $5, tax = $6,
+		expected_amount = $7 WHERE id = $1 AND status = $2`, id, from, ms(confirmed), nullString(e2e), int64(paid), int64(tax), nullAmount(expected))
 	if err != nil {
 		return false, fmt.Errorf("credit charge: %w", err)
 	}

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,16 +17,17 @@ import (
 
 const txColumns = `id, client_id, type, external_id, idempotency_key, request_hash, status, amount, tax,
 	refunded_amount, refund_pending, created_at, confirmed_at, expires_at, settle_at, txid, qrcode, callback_url, details,
-	end_to_end_id, send_state, send_attempts, paid_amount`
+	end_to_end_id, send_state, send_attempts, paid_amount, due, expected_amount`
 
 func scanTransaction(row scanner) (pix.Transaction, error) {
 	var t pix.Transaction
 	var ext, idem, txid, e2e sql.NullString
 	var amount, tax, refunded, refundPending, created int64
-	var confirmed, expires, settle, paid sql.NullInt64
+	var confirmed, expires, settle, paid, expected sql.NullInt64
+	var due sql.NullString
 	err := row.Scan(&t.ID, &t.ClientID, &t.Type, &ext, &idem, &t.RequestHash, &t.Status, &amount, &tax,
 		&refunded, &refundPending, &created, &confirmed, &expires, &settle, &txid, &t.QRCode, &t.CallbackURL, &t.Details,
-		&e2e, &t.SendState, &t.SendAttempts, &paid)
+		&e2e, &t.SendState, &t.SendAttempts, &paid, &due, &expected)
 	if errors.Is(err, sql.ErrNoRows) {
 		return pix.Transaction{}, ErrNotFound
 	}
@@ -35,7 +38,30 @@ func scanTransaction(row scanner) (pix.Transaction, error) {
 	t.Amount, t.Tax, t.RefundedAmount, t.RefundPending = pix.Amount(amount), pix.Amount(tax), pix.Amount(refunded), pix.Amount(refundPending)
 	t.CreatedAt, t.PaidAmount = fromMS(created), pix.Amount(paid.Int64)
 	t.ConfirmedAt, t.ExpiresAt, t.SettleAt = fromNullMS(confirmed), fromNullMS(expires), fromNullMS(settle)
+	t.ExpectedAmount = pix.Amount(expected.Int64)
+	if due.Valid {
+		t.Due = new(pix.Due)
+		if err := json.Unmarshal([]byte(due.String), t.Due); err != nil {
+			return pix.Transaction{}, fmt.Errorf("scan transaction %s: %w", t.ID, err)
+		}
+	}
 	return t, nil
+}
+
+// dueColumn writes a charge's due terms as their JSON, or NULL for none;
+// database/sql encodes it when the statement runs, and reports its error.
+type dueColumn struct{ d *pix.Due }
+
+// Value implements driver.Valuer.
+func (c dueColumn) Value() (driver.Value, error) {
+	if c.d == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(c.d)
+	if err != nil {
+		return nil, fmt.Errorf("encode due terms: %w", err)
+	}
+	return string(b), nil
 }
 
 // InsertTransaction stores a new transaction unless one with the same
@@ -79,15 +105,15 @@ func (tx *Tx) CreateTransaction(ctx context.Context, t pix.Transaction) error {
 
 const (
 	insertTransactionHead = `INSERT INTO transactions (` + txColumns + `) VALUES `
-	insertTransactionSQL  = insertTransactionHead + `($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23)`
-	txColumnCount         = 23
+	insertTransactionSQL  = insertTransactionHead + `($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25)`
+	txColumnCount         = 25
 )
 
 func transactionArgs(t pix.Transaction) []any {
 	return []any{t.ID, t.ClientID, t.Type, nullString(t.ExternalID), nullString(t.IdempotencyKey), t.RequestHash, t.Status,
 		int64(t.Amount), int64(t.Tax), int64(t.RefundedAmount), int64(t.RefundPending), ms(t.CreatedAt),
 		nullMS(t.ConfirmedAt), nullMS(t.ExpiresAt), nullMS(t.SettleAt), nullString(t.TxID), t.QRCode, t.CallbackURL, t.Details,
-		nullString(t.EndToEndID), t.SendState, t.SendAttempts, nullAmount(t.PaidAmount)}
+		nullString(t.EndToEndID), t.SendState, t.SendAttempts, nullAmount(t.PaidAmount), dueColumn{t.Due}, nullAmount(t.ExpectedAmount)}
 }
 
 // Transaction returns the client's transaction with the given id, or ErrNotFound.

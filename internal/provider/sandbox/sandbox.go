@@ -1,7 +1,7 @@
 // Package sandbox is an in-process PSP for the sandbox environment. It
 // stands behind the same seam as a real PSP (provider.Provider) and the
-// gateway drives it down the same path: charges are static BR Codes
-// written here, a payer pays on request (Pay, the optional provider.Payer)
+// gateway drives it down the same path: charges, with a due date or not
+// (provider.DueCharger), are static BR Codes written here, a payer pays on request (Pay, the optional provider.Payer)
 // and the gateway confirms the payment before it credits it, and payouts
 // and refunds are sent once and their status read until final. Outcomes
 // follow the rules of docs/api.md (Sandbox): a transfer completes Delay
@@ -57,6 +57,7 @@ type Config struct {
 // Provider is the sandbox PSP. It is safe for concurrent use.
 type Provider struct {
 	cfg Config
+	loc *time.Location // São Paulo, whose calendar prices charges with a due date
 
 	mu       sync.Mutex
 	payments map[string]provider.Payment // by end-to-end id
@@ -69,7 +70,12 @@ func New(cfg Config) *Provider {
 		cfg.Now = time.Now
 	}
 	cfg.Delay = max(cfg.Delay, 0)
-	return &Provider{cfg: cfg, payments: make(map[string]provider.Payment)}
+	loc, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		// Brazil has kept UTC−3 all year since 2019.
+		loc = time.FixedZone("America/Sao_Paulo", -3*60*60)
+	}
+	return &Provider{cfg: cfg, loc: loc, payments: make(map[string]provider.Payment)}
 }
 
 // Name returns provider.NameSandbox.
@@ -87,8 +93,25 @@ func (*Provider) Start(context.Context) error { return nil }
 
 // CreateCharge writes c's static BR Code: p's key and merchant, c's amount and txid.
 func (p *Provider) CreateCharge(_ context.Context, c provider.Charge) (string, error) {
+	return p.encode(c.TxID, c.Amount)
+}
+
+// CreateDueCharge writes c's static BR Code as CreateCharge does, for the
+// amount due today (São Paulo date): a static code carries one amount, so
+// its field 54 is what the charge costs on the day it was created. The
+// pay action (Pay) pays whatever amount is due on the day it names.
+func (p *Provider) CreateDueCharge(_ context.Context, c provider.DueCharge) (string, error) {
+	a, ok := c.Due.AmountOn(c.Amount, pix.DateOf(p.cfg.Now().In(p.loc)))
+	if !ok {
+		return "", fmt.Errorf("sandbox: due charge %s is past its last day: %w", c.TxID, provider.ErrRejected)
+	}
+	return p.encode(c.TxID, a)
+}
+
+// encode writes the static BR Code of txid for amount.
+func (p *Provider) encode(txid string, amount pix.Amount) (string, error) {
 	code, err := brcode.Encode(brcode.Payload{Key: p.cfg.PixKey, MerchantName: p.cfg.MerchantName,
-		MerchantCity: p.cfg.MerchantCity, Amount: int64(c.Amount), TxID: c.TxID})
+		MerchantCity: p.cfg.MerchantCity, Amount: int64(amount), TxID: txid})
 	if err != nil {
 		return "", fmt.Errorf("sandbox: encode BR Code: %w", err)
 	}
@@ -130,6 +153,17 @@ func (p *Provider) ChargePayments(_ context.Context, txid string) ([]provider.Pa
 // CancelCharge does nothing: a static BR Code cannot be withdrawn, and
 // Pay is only offered for charges the gateway holds open.
 func (*Provider) CancelCharge(context.Context, string) error { return nil }
+
+// DueChargePayments is ChargePayments: a charge with a due date is paid
+// through Pay like any other.
+func (p *Provider) DueChargePayments(ctx context.Context, txid string) ([]provider.Payment, error) {
+	return p.ChargePayments(ctx, txid)
+}
+
+// CancelDueCharge does nothing, as CancelCharge.
+func (p *Provider) CancelDueCharge(ctx context.Context, txid string) error {
+	return p.CancelCharge(ctx, txid)
+}
 
 // ConfirmPayment returns the payment e2eid made through Pay, or
 // provider.ErrNotFound.
@@ -203,6 +237,7 @@ func endToEnd(prefix, id string) string {
 }
 
 var (
-	_ provider.Provider = (*Provider)(nil)
-	_ provider.Payer    = (*Provider)(nil)
+	_ provider.Provider   = (*Provider)(nil)
+	_ provider.Payer      = (*Provider)(nil)
+	_ provider.DueCharger = (*Provider)(nil)
 )

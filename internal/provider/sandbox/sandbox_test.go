@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/brcode"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
@@ -94,4 +95,42 @@ func TestPayIsConfirmed(t *testing.T) {
 	again, err := p.Pay(ctx, c)
 	require.NoError(t, err)
 	require.Equal(t, paid.EndToEndID, again.EndToEndID, "paying twice reports the same payment")
+}
+
+// TestDueChargeBRCode: a charge with a due date gets a static BR Code whose
+// amount (field 54) is what it costs on the day it is created (São Paulo
+// date), with its discount before the due date and its fine and interest
+// after it; one created past its last day is refused.
+func TestDueChargeBRCode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := &clock{}
+	p := sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Now: clk.Now})
+	due := pix.Due{Date: pix.Date{Year: 2026, Month: 12, Day: 10}, DaysAfter: 30, Fine: pix.DueFine{PercentBP: 200}, InterestBP: 100,
+		Discounts: []pix.DueDiscount{{Until: pix.Date{Year: 2026, Month: 12, Day: 1}, Amount: 5000}, {Until: pix.Date{Year: 2026, Month: 12, Day: 5}, Amount: 2000}}}
+	c := provider.DueCharge{TxID: "abcdefghijklmnopqrstuvwxy", Amount: 100000, Due: due}
+	for _, tc := range []struct {
+		now  time.Time
+		want int64
+	}{
+		// 02:59 UTC on Dec 2 is still Dec 1 in São Paulo: the first discount.
+		{time.Date(2026, 12, 2, 2, 59, 0, 0, time.UTC), 95000},
+		{time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC), 98000},
+		{time.Date(2026, 12, 10, 12, 0, 0, 0, time.UTC), 100000},
+		// 15 days late: a 2% fine and 15 days of 1% a month.
+		{time.Date(2026, 12, 25, 12, 0, 0, 0, time.UTC), 102500},
+	} {
+		clk.t = tc.now
+		code, err := p.CreateDueCharge(ctx, c)
+		require.NoError(t, err)
+		parsed, err := brcode.Parse(code)
+		require.NoError(t, err)
+		payload, err := parsed.Payload()
+		require.NoError(t, err)
+		require.Equal(t, tc.want, payload.Amount, tc.now)
+		require.Equal(t, c.TxID, payload.TxID)
+	}
+	clk.t = time.Date(2027, 1, 10, 3, 0, 0, 0, time.UTC) // Jan 10 in São Paulo, after the last day
+	_, err := p.CreateDueCharge(ctx, c)
+	require.ErrorIs(t, err, provider.ErrRejected)
 }

@@ -162,8 +162,8 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 		t.Parallel()
 		db := open(t)
 		c := NewClient(t, db)
-		require.NoError(t, db.InsertCobIntent(ctx, "txid-old", c.ID, t0))
-		require.NoError(t, db.InsertCobIntent(ctx, "txid-new", c.ID, t0.Add(time.Minute)))
+		require.NoError(t, db.InsertCobIntent(ctx, store.CobIntent{TxID: "txid-old", ClientID: c.ID, CreatedAt: t0}))
+		require.NoError(t, db.InsertCobIntent(ctx, store.CobIntent{TxID: "txid-new", ClientID: c.ID, CreatedAt: t0.Add(time.Minute), Due: true}))
 		stale, err := db.StaleCobIntents(ctx, t0.Add(30*time.Second), 10)
 		require.NoError(t, err)
 		require.Len(t, stale, 1)
@@ -178,6 +178,7 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		require.Len(t, stale, 1)
 		require.Equal(t, "txid-new", stale[0].TxID)
+		require.True(t, stale[0].Due, "the intent of a charge with a due date says so")
 	})
 
 	t.Run("A charge's paid amount and fee are stored when credited", func(t *testing.T) {
@@ -190,7 +191,7 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
-			ok, err := tx.CreditCharge(ctx, ch.ID, pix.StatusPending, t0.Add(time.Second), "E1234567820261101120012345678901", 1, 0)
+			ok, err := tx.CreditCharge(ctx, ch.ID, pix.StatusPending, t0.Add(time.Second), "E1234567820261101120012345678901", 1, 0, 0)
 			if err == nil && !ok {
 				err = errors.New("not credited")
 			}
@@ -203,5 +204,42 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 		require.Zero(t, got.Tax)
 		require.True(t, got.AmountMismatch())
 		require.Equal(t, pix.Amount(1), got.Refundable())
+	})
+
+	t.Run("A charge's due terms and the amount expected when it was paid are stored", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		due := &pix.Due{Date: pix.Date{Year: 2026, Month: 12, Day: 10}, DaysAfter: 30, Fine: pix.DueFine{PercentBP: 200}, InterestBP: 100,
+			Discounts: []pix.DueDiscount{{Until: pix.Date{Year: 2026, Month: 12, Day: 1}, Amount: 5000}, {Until: pix.Date{Year: 2026, Month: 12, Day: 5}, Amount: 2000}}}
+		ch := newTx(c, pix.TypeCashin, "ch-due", 100000, t0)
+		ch.TxID, ch.Due = "txiddue"+uuid.NewString()[:8], due
+		ok, err := db.InsertTransaction(ctx, ch)
+		require.NoError(t, err)
+		require.True(t, ok)
+		imm := newTx(c, pix.TypeCashin, "ch-immediate", 100000, t0)
+		imm.TxID = "txidimm" + uuid.NewString()[:8]
+		ok, err = db.InsertTransaction(ctx, imm)
+		require.NoError(t, err)
+		require.True(t, ok)
+		got, err := db.Transaction(ctx, c.ID, imm.ID)
+		require.NoError(t, err)
+		require.Nil(t, got.Due, "an immediate charge has no terms")
+
+		got, err = db.Transaction(ctx, c.ID, ch.ID)
+		require.NoError(t, err)
+		require.Equal(t, due, got.Due)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			ok, err := tx.CreditCharge(ctx, ch.ID, pix.StatusPending, t0.Add(time.Second), "E1234567820261101120012345678902", 102033, 0, 102033)
+			if err == nil && !ok {
+				err = errors.New("not credited")
+			}
+			return err
+		}))
+		got, err = db.Transaction(ctx, c.ID, ch.ID)
+		require.NoError(t, err)
+		require.Equal(t, pix.Amount(102033), got.ExpectedAmount)
+		require.False(t, got.AmountMismatch(), "paid what was due that day, more than the amount")
+		require.Equal(t, pix.Amount(100000), got.Refundable())
 	})
 }
