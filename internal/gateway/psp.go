@@ -524,12 +524,7 @@ func (s *Service) send(ctx context.Context, t provider.Transfer) (provider.Trans
 
 // stepSend applies one guarded step in a transaction of its own.
 func (s *Service) stepSend(ctx context.Context, st store.SendStep) (bool, error) {
-	ok := false
-	err := s.db.WriteGrouped(ctx, func(tx *store.Tx) error {
-		var err error
-		ok, err = tx.StepSend(ctx, st)
-		return err
-	})
+	ok, err := s.db.StepSendGrouped(ctx, st)
 	if err != nil {
 		return false, fmt.Errorf("send step: %w", err)
 	}
@@ -550,6 +545,16 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 		step.State, step.Next = store.SendSent, s.nextRead(st, pollMax)
 	}
 	err := s.writeGrouped(ctx, func(tx *store.Tx, o *outbox) error {
+		if !it.refund && !it.unmatched {
+			t := it.payout
+			if t.ID == "" {
+				var err error
+				if t, err = tx.TransactionByIDForUpdate(ctx, it.id); err != nil {
+					return err
+				}
+			}
+			return s.finishPayout(ctx, tx, o, t, step, st, now)
+		}
 		ok, err := tx.StepSend(ctx, step)
 		if err != nil || !ok {
 			return errors.Join(err, errChanged)
@@ -557,25 +562,15 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 		if it.unmatched {
 			return s.finishUnmatched(ctx, tx, it.id, st, now)
 		}
-		if it.refund {
-			r, err := tx.RefundForUpdate(ctx, it.id)
-			if err != nil {
-				return err
-			}
-			charge, err := tx.TransactionForUpdate(ctx, r.ClientID, r.TransactionID)
-			if err != nil {
-				return err
-			}
-			return s.finishRefund(ctx, tx, o, r, charge, st, now)
+		r, err := tx.RefundForUpdate(ctx, it.id)
+		if err != nil {
+			return err
 		}
-		t := it.payout
-		if t.ID == "" {
-			var err error
-			if t, err = tx.TransactionByIDForUpdate(ctx, it.id); err != nil {
-				return err
-			}
+		charge, err := tx.TransactionForUpdate(ctx, r.ClientID, r.TransactionID)
+		if err != nil {
+			return err
 		}
-		return s.finishPayout(ctx, tx, o, t, st, now)
+		return s.finishRefund(ctx, tx, o, r, charge, st, now)
 	})
 	if errors.Is(err, errChanged) {
 		return 0, nil // another node or the PSP's webhook finished it
@@ -586,15 +581,26 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 	return 1, nil
 }
 
-// finishPayout applies the PSP's final word st on payout t, locked by tx:
-// a PENDING payout completes (PAID, pix.cashout.paid) or fails (CANCELLED,
-// amount and tax back, pix.cashout.failed); a returned one (the
-// beneficiary's bank sent the amount back) is REVERSED (amount back, tax
-// kept, pix.cashout.reversed), after it was PAID. Anything else changes
-// nothing.
-func (s *Service) finishPayout(ctx context.Context, tx *store.Tx, o *outbox, t pix.Transaction, st provider.TransferState, now time.Time) error {
+// finishPayout applies the PSP's final word st on payout t, as read
+// when its step was decided, with the step itself (step, guarded by the
+// row's send state): a PENDING payout completes (PAID, pix.cashout.paid)
+// or fails (CANCELLED, amount and tax back, pix.cashout.failed); a
+// returned one (the beneficiary's bank sent the amount back) is REVERSED
+// (amount back, tax kept, pix.cashout.reversed), after it was PAID.
+// Anything else only takes the step. The step and the first status change
+// are one guarded UPDATE; errChanged if the row was no longer as read.
+func (s *Service) finishPayout(ctx context.Context, tx *store.Tx, o *outbox, t pix.Transaction, step store.SendStep,
+	st provider.TransferState, now time.Time) error {
+	stepped := false
 	move := func(to pix.TxStatus, event string, posting ledger.Posting, confirmed time.Time) error {
-		ok, err := tx.TransitionTransaction(ctx, t.ID, t.Status, to, confirmed)
+		var ok bool
+		var err error
+		if stepped {
+			ok, err = tx.TransitionTransaction(ctx, t.ID, t.Status, to, confirmed)
+		} else {
+			ok, err = tx.StepSendAndTransition(ctx, step, t.Status, to, confirmed)
+			stepped = true
+		}
 		if err != nil || !ok {
 			return errors.Join(err, errChanged)
 		}
@@ -620,6 +626,12 @@ func (s *Service) finishPayout(ctx context.Context, tx *store.Tx, o *outbox, t p
 	}
 	if t.Status == pix.StatusPaid && st.Status == provider.Returned {
 		return move(pix.StatusReversed, EventCashoutReversed, ledger.PayoutReversed(t.Amount), time.Time{})
+	}
+	if !stepped {
+		ok, err := tx.StepSend(ctx, step)
+		if err != nil || !ok {
+			return errors.Join(err, errChanged)
+		}
 	}
 	return nil
 }

@@ -58,10 +58,22 @@ func (g *group[In, Out]) do(ctx context.Context, in In) (Out, error) {
 	case r := <-c.done:
 		return r.out, r.err
 	case <-ctx.Done():
-		var zero Out
-		// A write may still happen; idempotency makes a retry safe.
-		return zero, fmt.Errorf("grouped call: %w", ctx.Err())
 	}
+	// A caller that gives up is dropped if no flush has taken it yet;
+	// once one has, its answer is awaited, so that a call never returns
+	// while its write may still happen.
+	g.mu.Lock()
+	for i, q := range g.queue {
+		if q == c {
+			g.queue = append(g.queue[:i], g.queue[i+1:]...)
+			g.mu.Unlock()
+			var zero Out
+			return zero, fmt.Errorf("grouped call: %w", ctx.Err())
+		}
+	}
+	g.mu.Unlock()
+	r := <-c.done
+	return r.out, r.err
 }
 
 // flushLoop flushes queued calls until the queue is empty.

@@ -64,6 +64,27 @@ func (tx *Tx) StepSend(ctx context.Context, st SendStep) (bool, error) {
 	return n == 1, nil
 }
 
+// StepSendAndTransition applies st to a payout and, in the same guarded
+// UPDATE, moves it from status from to status to (setting confirmed_at
+// when confirmed is non-zero); it reports whether the row was still as
+// read (send state, settle_at and status).
+func (tx *Tx) StepSendAndTransition(ctx context.Context, st SendStep, from, to pix.TxStatus, confirmed time.Time) (bool, error) {
+	attempt := 0
+	if st.Attempt {
+		attempt = 1
+	}
+	n, err := tx.affected(ctx, `UPDATE transactions SET send_state = $3, settle_at = $4,
+		end_to_end_id = COALESCE($5, end_to_end_id), send_attempts = send_attempts + $6, status = $8,
+		confirmed_at = COALESCE($9, confirmed_at)
+		WHERE id = $1 AND send_state = $2 AND settle_at = $7 AND status = $10`,
+		st.ID, st.WasState, st.State, nullMS(st.Next), nullString(st.EndToEndID), attempt, nullMS(st.WasSettleAt),
+		to, nullMS(confirmed), from)
+	if err != nil {
+		return false, fmt.Errorf("step and transition %s: %w", st.ID, err)
+	}
+	return n == 1, nil
+}
+
 // CreditCharge moves a charge from status from to PAID, confirmed at
 // confirmed by the payment e2e of paid centavos with fee tax, and reports
 // whether it did. expected is, for a charge with a due date, what its

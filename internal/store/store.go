@@ -106,6 +106,8 @@ type DB struct {
 	finishes *group[Finish, bool]
 	// writes groups concurrent WriteGrouped calls into one transaction.
 	writes *group[func(*Tx) error, struct{}]
+	// steps groups concurrent StepSendGrouped calls into one statement.
+	steps *group[SendStep, bool]
 	// cache holds authenticated clients while WatchClients listens
 	// (dialects with Clients only; nil otherwise).
 	cache *clientCache
@@ -122,6 +124,7 @@ func New(writer, reader *sql.DB, d *Dialect) *DB {
 	db.clients = newClientGroup(db)
 	db.finishes = newFinishGroup(db)
 	db.writes = newWriteGroup(db)
+	db.steps = newStepGroup(db)
 	if d.Clients != nil {
 		db.cache = &clientCache{m: map[string]cachedClient{}}
 	}

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,6 +99,69 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		got, err = db.TransactionByID(ctx, payout.ID)
 		require.NoError(t, err)
 		require.Equal(t, "E00000000202603011200aBcDeFgHiJk", got.EndToEndID, "an empty end-to-end id keeps the known one")
+	})
+
+	t.Run("Concurrent grouped steps: each row claimed once, each step its own answer", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		var payouts []pix.Transaction
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for range 20 {
+				p := newPayout(c, "", t0)
+				p.SendState = store.SendToSend
+				if _, err := tx.InsertTransaction(ctx, p); err != nil {
+					return err
+				}
+				payouts = append(payouts, p)
+			}
+			return nil
+		}))
+		// Three claims of every payout at once, from "three nodes": one wins.
+		var wg sync.WaitGroup
+		wins := make([]atomic.Int32, len(payouts))
+		errs := make(chan error, 3*len(payouts))
+		for node := range 3 {
+			for i, p := range payouts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ok, err := db.StepSendGrouped(ctx, store.SendStep{ID: p.ID, WasState: store.SendToSend, WasSettleAt: t0,
+						State: store.SendUnknown, Next: t0.Add(time.Duration(node+1) * time.Second)})
+					if err != nil {
+						errs <- err
+					}
+					if ok {
+						wins[i].Add(1)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		for i, p := range payouts {
+			require.Equal(t, int32(1), wins[i].Load(), "payout %d claimed once", i)
+			got, err := db.TransactionByID(ctx, p.ID)
+			require.NoError(t, err)
+			require.Equal(t, store.SendUnknown, got.SendState)
+		}
+		// A row named twice in one transaction: the second step sees the first's work.
+		var oks []bool
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			got, err := db.TransactionByID(ctx, payouts[0].ID)
+			if err != nil {
+				return err
+			}
+			first := store.SendStep{ID: got.ID, WasState: store.SendUnknown, WasSettleAt: got.SettleAt, State: store.SendSent, Next: t0.Add(time.Minute)}
+			second := store.SendStep{ID: got.ID, WasState: store.SendSent, WasSettleAt: t0.Add(time.Minute), State: store.SendDone}
+			stale := first
+			oks, err = tx.StepSends(ctx, []store.SendStep{first, second, stale})
+			return err
+		}))
+		require.Equal(t, []bool{true, true, false}, oks)
 	})
 
 	t.Run("Refunds are due in order and finished once", func(t *testing.T) {

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// StepSendGrouped applies st as Tx.StepSend does, in its own committed
+// transaction, and reports whether the row was still as read. Concurrent
+// calls share the transaction and, per table, one guarded multi-row
+// UPDATE (group commit; a group that fails is run again call by call):
+// the claims and steps of many transfers at once cost one statement.
+func (db *DB) StepSendGrouped(ctx context.Context, st SendStep) (bool, error) {
+	return db.steps.do(ctx, st)
+}
+
+func newStepGroup(db *DB) *group[SendStep, bool] {
+	return &group[SendStep, bool]{slots: db.d.GroupPayouts, max: maxGroup, run: db.stepSends}
+}
+
+func (db *DB) stepSends(ctx context.Context, steps []SendStep) ([]bool, error) {
+	var out []bool
+	err := db.Write(ctx, func(tx *Tx) error {
+		var err error
+		out, err = tx.StepSends(ctx, steps)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("step sends: %w", err)
+	}
+	return out, nil
+}
+
+// StepSends applies each of steps as StepSend does and reports, in order,
+// which applied: one guarded UPDATE per table for all of them. A row named
+// twice is stepped by its first step there, and by the later ones one
+// after another, each against the row as the earlier ones left it.
+func (tx *Tx) StepSends(ctx context.Context, steps []SendStep) ([]bool, error) {
+	applied := make(map[string]bool, len(steps))
+	byTable := make(map[string][]SendStep)
+	first := make(map[string]bool, len(steps))
+	var again []int // steps of a row already named
+	for i, st := range steps {
+		key := stepTable(st) + "/" + st.ID
+		if first[key] {
+			again = append(again, i)
+			continue
+		}
+		first[key] = true
+		byTable[stepTable(st)] = append(byTable[stepTable(st)], st)
+	}
+	for table, ss := range byTable {
+		var q strings.Builder
+		q.WriteString(`UPDATE ` + table + ` SET send_state = v.column3, settle_at = v.column4,
+			end_to_end_id = COALESCE(v.column5, ` + table + `.end_to_end_id), send_attempts = ` + table + `.send_attempts + v.column6
+			FROM (VALUES `)
+		castTuples(&q, 1, len(ss), []string{"TEXT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT"})
+		q.WriteString(`) AS v WHERE ` + table + `.id = v.column1 AND ` + table + `.send_state = v.column2 AND ` +
+			table + `.settle_at = v.column7 RETURNING ` + table + `.id`)
+		args := make([]any, 0, 7*len(ss))
+		for _, st := range ss {
+			attempt := 0
+			if st.Attempt {
+				attempt = 1
+			}
+			args = append(args, st.ID, st.WasState, st.State, nullMS(st.Next), nullString(st.EndToEndID), attempt, nullMS(st.WasSettleAt))
+		}
+		ids, err := selectAll(ctx, &tx.Q, func(row scanner) (string, error) {
+			var id string
+			return id, row.Scan(&id)
+		}, q.String(), args...)
+		if err != nil {
+			return nil, fmt.Errorf("step sends of %s: %w", table, err)
+		}
+		for _, id := range ids {
+			applied[table+"/"+id] = true
+		}
+	}
+	out := make([]bool, len(steps))
+	for i, st := range steps {
+		out[i] = applied[stepTable(st)+"/"+st.ID]
+	}
+	for _, i := range again {
+		ok, err := tx.StepSend(ctx, steps[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ok
+	}
+	return out, nil
+}
+
+// stepTable is the table whose row st steps.
+func stepTable(st SendStep) string {
+	switch {
+	case st.Refund:
+		return "refunds"
+	case st.Unmatched:
+		return "unmatched_receipts"
+	}
+	return "transactions"
+}
