@@ -120,6 +120,9 @@ type Service struct {
 	sweep *sweepClock
 	// kick wakes this node's sender (RunSender) when a transfer is committed.
 	kick chan struct{}
+	// payoutFinishes writes the payouts' finishes of the same moment
+	// together (finishPayouts).
+	payoutFinishes *store.Batch[payoutFinish, bool]
 	// loc is America/Sao_Paulo, whose calendar dates due terms and payments.
 	loc *time.Location
 }
@@ -137,6 +140,7 @@ func New(c Config) (*Service, error) {
 		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, Provider: c.Provider, caps: c.Provider.Capabilities(), retry: &backoffs{},
 		ReconcileEvery: c.ReconcileEvery, Wake: c.Wake, Courier: c.Courier, CheckWebhookURL: c.CheckWebhookURL,
 		HoldUnmatched: c.HoldUnmatched, sweep: &sweepClock{}, kick: make(chan struct{}, 1)}
+	s.payoutFinishes = store.NewBatch(c.DB.GroupSlots(), 64, s.finishPayouts)
 	if s.ReconcileEvery <= 0 {
 		s.ReconcileEvery = DefaultReconcileEvery
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/brcode"
-	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
@@ -421,10 +420,11 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 	}
 	held := store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state, WasSettleAt: it.settleAt, Attempt: true}
 	if it.state != store.SendSent {
-		// A step that may send is claimed first. A step that only reads a
-		// transfer the PSP accepted is not: two nodes reading it at once
-		// cost a call, and its outcome is written guarded by the row as
-		// read, so only one of them writes it.
+		// A step that may send is claimed first (the claims of the same
+		// moment are one statement: store.DB.StepSendGrouped). A step that
+		// only reads a transfer the PSP accepted is not: two nodes reading
+		// it at once cost a call, and its outcome is written guarded by
+		// the row as read, so only one of them writes it.
 		lease := s.now().Add(2 * stepTimeout)
 		ok, err := s.stepSend(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state,
 			WasSettleAt: it.settleAt, State: claimed, Next: lease})
@@ -544,17 +544,21 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 	if !it.refund && !it.unmatched && st.Status == provider.Completed && !st.ReadAt.IsZero() {
 		step.State, step.Next = store.SendSent, s.nextRead(st, pollMax)
 	}
-	err := s.writeGrouped(ctx, func(tx *store.Tx, o *outbox) error {
-		if !it.refund && !it.unmatched {
-			t := it.payout
-			if t.ID == "" {
-				var err error
-				if t, err = tx.TransactionByIDForUpdate(ctx, it.id); err != nil {
-					return err
-				}
+	if !it.refund && !it.unmatched {
+		t := it.payout
+		if t.ID == "" {
+			var err error
+			if t, err = s.db.TransactionByID(ctx, it.id); err != nil {
+				return 0, fmt.Errorf("finish %s: %w", it.id, err)
 			}
-			return s.finishPayout(ctx, tx, o, t, step, st, now)
 		}
+		ok, err := s.payoutFinishes.Do(ctx, payoutFinish{t: t, step: step, st: st})
+		if err != nil || !ok {
+			return 0, err // not applied: another node or step finished it
+		}
+		return 1, nil
+	}
+	err := s.writeGrouped(ctx, func(tx *store.Tx, o *outbox) error {
 		ok, err := tx.StepSend(ctx, step)
 		if err != nil || !ok {
 			return errors.Join(err, errChanged)
@@ -579,61 +583,6 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 		return 0, fmt.Errorf("finish %s: %w", it.id, err)
 	}
 	return 1, nil
-}
-
-// finishPayout applies the PSP's final word st on payout t, as read
-// when its step was decided, with the step itself (step, guarded by the
-// row's send state): a PENDING payout completes (PAID, pix.cashout.paid)
-// or fails (CANCELLED, amount and tax back, pix.cashout.failed); a
-// returned one (the beneficiary's bank sent the amount back) is REVERSED
-// (amount back, tax kept, pix.cashout.reversed), after it was PAID.
-// Anything else only takes the step. The step and the first status change
-// are one guarded UPDATE; errChanged if the row was no longer as read.
-func (s *Service) finishPayout(ctx context.Context, tx *store.Tx, o *outbox, t pix.Transaction, step store.SendStep,
-	st provider.TransferState, now time.Time) error {
-	stepped := false
-	move := func(to pix.TxStatus, event string, posting ledger.Posting, confirmed time.Time) error {
-		var ok bool
-		var err error
-		if stepped {
-			ok, err = tx.TransitionTransaction(ctx, t.ID, t.Status, to, confirmed)
-		} else {
-			ok, err = tx.StepSendAndTransition(ctx, step, t.Status, to, confirmed)
-			stepped = true
-		}
-		if err != nil || !ok {
-			return errors.Join(err, errChanged)
-		}
-		t.Status = to
-		if st.EndToEndID != "" {
-			t.EndToEndID = st.EndToEndID
-		}
-		if !confirmed.IsZero() {
-			t.ConfirmedAt = confirmed
-		}
-		if err := s.emit(ctx, tx, o, t, event, to, t.Amount, t.Tax, "", now); err != nil {
-			return err
-		}
-		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, posting, now)
-	}
-	if t.Status == pix.StatusPending {
-		if st.Status == provider.Failed {
-			return move(pix.StatusCancelled, EventCashoutFailed, ledger.PayoutFailed(t.Amount, t.Tax), time.Time{})
-		}
-		if err := move(pix.StatusPaid, EventCashoutPaid, ledger.PayoutCompleted(t.Amount, t.Tax), now); err != nil {
-			return err
-		}
-	}
-	if t.Status == pix.StatusPaid && st.Status == provider.Returned {
-		return move(pix.StatusReversed, EventCashoutReversed, ledger.PayoutReversed(t.Amount), time.Time{})
-	}
-	if !stepped {
-		ok, err := tx.StepSend(ctx, step)
-		if err != nil || !ok {
-			return errors.Join(err, errChanged)
-		}
-	}
-	return nil
 }
 
 // nextRead is when a transfer the PSP left st is read again: when the

@@ -126,3 +126,24 @@ func (g *group[In, Out]) flush(batch []*call[In, Out]) {
 		c.done <- r
 	}
 }
+
+// Batch groups concurrent calls of one kind into one run, as the store's
+// own grouped writes do (group commit), for work that is decided above
+// the store: a caller's call is answered by a run that began after it,
+// and a run that fails is run again call by call.
+type Batch[In, Out any] struct {
+	g *group[In, Out]
+}
+
+// NewBatch returns a Batch of at most max calls per run and slots runs at
+// once; run answers a whole batch, one Out per In in order.
+func NewBatch[In, Out any](slots, max int, run func(ctx context.Context, ins []In) ([]Out, error)) *Batch[In, Out] {
+	return &Batch[In, Out]{g: &group[In, Out]{slots: slots, max: max, run: run}}
+}
+
+// Do queues in and waits for its answer.
+func (b *Batch[In, Out]) Do(ctx context.Context, in In) (Out, error) { return b.g.do(ctx, in) }
+
+// GroupSlots is how many grouped writes may be in flight at once on this
+// database (1 on SQLite's single writer).
+func (db *DB) GroupSlots() int { return max(db.d.GroupPayouts, 1) }

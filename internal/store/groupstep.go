@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // StepSendGrouped applies st as Tx.StepSend does, in its own committed
@@ -100,4 +103,57 @@ func stepTable(st SendStep) string {
 		return "unmatched_receipts"
 	}
 	return "transactions"
+}
+
+// PayoutStep is one payout's step with its status change, for
+// Tx.StepPayouts: the step (guarded by the send state and settle_at it
+// was decided from) and, when To is set, the move from status From to To
+// (confirmed_at set when Confirmed is non-zero).
+type PayoutStep struct {
+	Step      SendStep
+	From, To  pix.TxStatus
+	Confirmed time.Time
+}
+
+// StepPayouts applies each of ps in one guarded UPDATE and reports which
+// applied: a payout whose row is no longer as read (send state, settle_at
+// and status) is left as it is. Each payout may appear once.
+func (tx *Tx) StepPayouts(ctx context.Context, ps []PayoutStep) ([]bool, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	var q strings.Builder
+	q.WriteString(`UPDATE transactions SET send_state = v.column3, settle_at = v.column4,
+		end_to_end_id = COALESCE(v.column5, transactions.end_to_end_id), send_attempts = transactions.send_attempts + v.column6,
+		status = COALESCE(v.column8, transactions.status), confirmed_at = COALESCE(v.column9, transactions.confirmed_at)
+		FROM (VALUES `)
+	castTuples(&q, 1, len(ps), []string{"TEXT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "TEXT"})
+	q.WriteString(`) AS v WHERE transactions.id = v.column1 AND transactions.send_state = v.column2
+		AND transactions.settle_at = v.column7 AND transactions.status = v.column10 RETURNING transactions.id`)
+	args := make([]any, 0, 10*len(ps))
+	for _, p := range ps {
+		st := p.Step
+		attempt := 0
+		if st.Attempt {
+			attempt = 1
+		}
+		args = append(args, st.ID, st.WasState, st.State, nullMS(st.Next), nullString(st.EndToEndID), attempt, nullMS(st.WasSettleAt),
+			nullString(string(p.To)), nullMS(p.Confirmed), p.From)
+	}
+	ids, err := selectAll(ctx, &tx.Q, func(row scanner) (string, error) {
+		var id string
+		return id, row.Scan(&id)
+	}, q.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("step payouts: %w", err)
+	}
+	applied := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		applied[id] = true
+	}
+	out := make([]bool, len(ps))
+	for i, p := range ps {
+		out[i] = applied[p.Step.ID]
+	}
+	return out, nil
 }

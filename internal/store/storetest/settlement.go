@@ -164,6 +164,50 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.Equal(t, []bool{true, true, false}, oks)
 	})
 
+	t.Run("Payout steps with their status change apply only to the row as read", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		var ps []pix.Transaction
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for range 3 {
+				p := newPayout(c, "", t0)
+				p.SendState = store.SendSent
+				if _, err := tx.InsertTransaction(ctx, p); err != nil {
+					return err
+				}
+				ps = append(ps, p)
+			}
+			return nil
+		}))
+		done := func(p pix.Transaction, wasAt time.Time) store.SendStep {
+			return store.SendStep{ID: p.ID, WasState: store.SendSent, WasSettleAt: wasAt, State: store.SendDone, EndToEndID: "E00000000202603011200aBcDeFgHiJk"}
+		}
+		var oks []bool
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			var err error
+			oks, err = tx.StepPayouts(ctx, []store.PayoutStep{
+				{Step: done(ps[0], t0), From: pix.StatusPending, To: pix.StatusPaid, Confirmed: t0.Add(time.Second)},
+				{Step: done(ps[1], t0.Add(time.Second)), From: pix.StatusPending, To: pix.StatusPaid}, // stale settle_at
+				{Step: done(ps[2], t0), From: pix.StatusPaid, To: pix.StatusReversed},                 // stale status
+			})
+			return err
+		}))
+		require.Equal(t, []bool{true, false, false}, oks)
+		got, err := db.TransactionByID(ctx, ps[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, pix.StatusPaid, got.Status)
+		require.Equal(t, store.SendDone, got.SendState)
+		require.Equal(t, t0.Add(time.Second), got.ConfirmedAt)
+		require.Equal(t, "E00000000202603011200aBcDeFgHiJk", got.EndToEndID)
+		for _, p := range ps[1:] {
+			got, err := db.TransactionByID(ctx, p.ID)
+			require.NoError(t, err)
+			require.Equal(t, pix.StatusPending, got.Status, "unchanged")
+			require.Equal(t, store.SendSent, got.SendState, "unchanged")
+		}
+	})
+
 	t.Run("Refunds are due in order and finished once", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
