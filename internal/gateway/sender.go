@@ -160,8 +160,8 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 		inFlight = make(map[string]bool)
 		// unclaimed counts the steps in flight that only read (not claimed).
 		unclaimed int
-		freed    = make(chan struct{}, 1)
-		wg       sync.WaitGroup
+		freed     = make(chan struct{}, 1)
+		wg        sync.WaitGroup
 	)
 	defer wg.Wait()
 	signal := func(c chan struct{}) {
