@@ -347,13 +347,15 @@ func TestSettlementRaceWithAnotherNode(t *testing.T) {
 			require.Equal(t, http.StatusOK, r.status, string(r.body))
 			ids = append(ids, r.json["transaction_id"].(string))
 		}
-		b.clock.Advance(time.Hour + time.Second)
+		b.clock.Advance(time.Hour + time.Minute)
 		// Not due yet: its reservation keeps pending high enough that
 		// settling the others twice would not overdraw it.
 		r := b.do("POST", "/api/v1/gateway/pix-payment", payout("50", "EMAIL", "someone@example.com"))
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
-		b.clock.Advance(-time.Millisecond) // the last payout is not due
-		other := *b.gw                     // another node on the same database
+		// The last payout is not due for 30 s (the clock runs on); the
+		// others are past the sandbox's delay.
+		b.clock.Advance(-30 * time.Second)
+		other := *b.gw                // another node on the same database
 		var mu sync.Mutex
 		sends := map[string]int{}
 		// The first node's provider answers once it holds a send of each
