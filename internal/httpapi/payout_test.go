@@ -355,7 +355,7 @@ func TestSettlementRaceWithAnotherNode(t *testing.T) {
 		// The last payout is not due for 30 s (the clock runs on); the
 		// others are past the sandbox's delay.
 		b.clock.Advance(-30 * time.Second)
-		other := *b.gw                // another node on the same database
+		other := *b.gw // another node on the same database
 		var mu sync.Mutex
 		sends := map[string]int{}
 		// The first node's provider answers once it holds a send of each
