@@ -198,10 +198,16 @@ func TestPayoutSendNeverRetried(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		c, f, _ := newTestClient(t, apipix.WithTimeouts(0, 300*time.Millisecond))
 		var n atomic.Int32
-		f.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		// The handler never answers before the client's deadline, whatever
+		// the server's request context does: returning early would send an
+		// empty 200.
+		release := make(chan struct{})
+		t.Cleanup(func() { close(release) })
+		f.setHandler(func(w http.ResponseWriter, _ *http.Request) {
 			n.Add(1)
 			select {
-			case <-r.Context().Done():
+			case <-release:
+				panic(http.ErrAbortHandler)
 			case <-time.After(3 * time.Second):
 				writeJSON(w, http.StatusCreated, fmt.Sprintf(`{"idEnvio":%q,"status":"EM_PROCESSAMENTO"}`, payoutHex))
 			}
