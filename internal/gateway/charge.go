@@ -301,9 +301,8 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 	if err != nil {
 		return ChargeResponse{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
 	}
-	// No read before the insert: the unique indexes detect a duplicate, and
-	// only then is the earlier charge read (a round trip saved on every
-	// new charge).
+	// The unique indexes detect a duplicate at the insert; a charge
+	// registered at a PSP also looks for it before (below).
 	find := func(q finder) (pix.Transaction, bool, error) {
 		return findPrevious(ctx, q, c.ID, r.ExternalID, r.IdempotencyKey)
 	}

@@ -3,7 +3,6 @@ package pspsim
 import (
 	"crypto/subtle"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -307,37 +306,11 @@ func (s *Server) getPix(w http.ResponseWriter, r *http.Request) {
 // listPix is GET /pix: the Pix whose horario is within [inicio, fim], oldest
 // first, one page.
 func (s *Server) listPix(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var v []violacao
-	parseTime := func(name string) time.Time {
-		t, err := time.Parse(time.RFC3339Nano, q.Get(name))
-		if err != nil {
-			v = append(v, violacao{Razao: name + " is required, an RFC 3339 date-time", Propriedade: name, Valor: q.Get(name)})
-		}
-		return t
-	}
-	parseInt := func(name string, def, lo, hi int) int {
-		raw := q.Get(name)
-		if raw == "" {
-			return def
-		}
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < lo || n > hi {
-			v = append(v, violacao{Razao: fmt.Sprintf("%s must be an integer from %d to %d", name, lo, hi), Propriedade: name, Valor: raw})
-		}
-		return n
-	}
-	inicio, fim := parseTime("inicio"), parseTime("fim")
-	page := parseInt("paginacao.paginaAtual", 0, 0, 1<<30)
-	perPage := parseInt("paginacao.itensPorPagina", 100, 1, 1000)
-	if len(v) == 0 && fim.Before(inicio) {
-		v = append(v, violacao{Razao: "fim is before inicio", Propriedade: "fim", Valor: q.Get("fim")})
-	}
-	if len(v) > 0 {
-		writeProblem(w, http.StatusBadRequest, "PixConsultaInvalida", "Consulta inválida", "invalid query parameters", v)
+	inicio, fim, page, perPage, ok := listQuery(w, r, "PixConsultaInvalida")
+	if !ok {
 		return
 	}
-	txid := q.Get("txid")
+	txid := r.URL.Query().Get("txid")
 	s.mu.Lock()
 	items := []pixJSON{}
 	total := 0

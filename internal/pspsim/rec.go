@@ -612,8 +612,8 @@ func (s *Server) recQR(rc *rec, txid string) (string, string) {
 }
 
 // listQuery reads inicio, fim and the page of a list request, or answers
-// 400 and returns false.
-func listQuery(w http.ResponseWriter, r *http.Request) (inicio, fim time.Time, page, perPage int, ok bool) {
+// 400 with the problem type problem and returns false.
+func listQuery(w http.ResponseWriter, r *http.Request, problem string) (inicio, fim time.Time, page, perPage int, ok bool) {
 	q := r.URL.Query()
 	var v []violacao
 	parseTime := func(name string) time.Time {
@@ -641,7 +641,7 @@ func listQuery(w http.ResponseWriter, r *http.Request) (inicio, fim time.Time, p
 		v = append(v, violacao{Razao: "fim is before inicio", Propriedade: "fim", Valor: q.Get("fim")})
 	}
 	if len(v) > 0 {
-		writeProblem(w, http.StatusBadRequest, "ConsultaInvalida", "Consulta inválida", "invalid query parameters", v)
+		writeProblem(w, http.StatusBadRequest, problem, "Consulta inválida", "invalid query parameters", v)
 		return inicio, fim, 0, 0, false
 	}
 	return inicio, fim, page, perPage, true
@@ -667,7 +667,7 @@ func writeList[T any](w http.ResponseWriter, key string, inicio, fim time.Time, 
 // listRecs is GET /rec: the recurrences with a status change in [inicio,
 // fim], oldest first, one page.
 func (s *Server) listRecs(w http.ResponseWriter, r *http.Request) {
-	inicio, fim, page, perPage, ok := listQuery(w, r)
+	inicio, fim, page, perPage, ok := listQuery(w, r, "ConsultaInvalida")
 	if !ok {
 		return
 	}
@@ -932,7 +932,7 @@ func (s *Server) retryCobR(w http.ResponseWriter, r *http.Request) {
 // attempt's, in [inicio, fim], oldest first, one page; optionally of one
 // idRec or status.
 func (s *Server) listCobRs(w http.ResponseWriter, r *http.Request) {
-	inicio, fim, page, perPage, ok := listQuery(w, r)
+	inicio, fim, page, perPage, ok := listQuery(w, r, "ConsultaInvalida")
 	if !ok {
 		return
 	}
