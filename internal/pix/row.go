@@ -114,6 +114,9 @@ type Transaction struct {
 	// compared with (AmountMismatch). 0 when nothing was due that day (it
 	// was after the charge's last day). Unused for immediate charges.
 	ExpectedAmount Amount
+	// RecurrenceID names the recurrence of a cycle's charge, or of the
+	// first payment of a journey-3 recurrence; "" for any other.
+	RecurrenceID string
 }
 
 // Refundable is how much of a paid charge can be returned: what was paid,
