@@ -14,7 +14,7 @@ const recurrenceColumns = `id, client_id, external_id, idempotency_key, request_
 	payer_name, payer_document, contract, description, frequency, start_date, end_date, amount, retry,
 	first_payment, first_payment_id, qrcode, callback_url, next_cycle, next_due, created_at, updated_at`
 
-// dateColumn is the stored form of a date: YYYY-MM-DD, '' for the zero
+// dateColumn is the stored form of a date: YYYY-MM-DD, ” for the zero
 // Date. Stored so, dates compare as text in both databases.
 func dateColumn(d pix.Date) string {
 	if d.IsZero() {
