@@ -159,6 +159,10 @@ func (a *app) serve(ctx context.Context) error {
 		{Name: "psp-sent-reading", Run: gw.ReadSent},
 		// Cobs left behind by a crash are withdrawn.
 		{Name: "psp-orphan-cobs", Run: gw.SweepOrphanCobs},
+		// Recurrences: each cycle's charge, retries, approvals left
+		// unanswered; and the PSP's changes, read without waiting on webhooks.
+		{Name: "recurrence-cycles", Run: gw.RunRecurrences},
+		{Name: "psp-recurrences-reading", Run: gw.ReadRecurrences},
 	}
 	interval := jobInterval(a.settings.PayoutDelay)
 	runner := &job.Runner{Log: a.log, Interval: interval, Tasks: tasks}
@@ -227,6 +231,9 @@ func (a *app) provider() (provider.Provider, error) {
 	case config.ProviderAPIPix, config.ProviderEfi:
 		cfg := apipix.Config{APIURL: s.PSPAPIURL, TokenURL: s.PSPTokenURL, ClientID: s.PSPClientID, ClientSecret: s.PSPClientSecret,
 			CertPEM: s.CertPEM, KeyPEM: s.KeyPEM, CAPEM: s.CAPEM, PixKey: s.PSPPixKey, WebhookURL: s.PSPWebhookURL, Log: a.log}
+		if s.PSPAccountNumber != "" {
+			cfg.Account = apipix.Account{Number: s.PSPAccountNumber, Branch: s.PSPAccountBranch, Type: s.PSPAccountType}
+		}
 		var (
 			p   provider.Provider
 			err error
@@ -262,6 +269,9 @@ func (a *app) startPSP(ctx context.Context, psp provider.Provider, retry time.Du
 		case <-t.C:
 		}
 		err := psp.Start(ctx)
+		if rec, ok := psp.(provider.Recurrer); ok && err == nil {
+			err = rec.StartRecurrences(ctx)
+		}
 		if err == nil || ctx.Err() != nil {
 			return
 		}

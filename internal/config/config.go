@@ -68,16 +68,19 @@ type Config struct {
 	// A real PSP (PIXGATE_PROVIDER=apipix or efi, docs/psp.md#settings): required
 	// with those providers except the token URL (defaulted from the API
 	// URL) and the CA file (default: the system roots).
-	PSPAPIURL       string `name:"psp-api-url" env:"PIXGATE_PSP_API_URL" help:"PSP: API Pix base URL including its version (https://…/v2)."`
-	PSPTokenURL     string `name:"psp-token-url" env:"PIXGATE_PSP_TOKEN_URL" help:"PSP: OAuth 2.0 token endpoint (default: <origin of the API URL>/oauth/token)."`
-	PSPClientID     string `name:"psp-client-id" env:"PIXGATE_PSP_CLIENT_ID" help:"PSP: OAuth 2.0 client id."`
-	PSPClientSecret string `name:"psp-client-secret" env:"PIXGATE_PSP_CLIENT_SECRET" help:"PSP: OAuth 2.0 client secret."`
-	PSPCertFile     string `name:"psp-cert-file" env:"PIXGATE_PSP_CERT_FILE" help:"PSP: mutual-TLS client certificate file (PEM)."`
-	PSPKeyFile      string `name:"psp-key-file" env:"PIXGATE_PSP_KEY_FILE" help:"PSP: mutual-TLS client private key file (PEM)."`
-	PSPCAFile       string `name:"psp-ca-file" env:"PIXGATE_PSP_CA_FILE" help:"PSP: PEM bundle that signs the PSP's server certificate (default: the system roots)."`
-	PSPPixKey       string `name:"psp-pix-key" env:"PIXGATE_PSP_PIX_KEY" help:"PSP: the merchant's receiving PIX key at the PSP."`
-	PSPWebhookURL   string `name:"psp-webhook-url" env:"PIXGATE_PSP_WEBHOOK_URL" help:"PSP: public URL at which the PSP reaches pixgate, ending in /psp/webhook/<secret: 32 or more of [A-Za-z0-9_-]>."`
-	PSPUnmatched    string `name:"psp-unmatched" env:"PIXGATE_PSP_UNMATCHED" default:"return" help:"PSP: what happens to a confirmed Pix that matches no open charge: return (to the payer, by devolução) or hold (for an operator, who returns it from the panel)."`
+	PSPAPIURL        string `name:"psp-api-url" env:"PIXGATE_PSP_API_URL" help:"PSP: API Pix base URL including its version (https://…/v2)."`
+	PSPTokenURL      string `name:"psp-token-url" env:"PIXGATE_PSP_TOKEN_URL" help:"PSP: OAuth 2.0 token endpoint (default: <origin of the API URL>/oauth/token)."`
+	PSPClientID      string `name:"psp-client-id" env:"PIXGATE_PSP_CLIENT_ID" help:"PSP: OAuth 2.0 client id."`
+	PSPClientSecret  string `name:"psp-client-secret" env:"PIXGATE_PSP_CLIENT_SECRET" help:"PSP: OAuth 2.0 client secret."`
+	PSPCertFile      string `name:"psp-cert-file" env:"PIXGATE_PSP_CERT_FILE" help:"PSP: mutual-TLS client certificate file (PEM)."`
+	PSPKeyFile       string `name:"psp-key-file" env:"PIXGATE_PSP_KEY_FILE" help:"PSP: mutual-TLS client private key file (PEM)."`
+	PSPCAFile        string `name:"psp-ca-file" env:"PIXGATE_PSP_CA_FILE" help:"PSP: PEM bundle that signs the PSP's server certificate (default: the system roots)."`
+	PSPPixKey        string `name:"psp-pix-key" env:"PIXGATE_PSP_PIX_KEY" help:"PSP: the merchant's receiving PIX key at the PSP."`
+	PSPWebhookURL    string `name:"psp-webhook-url" env:"PIXGATE_PSP_WEBHOOK_URL" help:"PSP: public URL at which the PSP reaches pixgate, ending in /psp/webhook/<secret: 32 or more of [A-Za-z0-9_-]>."`
+	PSPAccountNumber string `name:"psp-account-number" env:"PIXGATE_PSP_ACCOUNT_NUMBER" help:"PSP: the merchant's account number (conta) at the PSP, which receives the cycle charges of recurrences; without it recurrences are refused."`
+	PSPAccountBranch string `name:"psp-account-branch" env:"PIXGATE_PSP_ACCOUNT_BRANCH" help:"PSP: the account's branch (agência), optional."`
+	PSPAccountType   string `name:"psp-account-type" env:"PIXGATE_PSP_ACCOUNT_TYPE" default:"CORRENTE" help:"PSP: the account's type: CORRENTE, POUPANCA or PAGAMENTO."`
+	PSPUnmatched     string `name:"psp-unmatched" env:"PIXGATE_PSP_UNMATCHED" default:"return" help:"PSP: what happens to a confirmed Pix that matches no open charge: return (to the payer, by devolução) or hold (for an operator, who returns it from the panel)."`
 }
 
 // Settings is a validated Config with its values parsed.

@@ -44,6 +44,9 @@ type EventBody struct {
 	// amount.
 	PaidAmount     *pix.Amount `json:"paid_amount,omitempty"`
 	AmountMismatch *bool       `json:"amount_mismatch,omitempty"`
+	// RecurrenceID names the recurrence of a cycle's charge or of a
+	// journey-3 first payment.
+	RecurrenceID string `json:"recurrence_id,omitempty"`
 }
 
 func (s *Service) newEventID() string {
@@ -63,7 +66,7 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, o *outbox, t pix.Trans
 // event builds the outbox event that reports a change of transaction t.
 func (s *Service) event(t pix.Transaction, event string, status pix.TxStatus, value, tax pix.Amount, refundID string, now time.Time) (pix.Event, error) {
 	b := EventBody{ID: s.newEventID(), Event: event, StatusTransaction: status, Value: value, PaymentID: t.ID,
-		Type: string(t.Type), Tax: tax, RefundID: refundID, OccurredAt: FormatTime(now)}
+		Type: string(t.Type), Tax: tax, RefundID: refundID, OccurredAt: FormatTime(now), RecurrenceID: t.RecurrenceID}
 	if t.ExternalID != "" {
 		ext := t.ExternalID
 		b.ExternalID = &ext

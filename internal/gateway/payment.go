@@ -95,6 +95,11 @@ func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool, d
 		if err := s.emit(ctx, tx, o, out, EventCashinPaid, pix.StatusPaid, p.Amount, tax, "", paidAt); err != nil {
 			return err
 		}
+		if t.RecurrenceID != "" {
+			if err := s.cycleCredited(ctx, tx, o, out, now); err != nil {
+				return err
+			}
+		}
 		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(p.Amount, tax), paidAt)
 	})
 	if err != nil {

@@ -296,6 +296,15 @@ func (s *Service) expireAtPSP(ctx context.Context, limit int) (int, error) {
 func (s *Service) expireOne(ctx context.Context, t pix.Transaction, now time.Time) (bool, error) {
 	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
 	defer cancel()
+	if t.RecurrenceID != "" {
+		// A cycle's charge is debited, not paid by a cob: its PSP says how
+		// it ended.
+		if _, err := s.db.Cycle(ctx, t.ID); err == nil {
+			return s.expireCycle(cctx, t)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
+	}
 	due := t.Due != nil
 	pays, err := s.chargePayments(cctx, t.TxID, due)
 	if errors.Is(err, errNoDueCharges) {

@@ -92,13 +92,16 @@ type TransactionView struct {
 	// paid); both are left out for immediate charges and payouts.
 	Due            *pix.Due  `json:"due,omitempty"`
 	AmountDueToday *DueToday `json:"amount_due_today,omitempty"`
+	// RecurrenceID names the recurrence of a cycle's charge or of a
+	// journey-3 first payment; left out for every other transaction.
+	RecurrenceID string `json:"recurrence_id,omitempty"`
 }
 
 // View returns the API view of t on day today (São Paulo date, see
 // Service.Today), which prices a charge with a due date.
 func View(t pix.Transaction, today pix.Date) TransactionView {
 	v := TransactionView{PaymentID: t.ID, Status: t.Status, Amount: t.Amount, CreatedAt: FormatTime(t.CreatedAt),
-		Type: t.Type, Tax: t.Tax, RefundedAmount: t.RefundedAmount}
+		Type: t.Type, Tax: t.Tax, RefundedAmount: t.RefundedAmount, RecurrenceID: t.RecurrenceID}
 	if t.ExternalID != "" {
 		ext := t.ExternalID
 		v.ExternalID = &ext

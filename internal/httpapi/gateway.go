@@ -32,4 +32,12 @@ type Gateway interface {
 	Deliveries(ctx context.Context, c pix.Client, paymentID string) ([]gateway.DeliveryView, error)
 	RetryDelivery(ctx context.Context, c pix.Client, eventID string) error
 	PSPReported(ctx context.Context, reported []gateway.ReportedPix) error
+	CreateRecurrence(ctx context.Context, c pix.Client, r *pix.RecurrenceRequest, idemKey string, body []byte) (gateway.RecurrenceCreated, bool, error)
+	Recurrence(ctx context.Context, c pix.Client, id string) (gateway.RecurrenceView, error)
+	CancelRecurrence(ctx context.Context, c pix.Client, id string) (gateway.RecurrenceView, error)
+	SandboxRecurrence(ctx context.Context, c pix.Client, id, action string) (gateway.RecurrenceView, error)
+	SandboxNextCycle(ctx context.Context, c pix.Client, id string) (pix.Transaction, pix.Date, error)
+	SandboxFailCharge(ctx context.Context, c pix.Client, paymentID string) (pix.Transaction, error)
+	PSPRecurrencesReported(ctx context.Context, pspIDs []string) error
+	PSPCyclesReported(ctx context.Context, txids []string) error
 }

@@ -22,12 +22,19 @@ const (
 	// by pspWebhook, so that the mux never tells a wrong secret from a
 	// wrong sub-path.
 	pspWebhookSubtree = "/psp/webhook/" //nolint:gosec // G101: a path prefix, not a credential
-	// pspWebhookRoute is the route logged for a call at the right secret.
-	pspWebhookRoute = "POST /psp/webhook/{secret}/pix" //nolint:gosec // G101: the route with the secret left out
 	// MaxPSPBodyBytes is the largest notification accepted from the PSP
 	// (1 MiB): a PSP may report many Pix in one call.
 	MaxPSPBodyBytes = 1 << 20
 )
+
+// pspWebhookRoutes are the paths under <secret>/ the PSP calls (Pix,
+// recurrences, cycle charges), each with the route logged for it: the
+// pattern with the secret left out.
+var pspWebhookRoutes = map[string]string{
+	"pix":  "POST /psp/webhook/{secret}/pix",
+	"rec":  "POST /psp/webhook/{secret}/rec",
+	"cobr": "POST /psp/webhook/{secret}/cobr",
+}
 
 var (
 	errPSPTooLarge    = &httpError{http.StatusRequestEntityTooLarge, "Request body too large (limit 1 MiB)", "Request body too large (limit 1 MiB)"}
@@ -60,18 +67,25 @@ func (s *Server) pspWebhook() http.Handler {
 		secret, sub, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, pspWebhookSubtree), "/")
 		sum := pspWebhookSecretSum(secret)
 		known := subtle.ConstantTimeCompare(sum[:], s.pspSecret[:]) == 1
-		if !known || sub != "pix" {
+		route, ok := pspWebhookRoutes[sub]
+		if !known || !ok {
 			s.notePSPRoute(r, "")
 			s.writeError(w, r, errRouteNotFound)
 			return
 		}
-		s.notePSPRoute(r, pspWebhookRoute)
+		s.notePSPRoute(r, route)
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			s.writeError(w, r, errMethodNotAllowed)
 			return
 		}
-		if err := s.pspReported(r); err != nil {
+		var err error
+		if sub == "pix" {
+			err = s.pspReported(r)
+		} else {
+			err = s.pspRecReported(r, sub)
+		}
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -93,15 +107,9 @@ func (s *Server) notePSPRoute(r *http.Request, route string) {
 // Errors: 413, 400 for a body that is not a notification, 503 when the
 // gateway cannot take it now (the PSP sends it again).
 func (s *Server) pspReported(r *http.Request) error {
-	if r.ContentLength > MaxPSPBodyBytes {
-		return errPSPTooLarge
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxPSPBodyBytes+1))
+	body, err := readPSPBody(r)
 	if err != nil {
-		return invalid("", "")
-	}
-	if len(body) > MaxPSPBodyBytes {
-		return errPSPTooLarge
+		return err
 	}
 	reported, err := parsePSPNotification(body)
 	if err != nil {
@@ -115,6 +123,21 @@ func (s *Server) pspReported(r *http.Request) error {
 		return errPSPUnavailable
 	}
 	return nil
+}
+
+// readPSPBody reads a PSP notification's body. Errors: 413, 400.
+func readPSPBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxPSPBodyBytes {
+		return nil, errPSPTooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxPSPBodyBytes+1))
+	if err != nil {
+		return nil, invalid("", "")
+	}
+	if len(body) > MaxPSPBodyBytes {
+		return nil, errPSPTooLarge
+	}
+	return body, nil
 }
 
 // parsePSPNotification decodes body leniently (PSPs add fields of their

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 )
 
@@ -101,6 +102,9 @@ func (s *Server) Handler() http.Handler {
 	api.Handle("POST /api/v1/gateway/pix-payment", s.handle(s.createPayout))
 	api.Handle("POST /api/v1/gateway/refund", s.handle(s.createRefund))
 	api.Handle("GET /api/v1/gateway/refunds/{refund_id}", s.handle(s.getRefund))
+	api.Handle("POST /api/v1/gateway/recurrences", s.handle(s.createRecurrence))
+	api.Handle("GET /api/v1/gateway/recurrences/{recurrence_id}", s.handle(s.getRecurrence))
+	api.Handle("POST /api/v1/gateway/recurrences/{recurrence_id}/cancel", s.handle(s.cancelRecurrence))
 	api.Handle("GET /api/v1/wallet/balance", s.handle(s.balance))
 	api.Handle("POST /api/v1/wallet/transaction", s.handle(s.lookup))
 	api.Handle("GET /api/v1/wallet/transactions", s.handle(s.history))
@@ -110,6 +114,11 @@ func (s *Server) Handler() http.Handler {
 	if s.sandbox {
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/pay", s.handle(s.sandboxPay))
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/expire", s.handle(s.sandboxExpire))
+		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/fail", s.handle(s.sandboxFail))
+		for _, action := range []string{gateway.SandboxApprove, gateway.SandboxReject, gateway.SandboxCancelByPayer} {
+			api.Handle("POST /api/v1/sandbox/recurrences/{recurrence_id}/"+action, s.handle(s.sandboxRecurrence(action)))
+		}
+		api.Handle("POST /api/v1/sandbox/recurrences/{recurrence_id}/next-cycle", s.handle(s.sandboxNextCycle))
 	}
 
 	root := http.NewServeMux()

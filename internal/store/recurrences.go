@@ -277,3 +277,13 @@ func setCycleDates(c *pix.Cycle, due, retry string, updated int64) error {
 	c.UpdatedAt = fromMS(updated)
 	return nil
 }
+
+// UpdateCycleRetry sets the retry still to ask for of the cycle whose
+// charge is paymentID (zero: none); a charge that is no cycle's is left.
+func (tx *Tx) UpdateCycleRetry(ctx context.Context, paymentID string, retryOn pix.Date, now time.Time) error {
+	if _, err := tx.affected(ctx, `UPDATE recurrence_cycles SET retry_on = $2, updated_at = $3 WHERE payment_id = $1`,
+		paymentID, dateColumn(retryOn), ms(now)); err != nil {
+		return fmt.Errorf("update cycle retry: %w", err)
+	}
+	return nil
+}

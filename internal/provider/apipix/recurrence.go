@@ -262,6 +262,11 @@ func (c *Client) CreateRecurrence(ctx context.Context, r provider.Recurrence) (p
 	rejected := func(why string) (provider.RecurrenceCreated, error) {
 		return provider.RecurrenceCreated{}, fmt.Errorf("%s: create recurrence: %s: %w", c.name, why, provider.ErrRejected)
 	}
+	if c.account.IsZero() {
+		// Its cycles could never be charged: refuse it rather than take an
+		// authorization nothing would collect.
+		return provider.RecurrenceCreated{}, fmt.Errorf("%s: create recurrence: no receiving account configured: %w", c.name, provider.ErrUnsupported)
+	}
 	if _, err := c.recBody(r, 0); err != nil {
 		return rejected(err.Error())
 	}

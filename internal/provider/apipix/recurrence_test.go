@@ -286,6 +286,7 @@ func TestRecurrencesAgainstTheSimulator(t *testing.T) {
 func TestRecurrenceRequestShapes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	e.c.account = testAccount
 	idRec := "RR9999999920261201abcdefghijk"
 	e.psp.setHandler(func(w http.ResponseWriter, r *http.Request, _ []byte) {
 		switch {
@@ -319,9 +320,14 @@ func TestRecurrenceRequestShapes(t *testing.T) {
 	}, decodeBody(t, calls[1].Body))
 	require.Equal(t, "GET /v2/rec/"+idRec, calls[2].Method+" "+calls[2].Path)
 
-	// Without a receiving account no cycle charge can be made.
-	err = e.c.CreateCycleCharge(ctx, cycle(t, idRec, txid, "2026-12-10"))
+	// Without a receiving account no cycle charge can be made, so no
+	// recurrence is taken either, and the PSP is not called.
+	none := newEnv(t)
+	_, err = none.c.CreateRecurrence(ctx, r)
 	require.ErrorIs(t, err, provider.ErrUnsupported)
+	err = none.c.CreateCycleCharge(ctx, cycle(t, idRec, txid, "2026-12-10"))
+	require.ErrorIs(t, err, provider.ErrUnsupported)
+	require.Empty(t, none.psp.apiCalls())
 
 	withAccount := newEnv(t)
 	withAccount.c.account = testAccount

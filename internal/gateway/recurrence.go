@@ -1,0 +1,453 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// Messages of recurrences' errors.
+const (
+	msgNoRecurrences       = "Recurrences are not available with this provider"
+	msgRecurrenceNotFound  = "Recurrence not found"
+	msgRecurrenceRefused   = "The payment provider refused the recurrence"
+	msgRecurrenceFinalized = "Recurrence is %s and can no longer be cancelled"
+)
+
+// RecurrenceCreated is the 201 body of a created recurrence (and of its
+// replays), statusCode aside.
+type RecurrenceCreated struct {
+	RecurrenceID   string               `json:"recurrence_id"`
+	ExternalID     string               `json:"external_id"`
+	Status         pix.RecurrenceStatus `json:"status"`
+	QRCode         string               `json:"qrcode"`
+	QRCodeImage    string               `json:"qrcode_image"`
+	Frequency      pix.Frequency        `json:"frequency"`
+	Amount         pix.Amount           `json:"amount"`
+	StartDate      pix.Date             `json:"start_date"`
+	EndDate        *pix.Date            `json:"end_date"`
+	Retry          pix.RetryPolicy      `json:"retry"`
+	NextDueDate    *pix.Date            `json:"next_due_date"`
+	FirstPayment   *pix.Amount          `json:"first_payment"`
+	FirstPaymentID *string              `json:"first_payment_id"`
+}
+
+// RecurrenceView is a recurrence as GET and cancel show it.
+type RecurrenceView struct {
+	RecurrenceID   string               `json:"recurrence_id"`
+	ExternalID     string               `json:"external_id"`
+	Status         pix.RecurrenceStatus `json:"status"`
+	CancelledBy    *pix.CancelledBy     `json:"cancelled_by"`
+	Payer          pix.RecurrencePayer  `json:"payer"`
+	Contract       string               `json:"contract"`
+	Description    string               `json:"description"`
+	Frequency      pix.Frequency        `json:"frequency"`
+	Amount         pix.Amount           `json:"amount"`
+	StartDate      pix.Date             `json:"start_date"`
+	EndDate        *pix.Date            `json:"end_date"`
+	Retry          pix.RetryPolicy      `json:"retry"`
+	NextDueDate    *pix.Date            `json:"next_due_date"`
+	FirstPayment   *pix.Amount          `json:"first_payment"`
+	FirstPaymentID *string              `json:"first_payment_id"`
+	CreatedAt      string               `json:"created_at"`
+	UpdatedAt      string               `json:"updated_at"`
+	Charges        []CycleView          `json:"charges"`
+}
+
+// CycleView is one cycle's charge in a RecurrenceView.
+type CycleView struct {
+	PaymentID string       `json:"payment_id"`
+	DueDate   pix.Date     `json:"due_date"`
+	Amount    pix.Amount   `json:"amount"`
+	Status    pix.TxStatus `json:"status"`
+	Attempts  int          `json:"attempts"`
+}
+
+func optDate(d pix.Date) *pix.Date {
+	if d.IsZero() {
+		return nil
+	}
+	return &d
+}
+
+func optFirst(r pix.Recurrence) (*pix.Amount, *string) {
+	if r.FirstPayment <= 0 {
+		return nil, nil
+	}
+	a, id := r.FirstPayment, r.FirstPaymentID
+	return &a, &id
+}
+
+// nextDue is the next_due_date shown: none once no cycle is left or the
+// recurrence is final.
+func nextDue(r pix.Recurrence) *pix.Date {
+	if r.Status.Final() {
+		return nil
+	}
+	return optDate(r.NextDue)
+}
+
+func (s *Service) recurrenceCreated(r pix.Recurrence) (RecurrenceCreated, error) {
+	image, err := s.QR.Base64PNG(r.QRCode)
+	if err != nil {
+		return RecurrenceCreated{}, fmt.Errorf("recurrence: render QR: %w", err)
+	}
+	first, firstID := optFirst(r)
+	return RecurrenceCreated{RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: pix.RecurrenceCreated, QRCode: r.QRCode,
+		QRCodeImage: image, Frequency: r.Schedule.Frequency, Amount: r.Amount, StartDate: r.Schedule.Start,
+		EndDate: optDate(r.Schedule.End), Retry: r.Retry, NextDueDate: optDate(r.Schedule.Start),
+		FirstPayment: first, FirstPaymentID: firstID}, nil
+}
+
+// RecurrenceViewOf is the API view of r with its cycles' charges.
+func RecurrenceViewOf(r pix.Recurrence, cycles []pix.CycleCharge) RecurrenceView {
+	first, firstID := optFirst(r)
+	v := RecurrenceView{RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: r.Status, Payer: r.Payer, Contract: r.Contract,
+		Description: r.Description, Frequency: r.Schedule.Frequency, Amount: r.Amount, StartDate: r.Schedule.Start,
+		EndDate: optDate(r.Schedule.End), Retry: r.Retry, NextDueDate: nextDue(r), FirstPayment: first, FirstPaymentID: firstID,
+		CreatedAt: FormatTime(r.CreatedAt), UpdatedAt: FormatTime(r.UpdatedAt), Charges: make([]CycleView, 0, len(cycles))}
+	if r.Status == pix.RecurrenceCancelled {
+		by := r.CancelledBy
+		v.CancelledBy = &by
+	}
+	for _, c := range cycles {
+		v.Charges = append(v.Charges, CycleView{PaymentID: c.PaymentID, DueDate: c.DueDate, Amount: c.Amount, Status: c.Status, Attempts: c.Attempts})
+	}
+	return v
+}
+
+// recurrer is the provider's recurrences, or the 422 of a provider
+// without them.
+func (s *Service) recurrer() (provider.Recurrer, error) {
+	rec, ok := s.Provider.(provider.Recurrer)
+	if !ok {
+		return nil, pix.Errorf(pix.EUnprocessable, msgNoRecurrences)
+	}
+	return rec, nil
+}
+
+// CreateRecurrence validates r and registers the recurrence for client c
+// at the PSP, or replays the one already created with the same
+// external_id or Idempotency-Key key. body is the raw request, for the
+// idempotency comparison. Errors: EInvalid (with details),
+// EIdempotencyMismatch, EUnprocessable (no recurrences with this provider,
+// or the PSP refused it), EProviderUnavailable.
+func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.RecurrenceRequest, key string, body []byte) (RecurrenceCreated, bool, error) {
+	hash, herr := RequestHash("recurrence", body)
+	terms, found := r.Parse(s.Today())
+	is := issues(found)
+	if key != "" && !ValidIdempotencyKey(key) {
+		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+	}
+	is.webhookURL(s, "postbackUrl", r.PostbackURL)
+	if err := is.err(); err != nil {
+		// start_date is checked against today: a retry, days later, of a
+		// request accepted then replays it rather than fail.
+		if herr == nil {
+			if prev, ok, _ := s.findRecurrence(ctx, c.ID, r.ExternalID, key); ok && prev.RequestHash == hash {
+				resp, rerr := s.recurrenceCreated(prev)
+				return resp, rerr == nil, rerr
+			}
+		}
+		return RecurrenceCreated{}, false, err
+	}
+	if herr != nil {
+		return RecurrenceCreated{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
+	}
+	rec, err := s.recurrer()
+	if err != nil {
+		return RecurrenceCreated{}, false, err
+	}
+	if prev, ok, err := s.findRecurrence(ctx, c.ID, r.ExternalID, key); err != nil {
+		return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
+	} else if ok {
+		return s.replayRecurrence(prev, hash, r.ExternalID)
+	}
+
+	now := s.now()
+	row := pix.Recurrence{ID: s.newUUID(), ClientID: c.ID, ExternalID: terms.ExternalID, IdempotencyKey: key, RequestHash: hash,
+		Status: pix.RecurrenceCreated, Payer: terms.Payer, Contract: terms.Contract, Description: terms.Description,
+		Schedule: terms.Schedule, Amount: terms.Amount, Retry: terms.Retry, FirstPayment: terms.FirstPayment,
+		CallbackURL: r.PostbackURL, NextDue: terms.Schedule.Start, CreatedAt: now, UpdatedAt: now}
+	var first pix.Transaction
+	remote := !s.caps.LocalCharges
+	if terms.FirstPayment > 0 {
+		txid, err := s.newTxID()
+		if err != nil {
+			return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
+		}
+		details, err := json.Marshal(struct {
+			Payer       pix.RecurrencePayer `json:"payer"`
+			Description string              `json:"description"`
+		}{terms.Payer, terms.Description})
+		if err != nil {
+			return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
+		}
+		first = pix.Transaction{ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashin, RequestHash: hash, Status: pix.StatusPending,
+			Amount: terms.FirstPayment, Tax: min(c.CashinFee.Fee(terms.FirstPayment), terms.FirstPayment), CreatedAt: now,
+			ExpiresAt: now.Add(s.ChargeTTL), TxID: txid, CallbackURL: r.PostbackURL, Details: string(details), RecurrenceID: row.ID}
+		row.FirstPaymentID = first.ID
+		if remote {
+			// As a charge's: a first payment's cob left by a crash is withdrawn.
+			if err := s.db.InsertCobIntent(ctx, store.CobIntent{TxID: txid, ClientID: c.ID, CreatedAt: now}); err != nil {
+				return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
+			}
+		}
+	}
+	created, err := rec.CreateRecurrence(ctx, provider.Recurrence{Payer: terms.Payer, Contract: terms.Contract,
+		Description: terms.Description, Schedule: terms.Schedule, Amount: terms.Amount, Retry: terms.Retry,
+		FirstPayment: terms.FirstPayment, FirstTxID: first.TxID, FirstTTL: s.ChargeTTL})
+	if err != nil {
+		if errors.Is(err, provider.ErrUnsupported) {
+			s.Log.WarnContext(ctx, "recurrences are not configured at the PSP", "error", err.Error())
+			return RecurrenceCreated{}, false, pix.Errorf(pix.EUnprocessable, msgNoRecurrences)
+		}
+		if errors.Is(err, provider.ErrRejected) {
+			s.Log.WarnContext(ctx, "the PSP refused a recurrence", "error", err.Error())
+			return RecurrenceCreated{}, false, pix.Errorf(pix.EUnprocessable, msgRecurrenceRefused)
+		}
+		s.Log.WarnContext(ctx, "the PSP did not create a recurrence", "error", err.Error())
+		return RecurrenceCreated{}, false, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
+	}
+	row.PSPID, row.QRCode = created.ID, created.QRCode
+	first.QRCode = created.QRCode
+	inserted := false
+	err = s.db.Write(ctx, func(tx *store.Tx) error {
+		ok, err := tx.InsertRecurrence(ctx, row)
+		if err != nil || !ok {
+			return err
+		}
+		inserted = true
+		if first.ID != "" {
+			return tx.CreateTransaction(ctx, first)
+		}
+		return nil
+	})
+	if err != nil || !inserted {
+		// A concurrent duplicate won the insert (or the write failed): the
+		// recurrence just registered is withdrawn, nobody saw its code.
+		s.withdrawRecurrence(ctx, rec, created.ID, first.TxID)
+		if err != nil {
+			return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
+		}
+		prev, ok, err := s.findRecurrence(ctx, c.ID, r.ExternalID, key)
+		if err == nil && !ok {
+			err = fmt.Errorf("recurrence %s conflicted with no visible row", row.ID)
+		}
+		if err != nil {
+			return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
+		}
+		return s.replayRecurrence(prev, hash, r.ExternalID)
+	}
+	if first.TxID != "" && remote {
+		s.intentDone(ctx, first.TxID)
+	}
+	resp, err := s.recurrenceCreated(row)
+	return resp, false, err
+}
+
+// withdrawRecurrence cancels at the PSP a recurrence no row holds, and
+// its first payment's cob. Best effort: an unanswered recurrence expires
+// on its own, and the sweep withdraws the cob.
+func (s *Service) withdrawRecurrence(ctx context.Context, rec provider.Recurrer, pspID, firstTxID string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pspCallTimeout)
+	defer cancel()
+	if err := rec.CancelRecurrence(cctx, pspID); err != nil {
+		s.Log.WarnContext(ctx, "could not withdraw a recurrence no row holds; it expires unanswered", "psp_id", pspID, "error", err.Error())
+	}
+	if firstTxID != "" && !s.caps.LocalCharges {
+		s.withdrawCharge(ctx, firstTxID, false)
+	}
+}
+
+// replayRecurrence answers a create request whose key matched prev.
+func (s *Service) replayRecurrence(prev pix.Recurrence, hash, externalID string) (RecurrenceCreated, bool, error) {
+	if prev.RequestHash != hash {
+		by := byIdempotencyKey
+		if externalID != "" && prev.ExternalID == externalID {
+			by = byExternalID
+		}
+		return RecurrenceCreated{}, false, mismatch(by)
+	}
+	resp, err := s.recurrenceCreated(prev)
+	return resp, err == nil, err
+}
+
+// findRecurrence returns client's recurrence created with externalID or
+// with the idempotency key, if either was given and exists.
+func (s *Service) findRecurrence(ctx context.Context, clientID, externalID, key string) (pix.Recurrence, bool, error) {
+	if externalID != "" {
+		r, err := s.db.RecurrenceByExternalID(ctx, clientID, externalID)
+		if err == nil || !errors.Is(err, store.ErrNotFound) {
+			return r, err == nil, err
+		}
+	}
+	if key != "" {
+		r, err := s.db.RecurrenceByIdempotencyKey(ctx, clientID, key)
+		if err == nil || !errors.Is(err, store.ErrNotFound) {
+			return r, err == nil, err
+		}
+	}
+	return pix.Recurrence{}, false, nil
+}
+
+// loadRecurrence returns client c's recurrence id. Errors: ENotFound.
+func (s *Service) loadRecurrence(ctx context.Context, c pix.Client, id string) (pix.Recurrence, error) {
+	if !canonicalID(id) {
+		return pix.Recurrence{}, pix.Errorf(pix.ENotFound, msgRecurrenceNotFound)
+	}
+	r, err := s.db.Recurrence(ctx, c.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return pix.Recurrence{}, pix.Errorf(pix.ENotFound, msgRecurrenceNotFound)
+	}
+	if err != nil {
+		return pix.Recurrence{}, fmt.Errorf("recurrence: %w", err)
+	}
+	return r, nil
+}
+
+// Recurrence returns client c's recurrence id with its cycles' charges.
+// Errors: ENotFound.
+func (s *Service) Recurrence(ctx context.Context, c pix.Client, id string) (RecurrenceView, error) {
+	r, err := s.loadRecurrence(ctx, c, id)
+	if err != nil {
+		return RecurrenceView{}, err
+	}
+	return s.recurrenceView(ctx, r)
+}
+
+func (s *Service) recurrenceView(ctx context.Context, r pix.Recurrence) (RecurrenceView, error) {
+	cycles, err := s.db.CycleCharges(ctx, r.ID)
+	if err != nil {
+		return RecurrenceView{}, fmt.Errorf("recurrence %s: %w", r.ID, err)
+	}
+	return RecurrenceViewOf(r, cycles), nil
+}
+
+// CancelRecurrence cancels client c's recurrence id as its receiver: at
+// the PSP first (the recurrence, then each cycle charge not yet paid),
+// then here, with pix.recurrence.cancelled (cancelled_by merchant) and
+// pix.cashin.cancelled for each cycle charge withdrawn. A cycle charge the
+// PSP no longer lets go of (its debit is under way) stays PENDING and ends
+// as its debit does. Errors: ENotFound, EUnprocessable (the recurrence is
+// final), EProviderUnavailable.
+func (s *Service) CancelRecurrence(ctx context.Context, c pix.Client, id string) (RecurrenceView, error) {
+	r, err := s.loadRecurrence(ctx, c, id)
+	if err != nil {
+		return RecurrenceView{}, err
+	}
+	if !r.Status.Cancellable() {
+		return RecurrenceView{}, pix.Errorf(pix.EUnprocessable, msgRecurrenceFinalized, r.Status)
+	}
+	rec, err := s.recurrer()
+	if err != nil {
+		return RecurrenceView{}, err
+	}
+	unavailable := func(what string, err error) (RecurrenceView, error) {
+		s.Log.WarnContext(ctx, "the PSP did not cancel a "+what, "recurrence", r.ID, "error", err.Error())
+		return RecurrenceView{}, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
+	}
+	if err := rec.CancelRecurrence(ctx, r.PSPID); err != nil {
+		if !errors.Is(err, provider.ErrRejected) {
+			return unavailable("recurrence", err)
+		}
+		// The PSP keeps it: it was answered meanwhile. Take its word.
+		if err := s.SyncRecurrence(ctx, r.PSPID); err != nil {
+			return unavailable("recurrence", err)
+		}
+		if r, err = s.loadRecurrence(ctx, c, id); err != nil {
+			return RecurrenceView{}, err
+		}
+		return RecurrenceView{}, pix.Errorf(pix.EUnprocessable, msgRecurrenceFinalized, r.Status)
+	}
+	withdrawn, err := s.withdrawCycles(ctx, rec, r)
+	if err != nil {
+		return unavailable("cycle charge", err)
+	}
+	if r.FirstPaymentID != "" {
+		if t, err := s.db.TransactionByID(ctx, r.FirstPaymentID); err == nil && t.Status == pix.StatusPending {
+			if err := s.cancelAtProvider(ctx, t.TxID, false); err != nil && !errors.Is(err, provider.ErrNotFound) {
+				return unavailable("first payment", err)
+			}
+			withdrawn = append(withdrawn, t.ID)
+		}
+	}
+	if err := s.endRecurrence(ctx, r.ID, pix.RecurrenceCancelled, pix.CancelledByMerchant, withdrawn); err != nil {
+		return RecurrenceView{}, err
+	}
+	if r, err = s.loadRecurrence(ctx, c, id); err != nil {
+		return RecurrenceView{}, err
+	}
+	return s.recurrenceView(ctx, r)
+}
+
+// withdrawCycles cancels at the PSP r's cycle charges still PENDING and
+// returns those it withdrew; the PSP refuses those whose debit is under
+// way, which are left to end as their debit does.
+func (s *Service) withdrawCycles(ctx context.Context, rec provider.Recurrer, r pix.Recurrence) ([]string, error) {
+	cycles, err := s.db.CycleCharges(ctx, r.ID)
+	if err != nil {
+		return nil, fmt.Errorf("cycles of %s: %w", r.ID, err)
+	}
+	var out []string
+	for _, cy := range cycles {
+		if cy.Status != pix.StatusPending {
+			continue
+		}
+		t, err := s.db.TransactionByID(ctx, cy.PaymentID)
+		if err != nil {
+			return nil, fmt.Errorf("cycle charge %s: %w", cy.PaymentID, err)
+		}
+		switch err := rec.CancelCycleCharge(ctx, t.TxID); {
+		case err == nil || errors.Is(err, provider.ErrNotFound):
+			out = append(out, t.ID)
+		case errors.Is(err, provider.ErrRejected):
+			s.Log.InfoContext(ctx, "a cycle charge's debit is under way; it ends as its debit does", "charge", t.ID)
+		default:
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// endRecurrence moves recurrence id to a final status (CANCELLED with by,
+// REJECTED or EXPIRED) with its event, and cancels the charges withdrawn
+// (PENDING ones; each with pix.cashin.cancelled), in one transaction. A
+// recurrence that can no longer move there is left as it is.
+func (s *Service) endRecurrence(ctx context.Context, id string, to pix.RecurrenceStatus, by pix.CancelledBy, withdrawn []string) error {
+	now := s.now()
+	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
+		// Charges are locked before their recurrence, as a payment does.
+		for _, pid := range withdrawn {
+			t, err := tx.TransactionByIDForUpdate(ctx, pid)
+			if err != nil {
+				return err
+			}
+			if t.Status == pix.StatusPending {
+				if err := s.cancel(ctx, tx, o, &t, now); err != nil {
+					return err
+				}
+				if err := tx.UpdateCycleRetry(ctx, t.ID, pix.Date{}, now); err != nil {
+					return err
+				}
+			}
+		}
+		r, err := tx.RecurrenceForUpdate(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !r.Status.CanBecome(to) {
+			return nil
+		}
+		return s.moveRecurrence(ctx, tx, o, r, to, by, now)
+	})
+	if err != nil {
+		return fmt.Errorf("end recurrence %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+// Sandbox actions on a recurrence (docs/recurrences.md, Sandbox).
+const (
+	SandboxApprove       = "approve"
+	SandboxReject        = "reject"
+	SandboxCancelByPayer = "cancel-by-payer"
+)
+
+// SandboxRecurrence acts as the sandbox's payer on client c's recurrence
+// id: approve (paying the first payment, when there is one, through the
+// pay action's path), reject, or cancel-by-payer. The payer's answer is
+// applied as a PSP's report of it is. Errors: ENotFound, EUnprocessable
+// (the recurrence's status does not allow the action).
+func (s *Service) SandboxRecurrence(ctx context.Context, c pix.Client, id, action string) (RecurrenceView, error) {
+	if !s.SandboxPayments() {
+		return RecurrenceView{}, pix.Errorf(pix.ENotFound, msgRecurrenceNotFound)
+	}
+	r, err := s.loadRecurrence(ctx, c, id)
+	if err != nil {
+		return RecurrenceView{}, err
+	}
+	st := provider.RecurrenceState{ID: r.PSPID}
+	switch action {
+	case SandboxApprove, SandboxReject:
+		if r.Status != pix.RecurrenceCreated {
+			return RecurrenceView{}, pix.Errorf(pix.EUnprocessable, "Recurrence is %s and can no longer be answered", r.Status)
+		}
+		st.Status = pix.RecurrenceRejected
+		if action == SandboxApprove {
+			st.Status = pix.RecurrenceApproved
+		}
+	case SandboxCancelByPayer:
+		if r.Status != pix.RecurrenceApproved {
+			return RecurrenceView{}, pix.Errorf(pix.EUnprocessable, "Recurrence is %s and cannot be cancelled by the payer", r.Status)
+		}
+		st.Status, st.CancelledBy = pix.RecurrenceCancelled, pix.CancelledByPayer
+	default:
+		return RecurrenceView{}, pix.Errorf(pix.ENotFound, "Not found")
+	}
+	if action == SandboxApprove && r.FirstPaymentID != "" {
+		// Journey 3: one scan pays the first payment and authorizes.
+		first, err := s.db.TransactionByID(ctx, r.FirstPaymentID)
+		if err != nil {
+			return RecurrenceView{}, fmt.Errorf("first payment of %s: %w", r.ID, err)
+		}
+		if first.Status != pix.StatusPaid {
+			if _, err := s.SandboxPay(ctx, first); err != nil {
+				return RecurrenceView{}, err
+			}
+		}
+	}
+	if err := s.applyRecurrence(ctx, st); err != nil {
+		return RecurrenceView{}, err
+	}
+	if r, err = s.loadRecurrence(ctx, c, id); err != nil {
+		return RecurrenceView{}, err
+	}
+	return s.recurrenceView(ctx, r)
+}
+
+// SandboxNextCycle creates the charge of client c's recurrence's next
+// cycle at once, due on its scheduled date. Errors: ENotFound,
+// EUnprocessable (not APPROVED, or no cycle left).
+func (s *Service) SandboxNextCycle(ctx context.Context, c pix.Client, id string) (pix.Transaction, pix.Date, error) {
+	if !s.SandboxPayments() {
+		return pix.Transaction{}, pix.Date{}, pix.Errorf(pix.ENotFound, msgRecurrenceNotFound)
+	}
+	r, err := s.loadRecurrence(ctx, c, id)
+	if err != nil {
+		return pix.Transaction{}, pix.Date{}, err
+	}
+	rec, err := s.recurrer()
+	if err != nil {
+		return pix.Transaction{}, pix.Date{}, err
+	}
+	if r.Status != pix.RecurrenceApproved {
+		return pix.Transaction{}, pix.Date{}, pix.Errorf(pix.EUnprocessable, "Recurrence is %s and creates no cycles", r.Status)
+	}
+	due := r.NextDue
+	t, err := s.createCycle(ctx, rec, r, true)
+	switch {
+	case errors.Is(err, errNoCycle):
+		return pix.Transaction{}, pix.Date{}, pix.Errorf(pix.EUnprocessable, "Recurrence has no cycle left")
+	case errors.Is(err, errChanged):
+		return pix.Transaction{}, pix.Date{}, pix.Errorf(pix.EConflict, "The recurrence's next cycle is being created")
+	case err != nil:
+		return pix.Transaction{}, pix.Date{}, err
+	}
+	return t, due, nil
+}
+
+// SandboxFailCharge makes the current debit of client c's cycle charge
+// paymentID fail, as the payer's bank reports it: the next attempt is
+// scheduled when the recurrence's retry policy leaves one, else the charge
+// is CANCELLED with pix.recurrence.charge_failed. Errors: ENotFound,
+// EUnprocessable (not a cycle's charge, or no longer PENDING).
+func (s *Service) SandboxFailCharge(ctx context.Context, c pix.Client, paymentID string) (pix.Transaction, error) {
+	if !s.SandboxPayments() {
+		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+	}
+	t, err := s.Charge(ctx, c, paymentID)
+	if err != nil {
+		return pix.Transaction{}, err
+	}
+	cy, err := s.db.Cycle(ctx, t.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return pix.Transaction{}, pix.Errorf(pix.EUnprocessable, "Only a recurrence's cycle charge can fail a debit")
+	}
+	if err != nil {
+		return pix.Transaction{}, fmt.Errorf("cycle of %s: %w", t.ID, err)
+	}
+	if t.Status != pix.StatusPending {
+		return pix.Transaction{}, pix.Errorf(pix.EUnprocessable, "Charge is %s and has no debit to fail", t.Status)
+	}
+	// Every earlier debit of a PENDING cycle charge failed; this one too.
+	st := provider.CycleState{TxID: t.TxID, DueDate: cy.DueDate, Status: provider.CyclePending}
+	for i := 0; i <= cy.Attempts; i++ {
+		st.Attempts = append(st.Attempts, provider.Attempt{Status: provider.AttemptFailed, Retry: i > 0})
+	}
+	if err := s.applyCycle(ctx, st); err != nil {
+		return pix.Transaction{}, err
+	}
+	return s.Charge(ctx, c, paymentID)
+}

@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
+)
+
+// recurrenceCreated is the 201 body of a created recurrence.
+type recurrenceCreated struct {
+	StatusCode int `json:"statusCode"`
+	gateway.RecurrenceCreated
+}
+
+// recurrenceResponse is the body of a read, a cancellation and a sandbox
+// answer of a recurrence.
+type recurrenceResponse struct {
+	StatusCode int                    `json:"statusCode"`
+	Data       gateway.RecurrenceView `json:"data"`
+}
+
+func (s *Server) createRecurrence(w http.ResponseWriter, r *http.Request) error {
+	var req pix.RecurrenceRequest
+	return s.idempotentCreate(w, r, &req, http.StatusCreated, func(body []byte, key string) (any, bool, error) {
+		resp, replayed, err := s.gw.CreateRecurrence(r.Context(), client(r), &req, key, body)
+		noteLog(r, "", resp.RecurrenceID)
+		return recurrenceCreated{http.StatusCreated, resp}, replayed, err
+	})
+}
+
+func (s *Server) getRecurrence(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.gw.Recurrence(r.Context(), client(r), r.PathValue("recurrence_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, recurrenceResponse{http.StatusOK, v})
+	return nil
+}
+
+func (s *Server) cancelRecurrence(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.gw.CancelRecurrence(r.Context(), client(r), r.PathValue("recurrence_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, recurrenceResponse{http.StatusOK, v})
+	return nil
+}
+
+// sandboxRecurrence answers the sandbox's payer actions on a recurrence:
+// approve, reject and cancel-by-payer.
+func (s *Server) sandboxRecurrence(action string) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		v, err := s.gw.SandboxRecurrence(r.Context(), client(r), r.PathValue("recurrence_id"), action)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, recurrenceResponse{http.StatusOK, v})
+		return nil
+	}
+}
+
+// nextCycleResponse is the body of the sandbox's next-cycle action.
+type nextCycleResponse struct {
+	StatusCode int        `json:"statusCode"`
+	PaymentID  string     `json:"payment_id"`
+	DueDate    pix.Date   `json:"due_date"`
+	Amount     pix.Amount `json:"amount"`
+}
+
+func (s *Server) sandboxNextCycle(w http.ResponseWriter, r *http.Request) error {
+	t, due, err := s.gw.SandboxNextCycle(r.Context(), client(r), r.PathValue("recurrence_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, nextCycleResponse{http.StatusOK, t.ID, due, t.Amount})
+	return nil
+}
+
+// sandboxFail makes the current debit of the caller's cycle charge fail.
+func (s *Server) sandboxFail(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.gw.SandboxFailCharge(r.Context(), client(r), r.PathValue("payment_id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, "Debit failed", gateway.View(t, s.gw.Today())})
+	return nil
+}
+
+// maxReportedIDs bounds the recurrences or cycle charges one PSP
+// notification may name, each read back from the PSP.
+const maxReportedIDs = 1000
+
+// pspRecNotification is a webhookrec (recs, by idRec) or webhookcobr
+// (cobsr, by txid) notification; only the names are read, every item is
+// read back from the PSP before anything moves.
+type pspRecNotification struct {
+	Recs *[]struct {
+		IDRec *string `json:"idRec"`
+	} `json:"recs"`
+	CobsR *[]struct {
+		TxID *string `json:"txid"`
+	} `json:"cobsr"`
+}
+
+// pspRecReported hands the recurrences (sub "rec") or cycle charges (sub
+// "cobr") a PSP notification names to the gateway. Errors as pspReported.
+func (s *Server) pspRecReported(r *http.Request, sub string) error {
+	body, err := readPSPBody(r)
+	if err != nil {
+		return err
+	}
+	var n pspRecNotification
+	if err := json.Unmarshal(body, &n); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return invalid(te.Field, "has the wrong type")
+		}
+		return invalid("", "")
+	}
+	var ids []string
+	switch {
+	case sub == "rec" && n.Recs != nil:
+		for _, it := range *n.Recs {
+			if it.IDRec == nil || !pspID(*it.IDRec, 35) {
+				return invalid("recs.idRec", "must be the recurrence's idRec")
+			}
+			ids = append(ids, *it.IDRec)
+		}
+	case sub == "cobr" && n.CobsR != nil:
+		for _, it := range *n.CobsR {
+			if it.TxID == nil || !pspID(*it.TxID, 35) {
+				return invalid("cobsr.txid", "must be the charge's txid")
+			}
+			ids = append(ids, *it.TxID)
+		}
+	case sub == "rec":
+		return invalid("recs", "must be an array")
+	default:
+		return invalid("cobsr", "must be an array")
+	}
+	if len(ids) > maxReportedIDs {
+		return invalid("", "")
+	}
+	if sub == "rec" {
+		err = s.gw.PSPRecurrencesReported(r.Context(), ids)
+	} else {
+		err = s.gw.PSPCyclesReported(r.Context(), ids)
+	}
+	if err != nil {
+		s.logger(r.Context()).ErrorContext(r.Context(), "psp webhook: reported recurrences not taken", "kind", sub, "items", len(ids), "error", err.Error())
+		return errPSPUnavailable
+	}
+	return nil
+}

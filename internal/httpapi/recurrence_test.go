@@ -1,0 +1,122 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store"
+)
+
+func validRecurrence(ext string) map[string]any {
+	return map[string]any{"external_id": ext, "payer": map[string]any{"name": "Maria Souza", "document": "52998224725"},
+		"contract": "CTR-1001", "description": "Plano mensal", "frequency": "MONTHLY", "start_date": "2026-12-10",
+		"end_date": "2027-02-10", "amount": json.Number("49.90"), "retry": "NONE", "postbackUrl": "https://merchant.example.com/rec"}
+}
+
+// TestRecurrencesOverHTTP drives a recurrence through the API and the
+// sandbox's actions: create (and its replay and bad input), approve, a
+// cycle's charge created, paid and failed, cancellation, and the 404s and
+// 422s around them.
+func TestRecurrencesOverHTTP(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{start: spNoon(t, "2026-12-01"), fee: pix.FeeRule{PercentBP: 100}})
+		const base = "/api/v1/gateway/recurrences"
+
+		bad := validRecurrence("bad")
+		bad["frequency"], bad["start_date"], bad["amount"] = "DAILY", "2026-12-02", json.Number("1.001")
+		r := b.do("POST", base, bad)
+		require.Equal(t, http.StatusBadRequest, r.status, string(r.body))
+		fields := map[string]bool{}
+		for _, d := range r.json["details"].([]any) {
+			fields[d.(map[string]any)["field"].(string)] = true
+		}
+		require.Equal(t, map[string]bool{"frequency": true, "start_date": true, "amount": true}, fields)
+
+		r = b.do("POST", base, validRecurrence("sub-1"))
+		require.Equal(t, http.StatusCreated, r.status, string(r.body))
+		require.Equal(t, json.Number("201"), r.json["statusCode"])
+		require.Equal(t, "CREATED", r.json["status"])
+		require.Equal(t, "2026-12-10", r.json["next_due_date"])
+		require.Equal(t, "2027-02-10", r.json["end_date"])
+		require.Equal(t, json.Number("49.9"), r.json["amount"])
+		require.NotEmpty(t, r.json["qrcode"])
+		require.NotEmpty(t, r.json["qrcode_image"])
+		require.Nil(t, r.json["first_payment"])
+		id := r.json["recurrence_id"].(string)
+		again := b.do("POST", base, validRecurrence("sub-1"))
+		require.Equal(t, http.StatusCreated, again.status)
+		require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+		require.JSONEq(t, string(r.body), string(again.body))
+		other := validRecurrence("sub-1")
+		other["amount"] = json.Number("50.00")
+		require.Equal(t, http.StatusUnprocessableEntity, b.do("POST", base, other).status)
+
+		otherCred, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "other"})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusNotFound, b.do("GET", base+"/"+id, nil, otherCred).status)
+		require.Equal(t, http.StatusNotFound, b.do("POST", base+"/"+id+"/cancel", nil, otherCred).status)
+		require.Equal(t, http.StatusNotFound, b.do("GET", base+"/00000000-0000-4000-8000-000000000000", nil).status)
+		require.Equal(t, http.StatusNotFound, b.do("GET", base+"/not-an-id", nil).status)
+
+		r = b.do("POST", "/api/v1/sandbox/recurrences/"+id+"/approve", nil)
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		data := r.json["data"].(map[string]any)
+		require.Equal(t, "APPROVED", data["status"])
+		require.Nil(t, data["cancelled_by"])
+		require.Equal(t, http.StatusUnprocessableEntity, b.do("POST", "/api/v1/sandbox/recurrences/"+id+"/reject", nil).status)
+
+		// The first cycle's charge, paid: an ordinary charge of the recurrence.
+		r = b.do("POST", "/api/v1/sandbox/recurrences/"+id+"/next-cycle", nil)
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		require.Equal(t, "2026-12-10", r.json["due_date"])
+		require.Equal(t, json.Number("49.9"), r.json["amount"])
+		first := r.json["payment_id"].(string)
+		r = b.do("POST", "/api/v1/wallet/transaction", map[string]any{"payment_id": first})
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		require.Equal(t, id, r.json["data"].(map[string]any)["recurrence_id"])
+		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/charges/"+first+"/pay", nil).status)
+		require.Equal(t, http.StatusUnprocessableEntity, b.do("POST", "/api/v1/sandbox/charges/"+first+"/fail", nil).status)
+
+		// The second fails its only attempt.
+		r = b.do("POST", "/api/v1/sandbox/recurrences/"+id+"/next-cycle", nil)
+		require.Equal(t, "2027-01-10", r.json["due_date"])
+		second := r.json["payment_id"].(string)
+		r = b.do("POST", "/api/v1/sandbox/charges/"+second+"/fail", nil)
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		require.Equal(t, "CANCELLED", r.json["data"].(map[string]any)["status"])
+
+		// The third is withdrawn with the recurrence.
+		third := b.do("POST", "/api/v1/sandbox/recurrences/"+id+"/next-cycle", nil).json["payment_id"].(string)
+		require.Equal(t, http.StatusUnprocessableEntity, b.do("POST", "/api/v1/sandbox/recurrences/"+id+"/next-cycle", nil).status,
+			"no cycle is due after end_date")
+		r = b.do("POST", base+"/"+id+"/cancel", nil)
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		data = r.json["data"].(map[string]any)
+		require.Equal(t, "CANCELLED", data["status"])
+		require.Equal(t, "merchant", data["cancelled_by"])
+		require.Nil(t, data["next_due_date"])
+		charges := data["charges"].([]any)
+		require.Len(t, charges, 3)
+		want := []struct {
+			id, status string
+			attempts   json.Number
+		}{{first, "PAID", "1"}, {second, "CANCELLED", "1"}, {third, "CANCELLED", "0"}}
+		for i, w := range want {
+			ch := charges[i].(map[string]any)
+			require.Equal(t, w.id, ch["payment_id"])
+			require.Equal(t, w.status, ch["status"])
+			require.Equal(t, w.attempts, ch["attempts"])
+		}
+		require.Equal(t, http.StatusUnprocessableEntity, b.do("POST", base+"/"+id+"/cancel", nil).status)
+		r = b.do("GET", base+"/"+id, nil)
+		require.Equal(t, http.StatusOK, r.status)
+		require.Equal(t, "CANCELLED", r.json["data"].(map[string]any)["status"])
+	})
+}
