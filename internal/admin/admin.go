@@ -126,6 +126,8 @@ func (h *Handler) routes() {
 	m.Handle("GET /admin/c/{client}/{$}", h.authed(h.clientOverview))
 	m.Handle("GET /admin/c/{client}/transactions", h.authed(h.transactions))
 	m.Handle("GET /admin/c/{client}/transactions/{id}", h.authed(h.transaction))
+	m.Handle("GET /admin/recurrences", h.authed(h.recurrences))
+	m.Handle("GET /admin/c/{client}/recurrences/{id}", h.authed(h.recurrence))
 	m.Handle("POST /admin/c/{client}/events/{event}/retry", h.authed(h.retryEvent))
 	m.Handle("GET /admin/c/{client}/settings", h.authed(h.settings))
 	m.Handle("POST /admin/c/{client}/settings/secret", h.authed(h.rotateSecret))
@@ -310,7 +312,7 @@ func redirect(w http.ResponseWriter, path string) error {
 }
 
 func parsePages() (map[string]*template.Template, error) {
-	names := []string{"login", "error", "home", "overview", "clients", "client_created", "transactions", "transaction", "settings", "statement", "unmatched"}
+	names := []string{"login", "error", "home", "overview", "clients", "client_created", "transactions", "transaction", "settings", "statement", "unmatched", "recurrences", "recurrence"}
 	out := make(map[string]*template.Template, len(names))
 	for _, name := range names {
 		t, err := template.New(name).Funcs(funcs).ParseFS(webFS, "web/layout.html", "web/partials.html", "web/"+name+".html")
@@ -324,12 +326,17 @@ func parsePages() (map[string]*template.Template, error) {
 
 var funcs = template.FuncMap{
 	"txURL":       txPath,
+	"recURL":      recurrencePath,
+	"recsURL":     recurrencesPath,
 	"ledger":      func(l lang, ps []ledger.PostingRecord) ledgerArgs { return ledgerArgs{L: l, Postings: ps} },
 	"clientURL":   clientBase,
 	"pathEscape":  url.PathEscape,
 	"queryEscape": url.QueryEscape,
 	"ms":          func(d time.Duration) int64 { return d.Milliseconds() },
 	"shortID":     shortID,
+	// inc counts a recurrence's cycles from 1, as people do; the store
+	// numbers them from 0.
+	"inc": func(n int) int { return n + 1 },
 }
 
 // shortID is the first 8 characters of an id and an ellipsis: what a phone's

@@ -101,8 +101,12 @@ func (l lang) Time(t time.Time) string {
 	return t.In(l.loc).Format("02/01/2006 15:04:05")
 }
 
-// Date formats a calendar date: 10/12/2026 (pt-BR) or 2026-12-10 (en).
+// Date formats a calendar date: 10/12/2026 (pt-BR) or 2026-12-10 (en);
+// the zero date (a recurrence with no cycle left) is a dash.
 func (l lang) Date(d pix.Date) string {
+	if d.IsZero() {
+		return "—"
+	}
 	if l.Code == langEN {
 		return d.String()
 	}
@@ -147,6 +151,9 @@ func (l lang) Percent(bp int64) string {
 // transactions, refunds and clients and the events' delivery status, so it
 // takes any value whose text is the status.
 func (l lang) Status(s any) string { return l.T("status." + fmt.Sprint(s)) }
+
+// Frequency translates a recurrence's frequency (a pix.Frequency).
+func (l lang) Frequency(f pix.Frequency) string { return l.T("freq." + string(f)) }
 
 // Type translates a transaction type (a pix.TxType or its text).
 func (l lang) Type(s any) string { return l.T("type." + fmt.Sprint(s)) }
@@ -384,6 +391,51 @@ var messages = map[string][2]string{
 	"due.notpayable":   {"— (não pode mais ser paga)", "— (can no longer be paid)"},
 	"due.expected":     {"Devido no dia do pagamento", "Due on the day it was paid"},
 	"due.mismatchnote": {"Pago com um valor diferente do devido naquele dia: o saldo recebeu o valor pago, menos a tarifa calculada sobre ele.", "Paid with an amount other than was due that day: the balance got the amount paid, less the fee computed on it."},
+
+	// Pix Automático recurrences.
+	"nav.recurrences": {"Recorrências", "Recurrences"},
+	"rec.title":       {"Recorrências (Pix Automático)", "Recurrences (Pix Automático)"},
+	"rec.intro": {"Autorizações que o pagador dá uma vez no app do banco; a cobrança de cada ciclo é debitada no vencimento. Mais recentes primeiro.",
+		"Authorizations the payer gives once in their bank's app; each cycle's charge is debited on its due date. Newest first."},
+	"rec.one":                       {"Recorrência", "Recurrence"},
+	"rec.allclients":                {"Todos os clientes", "All clients"},
+	"rec.none":                      {"Nenhuma recorrência encontrada.", "No recurrences found."},
+	"rec.payer":                     {"Pagador", "Payer"},
+	"rec.document":                  {"CPF/CNPJ do pagador", "Payer's CPF/CNPJ"},
+	"rec.frequency":                 {"Periodicidade", "Frequency"},
+	"rec.nextdue":                   {"Próximo vencimento", "Next due date"},
+	"rec.terms":                     {"Termos", "Terms"},
+	"rec.contract":                  {"Contrato", "Contract"},
+	"rec.description":               {"Descrição", "Description"},
+	"rec.start":                     {"Primeiro vencimento", "Start date"},
+	"rec.end":                       {"Último vencimento possível", "End date"},
+	"rec.noend":                     {"sem data final (até ser cancelada)", "none (until cancelled)"},
+	"rec.retry":                     {"Novas tentativas", "Retries"},
+	"rec.retry.NONE":                {"nenhuma: um débito que falha cancela o ciclo", "none: a failed debit cancels the cycle"},
+	"rec.retry.THREE_IN_SEVEN_DAYS": {"até 3 em 7 dias (1º, 3º e 5º dia após o vencimento)", "up to 3 in 7 days (1st, 3rd and 5th day after the due date)"},
+	"rec.first":                     {"Primeiro pagamento", "First payment"},
+	"rec.pspid":                     {"Identificador no PSP (idRec)", "PSP id (idRec)"},
+	"rec.updated":                   {"Atualizada em", "Updated"},
+	"rec.cycles":                    {"Ciclos", "Cycles"},
+	"rec.cycle":                     {"Ciclo", "Cycle"},
+	"rec.nocycles":                  {"Nenhuma cobrança de ciclo criada ainda.", "No cycle charge created yet."},
+	"rec.cyclesnote": {"A cobrança de cada ciclo é criada entre 10 e 2 dias antes do vencimento e é uma cobrança comum: abra-a para ver lançamentos e webhooks.",
+		"Each cycle's charge is created between 10 and 2 days before its due date and is an ordinary charge: open it for its postings and webhooks."},
+	"rec.retryon":       {"nova tentativa em %s", "retry on %s"},
+	"rec.back":          {"← Recorrências do cliente", "← The client's recurrences"},
+	"rec.by.merchant":   {"pelo lojista", "by the merchant"},
+	"rec.by.payer":      {"pelo pagador", "by the payer"},
+	"detail.recurrence": {"Recorrência", "Recurrence"},
+	"freq.WEEKLY":       {"Semanal", "Weekly"},
+	"freq.MONTHLY":      {"Mensal", "Monthly"},
+	"freq.QUARTERLY":    {"Trimestral", "Quarterly"},
+	"freq.SEMIANNUAL":   {"Semestral", "Semiannual"},
+	"freq.ANNUAL":       {"Anual", "Annual"},
+	"status.CREATED":    {"Aguardando o pagador", "Awaiting the payer"},
+	"status.APPROVED":   {"Autorizada", "Approved"},
+	"status.REJECTED":   {"Recusada", "Rejected"},
+	"status.EXPIRED":    {"Expirada", "Expired"},
+	"status.FINISHED":   {"Encerrada", "Finished"},
 
 	// The PSP on the operators' overview.
 	"psp.title":           {"PSP", "PSP"},

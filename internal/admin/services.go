@@ -70,4 +70,6 @@ type Backoffice interface {
 	TransactionPage(ctx context.Context, clientID string, status pix.TxStatus, typ pix.TxType, cursor string, limit int) ([]pix.Transaction, string, error)
 	TransactionDetail(ctx context.Context, clientID, id string) (backoffice.TransactionDetail, error)
 	ClientEvent(ctx context.Context, clientID, eventID string) (pix.Event, error)
+	RecurrencePage(ctx context.Context, clientID string, status pix.RecurrenceStatus, cursor string, limit int) ([]pix.Recurrence, string, error)
+	RecurrenceDetail(ctx context.Context, clientID, id string) (backoffice.RecurrenceDetail, error)
 }
