@@ -360,7 +360,13 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 	status := st.Status
 	var retryOn pix.Date
 	if status == provider.CyclePending && lastFailed && !scheduled {
-		retryOn = s.retryDay(r.Retry, cy.DueDate, failed)
+		// Retries count from the first debit, which a PSP moves off a
+		// weekend or holiday to the next business day.
+		first := cy.DueDate
+		if len(st.Attempts) > 0 && !st.Attempts[0].Date.IsZero() {
+			first = st.Attempts[0].Date
+		}
+		retryOn = s.retryDay(r.Retry, first, failed)
 		if retryOn.IsZero() {
 			status = provider.CycleFailed // no retry left
 		}
@@ -407,8 +413,8 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 	return nil
 }
 
-// retryDay is the day of the retry owed after failed debits of a cycle due
-// on due under policy p: the failed-th retry day, or a later one if that
+// retryDay is the day of the retry owed after failed debits of a cycle
+// first debited on due under policy p: the failed-th retry day, or a later one if that
 // one is already past (only days after today can still be asked for); zero
 // when none is left.
 func (s *Service) retryDay(p pix.RetryPolicy, due pix.Date, failed int) pix.Date {

@@ -156,23 +156,6 @@ func (q *Q) WaitingRecurrences(ctx context.Context, before time.Time, limit int)
 	return out, nil
 }
 
-// RecurrencesPage returns up to limit recurrences, newest first, of one
-// client ("" for every client), before the (created_at, id) cursor when
-// before is not zero.
-func (q *Q) RecurrencesPage(ctx context.Context, clientID string, before time.Time, beforeID string, limit int) ([]pix.Recurrence, error) {
-	query := `SELECT ` + recurrenceColumns + ` FROM recurrences WHERE ($1 = '' OR client_id = $1)
-		AND ($2 = 0 OR created_at < $2 OR (created_at = $2 AND id < $3)) ORDER BY created_at DESC, id DESC LIMIT $4`
-	var cursor int64
-	if !before.IsZero() {
-		cursor = ms(before)
-	}
-	out, err := selectAll(ctx, q, scanRecurrence, query, clientID, cursor, beforeID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("recurrences page: %w", err)
-	}
-	return out, nil
-}
-
 const cycleColumns = `c.payment_id, c.recurrence_id, c.cycle, c.due_date, c.attempts, c.retry_on, c.updated_at`
 
 func scanCycleInto(c *pix.Cycle, dest ...any) []any {
