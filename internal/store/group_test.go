@@ -155,19 +155,29 @@ func TestGroup(t *testing.T) {
 
 	t.Run("a caller that gives up leaves the others answered", func(t *testing.T) {
 		t.Parallel()
-		release := make(chan struct{})
+		release, taken := make(chan struct{}), make(chan []int, 2)
 		g := &group[int, int]{slots: 1, max: 64, run: func(_ context.Context, ins []int) ([]int, error) {
+			taken <- ins
 			<-release
 			return ins, nil
 		}}
+		// Call 2 holds the only slot; call 1 queues behind it and its
+		// caller gives up: it is dropped at once, and call 2 answered.
+		got := make(chan int, 1)
+		go func() { v, _ := g.do(ctx, 2); got <- v }()
+		require.Equal(t, []int{2}, <-taken)
 		gone, cancel := context.WithCancel(ctx)
 		errc := make(chan error, 1)
 		go func() { _, err := g.do(gone, 1); errc <- err }()
-		got := make(chan int, 1)
-		go func() { v, _ := g.do(ctx, 2); got <- v }()
+		require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.queue) == 1 }, 5*time.Second, time.Millisecond)
 		cancel()
 		require.ErrorIs(t, <-errc, context.Canceled)
 		close(release)
 		require.Equal(t, 2, <-got)
+		select {
+		case ins := <-taken:
+			t.Fatalf("a dropped call was flushed: %v", ins)
+		case <-time.After(20 * time.Millisecond):
+		}
 	})
 }
