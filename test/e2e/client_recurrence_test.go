@@ -92,10 +92,6 @@ func TestClientRecurrence(t *testing.T) {
 
 		// Created, and replayed for the same body.
 		rec, err := c.CreateRecurrence(ctx, req)
-		if client.IsNotFound(err) {
-			// TODO(recurrences): remove once the recurrence API is routed.
-			t.Skip("the recurrence API is not routed in this build")
-		}
 		require.NoError(t, err)
 		require.Equal(t, http.StatusCreated, rec.StatusCode)
 		require.False(t, rec.IdempotentReplayed)
