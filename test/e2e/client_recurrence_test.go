@@ -177,6 +177,8 @@ func TestClientRecurrence(t *testing.T) {
 		e = events.wait(t, client.EventRecurrenceChargeFailed, func(e client.Event) bool { return e.RecurrenceID == rec.RecurrenceID })
 		require.Equal(t, second.PaymentID, e.PaymentID)
 		require.Equal(t, 4, e.Attempts)
+		e = events.wait(t, client.EventCashinCancelled, func(e client.Event) bool { return e.PaymentID == second.PaymentID })
+		require.Equal(t, rec.RecurrenceID, e.RecurrenceID)
 		_, err = c.SandboxFailCharge(ctx, second.PaymentID)
 		require.Equal(t, http.StatusUnprocessableEntity, client.AsError(err).StatusCode, "%v", err)
 
