@@ -291,6 +291,9 @@ type Transaction struct {
 	// compares PaidAmount with what was due on the day it was paid.
 	Due            *Due    `json:"due,omitempty"`
 	AmountDueToday *Amount `json:"amount_due_today,omitempty"`
+	// RecurrenceID names the recurrence of a cycle charge, or of a
+	// recurrence's first payment (docs/recurrences.md); empty otherwise.
+	RecurrenceID string `json:"recurrence_id,omitempty"`
 }
 
 // LookupQuery names a transaction by PaymentID, ExternalID or both (they

@@ -1,17 +1,17 @@
 // Package client is a Go client of the pixgate API: charges (cash-in),
-// payouts (cash-out), refunds, the wallet, the transaction history, the
-// statement and the webhook delivery log, with typed requests and answers,
-// exact money (Amount, never a float), retries that are safe to make, and a
-// webhook receiver (WebhookHandler) that verifies, decodes and dispatches
-// events.
+// payouts (cash-out), refunds, recurrences (Pix Automático), the wallet,
+// the transaction history, the statement and the webhook delivery log,
+// with typed requests and answers, exact money (Amount, never a float),
+// retries that are safe to make, and a webhook receiver (WebhookHandler)
+// that verifies, decodes and dispatches events.
 //
 //	c, err := client.New("https://pixgate.example.com", clientID, clientSecret)
 //	charge, err := c.CreateCharge(ctx, client.ChargeRequest{Amount: client.Reais("10.50"), …})
 //
-// Creations (charges, payouts, refunds) always carry an Idempotency-Key,
-// generated unless the request sets one, and are retried with the same key
-// on network errors, 5xx and 409 (a duplicate still in progress), so a lost
-// answer never creates twice. Reads are retried the same way. A 429 is
+// Creations (charges, payouts, refunds, recurrences) always carry an
+// Idempotency-Key, generated unless the request sets one, and are retried
+// with the same key on network errors, 5xx and 409 (a duplicate still in
+// progress), so a lost answer never creates twice. Reads are retried the same way. A 429 is
 // waited out for Retry-After and retried. Every wait honours the context.
 //
 // # Repeating a creation safely

@@ -32,9 +32,9 @@ type Error struct {
 }
 
 // RetryError is the error of a creation (CreateCharge, CreatePayout,
-// CreateRefund) whose outcome is unknown: its last attempt failed in a way
-// worth retrying (no answer, a 5xx, a 409 "in progress", a 429) and the
-// retries ran out or the context ended. The server may or may not have
+// CreateRefund, CreateRecurrence) whose outcome is unknown: its last
+// attempt failed in a way worth retrying (no answer, a 5xx, a 409 "in
+// progress", a 429) and the retries ran out or the context ended. The server may or may not have
 // created the transaction. Calling again with Key as the request's
 // IdempotencyKey (and the same body) is safe: the server replays the
 // transaction if it exists and creates it once if it does not. Calling

@@ -103,3 +103,47 @@ func ExampleWebhookHandler() {
 	}
 	http.Handle("POST /webhooks/pixgate", h)
 }
+
+// A monthly subscription (Pix Automático): the payer scans QRCode once to
+// authorize it; each cycle is then debited on its due date and reported by
+// webhook.
+func ExampleClient_CreateRecurrence() {
+	ctx := context.Background()
+	c, err := client.New("http://127.0.0.1:8080", os.Getenv("PIXGATE_CLIENT_ID"), os.Getenv("PIXGATE_CLIENT_SECRET"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	rec, err := c.CreateRecurrence(ctx, client.RecurrenceRequest{
+		ExternalID: "sub-1001",
+		Payer:      client.RecurrencePayer{Name: "Maria Souza", Document: "52998224725"},
+		Contract:   "CTR-1001", Description: "Plano mensal",
+		Frequency: client.FrequencyMonthly, StartDate: "2026-12-10", EndDate: "2027-12-10",
+		Amount: client.Reais("49.90"), Retry: client.RetryThreeInSevenDays,
+		PostbackURL: "https://merchant.example.com/webhooks/pix",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("show the payer:", rec.QRCode)
+
+	h, err := client.WebhookHandler(os.Getenv("PIXGATE_WEBHOOK_SECRET"), client.EventHandlers{
+		OnRecurrenceApproved: func(ctx context.Context, e client.Event) error {
+			fmt.Println("authorized:", e.RecurrenceID)
+			return nil
+		},
+		OnCashinPaid: func(ctx context.Context, e client.Event) error {
+			if e.RecurrenceID != "" {
+				fmt.Println("cycle paid:", e.RecurrenceID, e.PaymentID, e.Value)
+			}
+			return nil
+		},
+		OnRecurrenceChargeFailed: func(ctx context.Context, e client.Event) error {
+			fmt.Println("cycle failed after", e.Attempts, "attempts:", e.PaymentID)
+			return nil
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	http.Handle("POST /webhooks/pixgate", h)
+}

@@ -15,8 +15,11 @@ import (
 
 // Webhook event types (the body's event): pix.cashin.paid,
 // pix.cashin.cancelled, pix.cashout.paid, pix.cashout.failed,
-// pix.cashout.reversed, pix.refund.completed and pix.refund.failed. They
-// are the server's own names, so the two never drift apart.
+// pix.cashout.reversed, pix.refund.completed, pix.refund.failed and the
+// recurrences' pix.recurrence.approved, pix.recurrence.rejected,
+// pix.recurrence.expired, pix.recurrence.cancelled and
+// pix.recurrence.charge_failed. They are the server's own names, so the
+// two never drift apart.
 const (
 	EventCashinPaid      = pix.EventCashinPaid
 	EventCashinCancelled = pix.EventCashinCancelled
@@ -25,11 +28,20 @@ const (
 	EventCashoutReversed = pix.EventCashoutReversed
 	EventRefundCompleted = pix.EventRefundCompleted
 	EventRefundFailed    = pix.EventRefundFailed
+
+	EventRecurrenceApproved     = pix.EventRecurrenceApproved
+	EventRecurrenceRejected     = pix.EventRecurrenceRejected
+	EventRecurrenceExpired      = pix.EventRecurrenceExpired
+	EventRecurrenceCancelled    = pix.EventRecurrenceCancelled
+	EventRecurrenceChargeFailed = pix.EventRecurrenceChargeFailed
 )
 
 const maxWebhookBody = 64 << 10
 
-// Event is the body of a webhook.
+// Event is the body of a webhook. Transaction events (pix.cashin.*,
+// pix.cashout.*, pix.refund.*) fill StatusTransaction, Value and Tax;
+// recurrence events (pix.recurrence.*) fill RecurrenceID, Status and, by
+// event, CancelledBy or PaymentID and Attempts.
 type Event struct {
 	ID                string    `json:"id"` // equals webhook-id: the dedupe key
 	Event             string    `json:"event"`
@@ -48,6 +60,18 @@ type Event struct {
 	// paid).
 	PaidAmount     *Amount `json:"paid_amount"`
 	AmountMismatch bool    `json:"amount_mismatch"`
+	// RecurrenceID names the recurrence of a recurrence event, and of a
+	// pix.cashin.* event about a cycle charge or a first payment; empty
+	// otherwise.
+	RecurrenceID string `json:"recurrence_id"`
+	// Status is the recurrence's status after a recurrence event
+	// (RecurrenceApproved, …); CancelledBy (pix.recurrence.cancelled) says
+	// who cancelled it.
+	Status      string `json:"status"`
+	CancelledBy string `json:"cancelled_by"`
+	// Attempts (pix.recurrence.charge_failed) is how many debits of the
+	// cycle charge PaymentID were tried, all failed.
+	Attempts int `json:"attempts"`
 	// Raw is the verified body, byte for byte, for fields this type does not
 	// know yet.
 	Raw json.RawMessage `json:"-"`
@@ -68,7 +92,14 @@ type EventHandlers struct {
 	OnCashoutReversed EventFunc
 	OnRefundCompleted EventFunc
 	OnRefundFailed    EventFunc
-	OnOther           EventFunc
+
+	OnRecurrenceApproved     EventFunc
+	OnRecurrenceRejected     EventFunc
+	OnRecurrenceExpired      EventFunc
+	OnRecurrenceCancelled    EventFunc
+	OnRecurrenceChargeFailed EventFunc
+
+	OnOther EventFunc
 }
 
 func (h EventHandlers) forEvent(name string) EventFunc {
@@ -87,6 +118,16 @@ func (h EventHandlers) forEvent(name string) EventFunc {
 		return h.OnRefundCompleted
 	case EventRefundFailed:
 		return h.OnRefundFailed
+	case EventRecurrenceApproved:
+		return h.OnRecurrenceApproved
+	case EventRecurrenceRejected:
+		return h.OnRecurrenceRejected
+	case EventRecurrenceExpired:
+		return h.OnRecurrenceExpired
+	case EventRecurrenceCancelled:
+		return h.OnRecurrenceCancelled
+	case EventRecurrenceChargeFailed:
+		return h.OnRecurrenceChargeFailed
 	}
 	return h.OnOther
 }

@@ -27,7 +27,7 @@ import (
 // enum counted once). Removing a limit from the document makes the test fail
 // here, so that a limit cannot silently stop being checked; raise it when
 // limits are added.
-const minDocumentedLimits = 145
+const minDocumentedLimits = 184
 
 // lookupKeys are the request values that only find something: a malformed
 // one matches nothing, so the document promises 404 for it, not 400.
@@ -145,6 +145,19 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 	},
 	"listDeliveries": func(f *limitFixture) *limitRequest {
 		return &limitRequest{method: "GET", path: "/api/v1/webhooks/deliveries", query: url.Values{"payment_id": {f.chargeID}}}
+	},
+	"createRecurrence": func(f *limitFixture) *limitRequest {
+		n := f.next()
+		// With an end date and a first payment, so that their limits are
+		// checked too.
+		return &limitRequest{method: "POST", path: "/api/v1/gateway/recurrences", body: map[string]any{
+			"external_id": fmt.Sprintf("r-%d-", n),
+			"payer":       map[string]any{"name": "Maria Souza", "document": "52998224725"},
+			"contract":    "CTR-1001", "description": "Plano mensal",
+			"frequency": "MONTHLY", "start_date": "2099-12-10", "end_date": "2100-12-10",
+			"amount": json.Number("49.90"), "retry": "NONE", "first_payment": json.Number("49.90"),
+			"postbackUrl": "https://merchant.example.com/webhooks/pix",
+		}, header: http.Header{"Idempotency-Key": {fmt.Sprintf("recurrence-%d-", n)}}}
 	},
 	"sandboxPayCharge": func(f *limitFixture) *limitRequest {
 		// Paying again on another day answers the charge as first paid.
@@ -818,6 +831,9 @@ func TestOpenAPILinks(t *testing.T) {
 		"listDeliveries":      {"retryDelivery"},
 		"getRefund":           {"getTransaction"},
 		"sandboxExpireCharge": {"getTransaction"},
+		"createRecurrence":    {"getRecurrence", "cancelRecurrence", "sandboxApproveRecurrence", "sandboxRejectRecurrence"},
+		"getRecurrence":       {"getTransaction", "sandboxNextCycle"},
+		"sandboxNextCycle":    {"sandboxPayCharge", "sandboxFailCharge", "getTransaction"},
 	} {
 		for _, op := range to {
 			require.Contains(t, found[from], op, "no link from %s to %s", from, op)
