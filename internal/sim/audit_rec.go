@@ -31,10 +31,9 @@ type recBooks struct {
 // readRecBooks reads every recurrence, newest first, and its cycles.
 func readRecBooks(ctx context.Context, db *store.DB) (recBooks, error) {
 	rb := recBooks{Cycles: map[string][]pix.CycleCharge{}}
-	var before time.Time
-	var beforeID string
+	cursor := ""
 	for {
-		page, err := db.RecurrencesPage(ctx, "", before, beforeID, 500)
+		page, next, err := db.RecurrenceHistory(ctx, store.RecurrenceFilter{Cursor: cursor, Limit: 500})
 		if err != nil {
 			return rb, err
 		}
@@ -46,10 +45,10 @@ func readRecBooks(ctx context.Context, db *store.DB) (recBooks, error) {
 			rb.Recs = append(rb.Recs, r)
 			rb.Cycles[r.ID] = cycles
 		}
-		if len(page) < 500 {
+		if next == "" {
 			return rb, nil
 		}
-		before, beforeID = page[len(page)-1].CreatedAt, page[len(page)-1].ID
+		cursor = next
 	}
 }
 
