@@ -24,6 +24,8 @@ type State struct {
 	LoseHooks  int              `json:"lose_webhooks"`
 	RateLimit  int              `json:"rate_limit"`
 	Deliveries []Delivery       `json:"deliveries"`
+	Recs       []RecFact        `json:"recs"`
+	CobRs      []CobRFact       `json:"cobrs"`
 }
 
 // State returns a snapshot of every cob, Pix, send, counter and fault.
@@ -36,6 +38,7 @@ func (s *Server) State() State {
 	if wh := s.st.webhook; wh != nil {
 		st.Webhook, st.SkipMTLS = wh.URL, wh.SkipMTLS
 	}
+	st.Recs, st.CobRs = s.recFacts()
 	for _, c := range s.st.cobs {
 		st.Cobs = append(st.Cobs, c.json())
 	}

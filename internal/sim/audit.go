@@ -64,6 +64,18 @@ func Settled(ctx context.Context, in AuditInput) (bool, string, error) {
 		held[id] = true
 	}
 	psp := pspFactsOf(in.PSP)
+	// Cycle charges wait days for their debit, as they should: they are
+	// not what is still moving, unless they disagree with their cobr.
+	txs, err := in.DB.AllTransactions(ctx)
+	if err != nil {
+		return false, "", fmt.Errorf("settled: %w", err)
+	}
+	rb, err := readRecBooks(ctx, in.DB)
+	if err != nil {
+		return false, "", fmt.Errorf("settled: %w", err)
+	}
+	recs, waiting := recMoving(rb, books{Txs: txs}.txByID(), psp)
+	u.Charges -= waiting
 	var unheld, processing int
 	for _, p := range psp.Pix {
 		if !held[p.E2E] {
@@ -95,6 +107,7 @@ func Settled(ctx context.Context, in AuditInput) (bool, string, error) {
 			moving = append(moving, fmt.Sprintf("%d %s", m.n, m.what))
 		}
 	}
+	moving = append(moving, recs...)
 	return len(moving) == 0, strings.Join(moving, ", "), nil
 }
 
@@ -120,13 +133,16 @@ const (
 	checkStatements = "statements chain"
 )
 
+// allChecks are the checks' names, in the order Audit returns them.
+var allChecks = []string{checkOnce, checkFinal, checkAccounted, checkPaid, checkUnmatched, checkBalance, checkLedger,
+	checkCycles, checkCycleMove, checkRecStatus, checkKeys, checkDelivered, checkReported, checkStatements}
+
 func audit(ctx context.Context, in AuditInput, psp pspFacts) []Check {
 	b, err := readBooks(ctx, in.DB)
 	if err != nil {
 		// Without the books no rule can be checked: each says so.
 		var out []Check
-		for _, name := range []string{checkOnce, checkFinal, checkAccounted, checkPaid, checkUnmatched, checkBalance, checkLedger,
-			checkKeys, checkDelivered, checkReported, checkStatements} {
+		for _, name := range allChecks {
 			out = append(out, Check{Name: name, Violations: []string{"could not read the books: " + err.Error()}})
 		}
 		return out
@@ -140,9 +156,12 @@ func audit(ctx context.Context, in AuditInput, psp pspFacts) []Check {
 		auditUnmatched(b, psp),
 		auditBalance(b, psp),
 		auditLedger(b),
+		auditCycles(b, psp),
+		auditCycleMoney(b, psp),
+		auditRecStatus(b, psp),
 		auditKeys(ctx, in, b),
 		auditDelivered(b, in.Clients, in.Deliveries, in.InvalidSignatures),
-		auditReported(b),
+		auditReported(b, psp),
 		auditStatements(ctx, in, b),
 	}
 }
@@ -155,6 +174,9 @@ type pspFacts struct {
 	Sends      []pspTransfer
 	SendPuts   map[string]pspsim.Count
 	RefundPuts map[string]pspsim.Count
+	// Recs are the PSP's recurrences by idRec, CobRs its cycle charges.
+	Recs  map[string]pspsim.RecFact
+	CobRs []pspCobR
 	// Problems are amounts that could not be read.
 	Problems []string
 }
@@ -198,6 +220,7 @@ func pspFactsOf(st pspsim.State) pspFacts {
 	for k, v := range st.RefundPuts {
 		f.RefundPuts[strings.ToLower(k)] = v
 	}
+	recFactsOf(st, &f)
 	return f
 }
 
@@ -240,6 +263,10 @@ type books struct {
 	// LedgerErr is what CheckLedger found (nil: consistent).
 	LedgerErr          error
 	Accounts, Postings int64
+	// Rec are the recurrences and their cycles; Fees each client's
+	// cash-in fee, by client id.
+	Rec  recBooks
+	Fees map[string]pix.FeeRule
 }
 
 func readBooks(ctx context.Context, db *store.DB) (books, error) {
@@ -261,8 +288,12 @@ func readBooks(ctx context.Context, db *store.DB) (books, error) {
 	if err != nil {
 		return b, err
 	}
-	b.Settlement = map[string]pix.Amount{}
+	if b.Rec, err = readRecBooks(ctx, db); err != nil {
+		return b, err
+	}
+	b.Settlement, b.Fees = map[string]pix.Amount{}, map[string]pix.FeeRule{}
 	for _, c := range clients {
+		b.Fees[c.ID] = c.CashinFee
 		bal, err := db.Balances(ctx, c.ID)
 		if err != nil {
 			return b, err
@@ -654,6 +685,13 @@ func auditKeys(ctx context.Context, in AuditInput, b books) Check {
 			refundsByKey[ck{r.ClientID, r.IdempotencyKey}] = append(refundsByKey[ck{r.ClientID, r.IdempotencyKey}], r.ID)
 		}
 	}
+	recsByExt, recsByKey := map[ck][]string{}, map[ck][]string{}
+	for _, r := range b.Rec.Recs {
+		recsByExt[ck{r.ClientID, r.ExternalID}] = append(recsByExt[ck{r.ClientID, r.ExternalID}], r.ID)
+		if r.IdempotencyKey != "" {
+			recsByKey[ck{r.ClientID, r.IdempotencyKey}] = append(recsByKey[ck{r.ClientID, r.IdempotencyKey}], r.ID)
+		}
+	}
 	for _, rec := range in.Keys {
 		if (rec.Key == "" && rec.ExtID == "") || rec.Client < 0 || rec.Client >= len(in.Clients) {
 			continue // not idempotent: sending it again would create another
@@ -661,9 +699,12 @@ func auditKeys(ctx context.Context, in AuditInput, b books) Check {
 		c.Checked++
 		client := in.Clients[rec.Client].ClientID
 		var ids []string
-		if rec.Kind == "refund" {
+		switch rec.Kind {
+		case "refund":
 			ids = union(refundsByKey[ck{client, rec.Key}])
-		} else {
+		case "recurrence":
+			ids = union(recsByExt[ck{client, rec.ExtID}], recsByKey[ck{client, rec.Key}])
+		default:
 			ids = union(byExt[ck{client, rec.ExtID}], byKey[ck{client, rec.Key}])
 		}
 		definitive := rec.Status >= 200 && rec.Status < 300
@@ -762,8 +803,10 @@ func auditDelivered(b books, clients []Credentials, deliveries []Delivery, inval
 // pix.cashin.paid (after pix.cashin.cancelled when it was paid after it
 // expired), expired pix.cashin.cancelled; a payout paid
 // pix.cashout.paid, failed pix.cashout.failed, reversed both paid and
-// reversed; a refund completed or failed its own; and no other event.
-func auditReported(b books) Check {
+// reversed; a refund completed or failed its own; a recurrence the
+// pix.recurrence.* event of its status and one charge_failed per cycle
+// that failed for good (recurrenceEvents); and no other event.
+func auditReported(b books, psp pspFacts) Check {
 	c := Check{Name: checkReported}
 	type subject struct{ tx, refund string }
 	have := map[subject]map[string]int{}
@@ -827,6 +870,7 @@ func auditReported(b books) Check {
 			check(what, s, "")
 		}
 	}
+	recurrenceEvents(b, psp, func(what, tx, maybe string, want ...string) { check(what, subject{tx: tx}, maybe, want...) })
 	for s, n := range have {
 		c.Violations = append(c.Violations, fmt.Sprintf("events %s name transaction %q refund %q, which the books do not hold", formatCounts(n), s.tx, s.refund))
 	}

@@ -277,6 +277,10 @@ func (c *Cluster) startPSP() error {
 		"PIXGATE_PSP_KEY_FILE":           files.ClientKey,
 		"PIXGATE_PSP_CA_FILE":            files.CA,
 		"PIXGATE_PSP_PIX_KEY":            o.PixKey,
+		// The receiving account cycle charges name: without it the PSP
+		// takes no recurrence.
+		"PIXGATE_PSP_ACCOUNT_NUMBER": "12345-6",
+		"PIXGATE_PSP_ACCOUNT_TYPE":   "CORRENTE",
 	}
 	for k, v := range c.cfg.Env {
 		settings[k] = v

@@ -39,6 +39,15 @@ var opWeights = []struct {
 	{"read_history", 3},
 	{"read_statement", 2},
 	{"retry", 3},
+	// Pix Automático (recurrences.go): modest, as a merchant's
+	// subscriptions are beside its charges.
+	{"recurrence", 4},
+	{"rec_approve", 3},
+	{"rec_reject", 1},
+	{"rec_cancel", 1},
+	{"rec_cancel_by_payer", 1},
+	{"cycle_debit", 3},
+	{"cycle_fail", 1},
 }
 
 // op is one operation, every parameter decided by the seed.
@@ -71,6 +80,7 @@ type Workload struct {
 	mu      sync.Mutex
 	n       int
 	charges []chargeRec
+	recs    []recRec
 	keys    []KeyRecord
 	counts  map[string]int
 	issues  []string // answers that broke a rule while the run went on
@@ -111,8 +121,10 @@ func (w *Workload) Next() op {
 		o.amount = 1 + w.rng.Int64N(20000)
 	case "pay_wrong_amount", "pix_for_no_charge":
 		o.amount = 1 + w.rng.Int64N(50000)
+	case "recurrence":
+		o.amount = 100 + w.rng.Int64N(20000)
 	}
-	if (kind == "charge" || kind == "payout") && w.rng.IntN(100) < 15 {
+	if (kind == "charge" || kind == "payout" || kind == "recurrence") && w.rng.IntN(100) < 15 {
 		o.dup = 2 + w.rng.IntN(2) // concurrent duplicates of one request
 	}
 	return o
@@ -141,6 +153,14 @@ func (w *Workload) Run(ctx context.Context, o op) {
 		w.refund(ctx, o)
 	case "retry":
 		w.retry(ctx, o)
+	case "recurrence":
+		w.recurrence(ctx, o)
+	case "rec_approve", "rec_reject", "rec_cancel_by_payer":
+		w.payerAnswers(ctx, o)
+	case "rec_cancel":
+		w.cancelRecurrence(ctx, o)
+	case "cycle_debit", "cycle_fail":
+		w.debit(ctx, o)
 	default:
 		w.read(ctx, o)
 	}
@@ -217,9 +237,12 @@ func answerID(b []byte) string {
 		PaymentID     string `json:"payment_id"`
 		TransactionID string `json:"transaction_id"`
 		RefundID      string `json:"refund_id"`
+		RecurrenceID  string `json:"recurrence_id"`
 	}
 	_ = json.Unmarshal(b, &v)
 	switch {
+	case v.RecurrenceID != "":
+		return v.RecurrenceID
 	case v.RefundID != "":
 		return v.RefundID
 	case v.TransactionID != "":
