@@ -101,7 +101,6 @@ func TestRecurrencesAtThePSP(t *testing.T) {
 		req, body := recurrenceRequest("j2", "2026-12-05", "", "THREE_IN_SEVEN_DAYS")
 		created, _, err := f.gw.CreateRecurrence(ctx, f.c, req, "", body)
 		require.NoError(t, err)
-		v := f.view(t, created.RecurrenceID)
 		st, err := f.psp.Recurrence(ctx, pspIDOf(t, f, created.RecurrenceID))
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceCreated, st.Status)
@@ -113,7 +112,7 @@ func TestRecurrencesAtThePSP(t *testing.T) {
 		_, err = f.sim.ApproveRec(ctx, pspID)
 		require.NoError(t, err)
 		f.read(t)
-		v = f.view(t, created.RecurrenceID)
+		v := f.view(t, created.RecurrenceID)
 		require.Equal(t, pix.RecurrenceApproved, v.Status)
 
 		// The first cycle's cobr, created by the job; a failed debit is retried.

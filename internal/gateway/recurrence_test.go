@@ -452,7 +452,7 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 		require.Equal(t, map[string]bool{"start_date": true, "retry": true}, fields)
 
 		// Journey 3, replayed by external_id and refused with another body.
-		req, body = recurrenceRequest("sub-2", "2027-06-10", "", "NONE")
+		req, _ = recurrenceRequest("sub-2", "2027-06-10", "", "NONE")
 		req.FirstPayment = json.RawMessage("10.00")
 		body, err = json.Marshal(req)
 		require.NoError(t, err)
