@@ -19,6 +19,10 @@ import (
 // readings of the PSP's changed recurrences and cycle charges.
 const RecurrenceEvery = 5 * time.Second
 
+// waitingRecheck spaces the readings of a recurrence whose payer let the
+// approval window pass but that the PSP has not expired yet.
+const waitingRecheck = 10 * time.Minute
+
 // RecurrenceEventBody is the JSON body of a pix.recurrence.* webhook.
 type RecurrenceEventBody struct {
 	ID           string               `json:"id"`
@@ -177,6 +181,12 @@ func (s *Service) RunRecurrences(ctx context.Context, limit int) (int, error) {
 	waiting, err := s.db.WaitingRecurrences(ctx, now.Add(-pix.ApprovalDays*24*time.Hour), limit)
 	errs = append(errs, err)
 	for _, r := range waiting {
+		// A PSP that has not expired it yet is asked again later, not at
+		// every run.
+		if !s.retry.ready(r.ID, now) {
+			continue
+		}
+		s.retry.wait(r.ID, now.Add(waitingRecheck))
 		errs = append(errs, s.SyncRecurrence(ctx, r.PSPID))
 	}
 	due, err := s.db.DueRecurrences(ctx, s.Today().AddDays(pix.ChargeOpensDays), limit)

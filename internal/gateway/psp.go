@@ -345,10 +345,16 @@ type backoffs struct {
 	next map[string]time.Time
 }
 
+// ready reports whether key's wait is over; a wait that is over is
+// forgotten, so that keys nobody asks about again do not pile up.
 func (b *backoffs) ready(key string, now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return !now.Before(b.next[key])
+	until, ok := b.next[key]
+	if ok && !now.Before(until) {
+		delete(b.next, key)
+	}
+	return !now.Before(until)
 }
 
 func (b *backoffs) wait(key string, until time.Time) {
