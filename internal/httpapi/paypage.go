@@ -39,6 +39,9 @@ type payView struct {
 	// DueDate is the due date of a charge that has one (dd/mm/yyyy);
 	// Amount is then what it costs today, or what was paid.
 	DueDate string
+	// Debited is a recurrence's cycle charge: no code to scan, the payer's
+	// bank debits it on its due date.
+	Debited bool
 	Sandbox bool
 }
 
@@ -90,7 +93,8 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 				v.Amount = t.PaidAmount.Grouped(".", ",")
 			}
 		}
-		if t.Status == pix.StatusPending {
+		v.Debited = t.RecurrenceID != "" && t.QRCode == ""
+		if t.Status == pix.StatusPending && !v.Debited {
 			if v.Image, err = qr.Base64PNG(t.QRCode); err != nil {
 				return err
 			}

@@ -81,6 +81,11 @@ func TestRecurrencesOverHTTP(t *testing.T) {
 		r = b.do("POST", "/api/v1/wallet/transaction", map[string]any{"payment_id": first})
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
 		require.Equal(t, id, r.json["data"].(map[string]any)["recurrence_id"])
+		// The payer's page of a cycle charge has no code to scan.
+		page := b.send(b.raw, "GET", "/pay/"+first, nil, "")
+		require.Equal(t, http.StatusOK, page.status, string(page.body))
+		require.Contains(t, string(page.body), `data-testid="debited"`)
+		require.NotContains(t, string(page.body), `data-testid="qrcode"`)
 		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/charges/"+first+"/pay", nil).status)
 		require.Equal(t, http.StatusUnprocessableEntity, b.do("POST", "/api/v1/sandbox/charges/"+first+"/fail", nil).status)
 
