@@ -78,12 +78,12 @@ func TestKillCycleJob(t *testing.T) {
 						"contract": "C", "description": "D", "frequency": "MONTHLY", "start_date": starts[i],
 						"amount": 10, "retry": "NONE", "postbackUrl": "http://127.0.0.1:9/rec"})
 					if err != nil || st != http.StatusCreated {
-						errs <- fmt.Errorf("create %d: %d %v %v", i, st, out, err)
+						errs <- fmt.Errorf("create %d: %d %v: %w", i, st, out, err)
 						return
 					}
 					ids[i] = out["recurrence_id"].(string)
 					if st, out, err := call("POST", "/api/v1/sandbox/recurrences/"+ids[i]+"/approve", nil); err != nil || st != http.StatusOK {
-						errs <- fmt.Errorf("approve %d: %d %v %v", i, st, out, err)
+						errs <- fmt.Errorf("approve %d: %d %v: %w", i, st, out, err)
 						return
 					}
 				}
