@@ -440,13 +440,16 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		// only reads a transfer the PSP accepted is not: two nodes reading
 		// it at once cost a call, and its outcome is written guarded by
 		// the row as read, so only one of them writes it.
-		lease := s.now().Add(2 * stepTimeout)
+		// The claim holds the row rather than moving its settle_at, which
+		// the due-work index covers: on PostgreSQL it is then a HOT update.
+		now := s.now()
+		lease := now.Add(2 * stepTimeout)
 		ok, err := s.stepSend(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state,
-			WasSettleAt: it.settleAt, State: claimed, Next: lease})
+			WasSettleAt: it.settleAt, State: claimed, Hold: lease, Now: now})
 		if err != nil || !ok {
 			return 0, err // another node took this step
 		}
-		held.WasState, held.WasSettleAt = claimed, lease
+		held.WasState, held.Held = claimed, lease
 	}
 	cctx, cancel := context.WithTimeout(ctx, stepTimeout)
 	st, err := s.exchange(cctx, it.state, it.transfer)

@@ -89,12 +89,9 @@ func (s *Service) duePayouts(ctx context.Context, now time.Time, limit int) ([]s
 			items = append(items, it)
 			continue
 		}
-		d, err := parsePayoutDetails(t)
-		if err != nil {
-			return nil, err
-		}
-		it.transfer = provider.Transfer{ID: t.ID, Amount: t.Amount, KeyType: pix.KeyType(d.CreditParty.KeyType),
-			Key: d.CreditParty.Key, Description: d.Description, AcceptedAt: t.CreatedAt}
+		// The transfer is read from the row's details when the step starts
+		// (payoutTransfer): most looks also return payouts already in flight,
+		// which are not stepped again.
 		items = append(items, it)
 	}
 	return items, nil
@@ -137,6 +134,13 @@ func (s *Service) step(ctx context.Context, it sendItem) (int, error) {
 		return 0, s.unschedule(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id,
 			WasState: it.state, WasSettleAt: it.settleAt})
 	}
+	if !it.refund && !it.unmatched && it.transfer.ID == "" {
+		t, err := payoutTransfer(it.payout)
+		if err != nil {
+			return 0, err
+		}
+		it.transfer = t
+	}
 	if it.refund {
 		charge, err := s.db.TransactionByID(ctx, it.chargeID)
 		if err != nil {
@@ -145,6 +149,16 @@ func (s *Service) step(ctx context.Context, it sendItem) (int, error) {
 		it.transfer.PaymentE2E = charge.EndToEndID
 	}
 	return s.advance(ctx, it)
+}
+
+// payoutTransfer is the transfer payout t asks the PSP for.
+func payoutTransfer(t pix.Transaction) (provider.Transfer, error) {
+	d, err := parsePayoutDetails(t)
+	if err != nil {
+		return provider.Transfer{}, err
+	}
+	return provider.Transfer{ID: t.ID, Amount: t.Amount, KeyType: pix.KeyType(d.CreditParty.KeyType),
+		Key: d.CreditParty.Key, Description: d.Description, AcceptedAt: t.CreatedAt}, nil
 }
 
 // RunSender advances every due payout, refund and return of an unmatched
