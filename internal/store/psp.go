@@ -133,6 +133,24 @@ func (tx *Tx) FinishRefundSend(ctx context.Context, id string, status pix.Refund
 	return n == 1, nil
 }
 
+// DueSettlementsExcept is Q.DueSettlements without the rows whose ids are
+// in except.
+func (q *Q) DueSettlementsExcept(ctx context.Context, now time.Time, limit int, except []string) ([]pix.Transaction, error) {
+	if len(except) == 0 {
+		return q.DueSettlements(ctx, now, limit)
+	}
+	var b strings.Builder
+	b.WriteString(`SELECT ` + txColumns + ` FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1
+		AND (send_lease IS NULL OR send_lease <= $1) AND id NOT IN `)
+	tuples(&b, 3, 1, len(except))
+	b.WriteString(` ORDER BY settle_at LIMIT $2`)
+	out, err := q.list(ctx, b.String(), stringArgs([]any{ms(now), limit}, except)...)
+	if err != nil {
+		return nil, fmt.Errorf("due settlements: %w", err)
+	}
+	return out, nil
+}
+
 // DueRefundRows returns up to limit refunds whose settle_at ≤ now, earliest
 // first, without locking them.
 func (q *Q) DueRefundRows(ctx context.Context, now time.Time, limit int) ([]pix.Refund, error) {

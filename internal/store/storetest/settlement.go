@@ -147,6 +147,9 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.Equal(t, t0, got.SettleAt, "the claim leaves settle_at as it was")
 		require.Equal(t, []string{other.ID}, dueIDs(t0.Add(10*time.Second)), "held: not due for anyone")
 		require.ElementsMatch(t, []string{payout.ID, other.ID}, dueIDs(hold1), "due again once the hold ends")
+		except, err := db.DueSettlementsExcept(ctx, hold1, 10, []string{payout.ID, "00000000-0000-4000-8000-000000000000"})
+		require.NoError(t, err)
+		require.Equal(t, []string{other.ID}, ids(except), "a row being read is left out")
 
 		// Another node's claim while the hold lives fails, by either path.
 		reclaim := store.SendStep{ID: payout.ID, WasState: store.SendUnknown, WasSettleAt: t0, State: store.SendUnknown,
