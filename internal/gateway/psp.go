@@ -48,11 +48,14 @@ const (
 	maxReported = 1000
 )
 
-// ReportedPix is one payment a PSP's webhook reports. Nothing of it is
-// trusted: the payment is read back from the PSP before money moves.
+// ReportedPix is one payment a PSP's webhook reports: received (its
+// EndToEndID), or, with SendID, a payout sent (Efí reports the Pix sent
+// from the account by the send's idEnvio). Nothing of it is trusted: the
+// payment or the payout is read back from the PSP before money moves.
 type ReportedPix struct {
 	EndToEndID string
 	TxID       string
+	SendID     string
 }
 
 // newTxID returns a new txid of the provider's length, of [A-Za-z0-9].
@@ -152,7 +155,12 @@ func (s *Service) PSPReported(ctx context.Context, reported []ReportedPix) error
 	}
 	seen := make(map[string]bool, len(reported))
 	var errs []error
+	var sends []string
 	for _, r := range reported {
+		if r.SendID != "" {
+			sends = append(sends, r.SendID)
+			continue
+		}
 		if seen[r.EndToEndID] {
 			continue
 		}
@@ -176,7 +184,78 @@ func (s *Service) PSPReported(ctx context.Context, reported []ReportedPix) error
 			errs = append(errs, err)
 		}
 	}
+	if err := s.sendsReported(ctx, sends); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// sendsReported reads back the payouts whose sends (their ids at the PSP,
+// the payout's UUID without dashes) a webhook reported, and finishes each
+// one the PSP itself reports final, as a reading of the payout on its own
+// would: a payout finishes as soon as the PSP says so rather than at its
+// next reading. The report says nothing by itself: an id that names no
+// payout still waiting on the PSP is ignored, and what the PSP answers is
+// all that is written, guarded by the row as read.
+func (s *Service) sendsReported(ctx context.Context, sendIDs []string) error {
+	var ids []string
+	seen := make(map[string]bool, len(sendIDs))
+	for _, h := range sendIDs {
+		id, ok := uuidOfHex(h)
+		if !ok {
+			s.Log.WarnContext(ctx, "a PSP webhook reported a send that is no payout's; ignored")
+			continue
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := s.db.PendingPayouts(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("reported sends: %w", err)
+	}
+	_, err = eachN(ctx, pspWorkers, rows, func(t pix.Transaction) (int, error) {
+		tr, err := payoutTransfer(t)
+		if err != nil {
+			return 0, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
+		st, err := s.Provider.Status(cctx, tr)
+		cancel()
+		if errors.Is(err, provider.ErrNotFound) {
+			s.Log.WarnContext(ctx, "a PSP webhook reported a send the PSP does not find; left to its readings", "payout", t.ID)
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read reported payout %s: %w", t.ID, err)
+		}
+		if st.Status != provider.Completed && st.Status != provider.Failed && st.Status != provider.Returned {
+			return 0, nil // still processing: read again on its schedule
+		}
+		it := sendItem{id: t.ID, state: t.SendState, settleAt: t.SettleAt, payout: t, transfer: tr}
+		return s.finishSend(ctx, it, store.SendStep{ID: t.ID, WasState: t.SendState, WasSettleAt: t.SettleAt}, st)
+	})
+	return err
+}
+
+// uuidOfHex is the UUID (lower case, with dashes) whose 32 hex digits are
+// h: the id a payout is sent under (provider.HexID), read back.
+func uuidOfHex(h string) (string, bool) {
+	if len(h) != 32 {
+		return "", false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return "", false
+		}
+	}
+	h = strings.ToLower(h)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
 }
 
 // receiveConfirmed credits a payment the PSP itself reported (its list, its
@@ -440,13 +519,16 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		// only reads a transfer the PSP accepted is not: two nodes reading
 		// it at once cost a call, and its outcome is written guarded by
 		// the row as read, so only one of them writes it.
-		lease := s.now().Add(2 * stepTimeout)
+		// The claim holds the row rather than moving its settle_at, which
+		// the due-work index covers: on PostgreSQL it is then a HOT update.
+		now := s.now()
+		lease := now.Add(2 * stepTimeout)
 		ok, err := s.stepSend(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state,
-			WasSettleAt: it.settleAt, State: claimed, Next: lease})
+			WasSettleAt: it.settleAt, State: claimed, Hold: lease, Now: now})
 		if err != nil || !ok {
 			return 0, err // another node took this step
 		}
-		held.WasState, held.WasSettleAt = claimed, lease
+		held.WasState, held.Held = claimed, lease
 	}
 	cctx, cancel := context.WithTimeout(ctx, stepTimeout)
 	st, err := s.exchange(cctx, it.state, it.transfer)

@@ -31,11 +31,13 @@ func (s *Service) ReturnUnmatchedDue(ctx context.Context, limit int) (int, error
 	return s.stepDue(ctx, s.dueReturns, limit)
 }
 
-// dueFunc reads up to limit transfers of one kind due at now.
-type dueFunc func(ctx context.Context, now time.Time, limit int) ([]sendItem, error)
+// dueFunc reads up to limit transfers of one kind due at now; those named
+// in reading (steps in flight that only read, so their rows are still
+// due) may be left out.
+type dueFunc func(ctx context.Context, now time.Time, limit int, reading []string) ([]sendItem, error)
 
 func (s *Service) stepDue(ctx context.Context, due dueFunc, limit int) (int, error) {
-	items, err := due(ctx, s.now(), limit)
+	items, err := due(ctx, s.now(), limit, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -76,8 +78,11 @@ func lanes(items []sendItem) [][]sendItem {
 }
 
 // duePayouts reads the payouts due for a step.
-func (s *Service) duePayouts(ctx context.Context, now time.Time, limit int) ([]sendItem, error) {
-	due, err := s.db.DueSettlements(ctx, now, limit)
+func (s *Service) duePayouts(ctx context.Context, now time.Time, limit int, reading []string) ([]sendItem, error) {
+	// The payouts being read are left out by the query: at thousands a
+	// second each would otherwise come back with every look while its
+	// read and finish run.
+	due, err := s.db.DueSettlementsExcept(ctx, now, limit, reading)
 	if err != nil {
 		return nil, fmt.Errorf("send payouts: %w", err)
 	}
@@ -89,19 +94,16 @@ func (s *Service) duePayouts(ctx context.Context, now time.Time, limit int) ([]s
 			items = append(items, it)
 			continue
 		}
-		d, err := parsePayoutDetails(t)
-		if err != nil {
-			return nil, err
-		}
-		it.transfer = provider.Transfer{ID: t.ID, Amount: t.Amount, KeyType: pix.KeyType(d.CreditParty.KeyType),
-			Key: d.CreditParty.Key, Description: d.Description, AcceptedAt: t.CreatedAt}
+		// The transfer is read from the row's details when the step starts
+		// (payoutTransfer): most looks also return payouts already in flight,
+		// which are not stepped again.
 		items = append(items, it)
 	}
 	return items, nil
 }
 
 // dueRefunds reads the refunds due for a step.
-func (s *Service) dueRefunds(ctx context.Context, now time.Time, limit int) ([]sendItem, error) {
+func (s *Service) dueRefunds(ctx context.Context, now time.Time, limit int, _ []string) ([]sendItem, error) {
 	due, err := s.db.DueRefundRows(ctx, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("send refunds: %w", err)
@@ -116,7 +118,7 @@ func (s *Service) dueRefunds(ctx context.Context, now time.Time, limit int) ([]s
 }
 
 // dueReturns reads the returns of unmatched receipts due for a step.
-func (s *Service) dueReturns(ctx context.Context, now time.Time, limit int) ([]sendItem, error) {
+func (s *Service) dueReturns(ctx context.Context, now time.Time, limit int, _ []string) ([]sendItem, error) {
 	due, err := s.db.DueUnmatchedReturns(ctx, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("return unmatched receipts: %w", err)
@@ -137,6 +139,13 @@ func (s *Service) step(ctx context.Context, it sendItem) (int, error) {
 		return 0, s.unschedule(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id,
 			WasState: it.state, WasSettleAt: it.settleAt})
 	}
+	if !it.refund && !it.unmatched && it.transfer.ID == "" {
+		t, err := payoutTransfer(it.payout)
+		if err != nil {
+			return 0, err
+		}
+		it.transfer = t
+	}
 	if it.refund {
 		charge, err := s.db.TransactionByID(ctx, it.chargeID)
 		if err != nil {
@@ -145,6 +154,16 @@ func (s *Service) step(ctx context.Context, it sendItem) (int, error) {
 		it.transfer.PaymentE2E = charge.EndToEndID
 	}
 	return s.advance(ctx, it)
+}
+
+// payoutTransfer is the transfer payout t asks the PSP for.
+func payoutTransfer(t pix.Transaction) (provider.Transfer, error) {
+	d, err := parsePayoutDetails(t)
+	if err != nil {
+		return provider.Transfer{}, err
+	}
+	return provider.Transfer{ID: t.ID, Amount: t.Amount, KeyType: pix.KeyType(d.CreditParty.KeyType),
+		Key: d.CreditParty.Key, Description: d.Description, AcceptedAt: t.CreatedAt}, nil
 }
 
 // RunSender advances every due payout, refund and return of an unmatched
@@ -158,8 +177,8 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 	var (
 		mu       sync.Mutex
 		inFlight = make(map[string]bool)
-		// unclaimed counts the steps in flight that only read (not claimed).
-		unclaimed int
+		// unclaimed holds the steps in flight that only read (not claimed).
+		unclaimed = make(map[string]bool)
 		freed     = make(chan struct{}, 1)
 		wg        sync.WaitGroup
 	)
@@ -178,7 +197,11 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 		full := false
 		for _, due := range kinds {
 			mu.Lock()
-			free, reading := pspWorkers-len(inFlight), unclaimed
+			free, reading := pspWorkers-len(inFlight), len(unclaimed)
+			readingIDs := make([]string, 0, reading)
+			for id := range unclaimed {
+				readingIDs = append(readingIDs, id)
+			}
 			mu.Unlock()
 			if free <= 0 {
 				full = true
@@ -186,7 +209,7 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 			}
 			// A step that only reads is not claimed, so its row is still
 			// due while it runs: look past those in flight.
-			items, err := due(ctx, s.now(), free+reading)
+			items, err := due(ctx, s.now(), free+reading, readingIDs)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.Log.WarnContext(ctx, "could not read the transfers due", "error", err.Error())
@@ -207,7 +230,7 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 						inFlight[it.id] = true
 						mine = append(mine, it)
 						if it.state == store.SendSent {
-							unclaimed++
+							unclaimed[it.id] = true
 						}
 					}
 				}
@@ -232,7 +255,7 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 						mu.Lock()
 						delete(inFlight, it.id)
 						if it.state == store.SendSent {
-							unclaimed--
+							delete(unclaimed, it.id)
 						}
 						mu.Unlock()
 					}

@@ -43,12 +43,16 @@ var (
 
 // pspNotification is the body the API Pix sends to a webhook: the Pix
 // received, each with more fields than pixgate reads (valor, horario,
-// devolucoes…). Only endToEndId is trusted as a name: the gateway reads
-// every reported Pix back from the PSP before money moves.
+// devolucoes…), and at Efí the Pix sent, named by gnExtras.idEnvio (with
+// tipo SOLICITACAO and a status). Only the names are read: the gateway
+// reads every reported Pix back from the PSP before money moves.
 type pspNotification struct {
 	Pix *[]struct {
 		EndToEndID *string `json:"endToEndId"`
 		TxID       *string `json:"txid"`
+		GnExtras   *struct {
+			IDEnvio *string `json:"idEnvio"`
+		} `json:"gnExtras"`
 	} `json:"pix"`
 }
 
@@ -142,7 +146,8 @@ func readPSPBody(r *http.Request) ([]byte, error) {
 
 // parsePSPNotification decodes body leniently (PSPs add fields of their
 // own): it must be a JSON object whose pix is an array of objects, each
-// with an endToEndId of letters and digits. A txid that is not one is left
+// with an endToEndId of letters and digits or, for a Pix sent, a
+// gnExtras.idEnvio of letters and digits. A txid that is not one is left
 // out rather than refusing the Pix: the gateway learns the txid from the
 // PSP anyway.
 func parsePSPNotification(body []byte) ([]gateway.ReportedPix, error) {
@@ -159,6 +164,15 @@ func parsePSPNotification(body []byte) ([]gateway.ReportedPix, error) {
 	}
 	out := make([]gateway.ReportedPix, 0, len(*n.Pix))
 	for _, p := range *n.Pix {
+		if p.GnExtras != nil && p.GnExtras.IDEnvio != nil {
+			// A Pix sent (Efí): its send is read back by its idEnvio; a
+			// rejected one may have no end-to-end id.
+			if !pspID(*p.GnExtras.IDEnvio, 35) {
+				return nil, invalid("pix.gnExtras.idEnvio", "must be the send's idEnvio")
+			}
+			out = append(out, gateway.ReportedPix{SendID: *p.GnExtras.IDEnvio})
+			continue
+		}
 		if p.EndToEndID == nil || !pspID(*p.EndToEndID, 64) {
 			return nil, invalid("pix.endToEndId", "must be the Pix's end-to-end id")
 		}

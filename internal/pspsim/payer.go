@@ -107,9 +107,11 @@ func (s *Server) record(p *pixRec) pixJSON {
 // Settle settles every send and devolução still EM_PROCESSAMENTO now,
 // whatever SettleDelay says, and waits for the webhooks it causes.
 func (s *Server) Settle(ctx context.Context) {
-	for _, n := range s.settle(true) {
+	refunds, sent := s.settle(true)
+	for _, n := range refunds {
 		s.deliver(ctx, n)
 	}
+	s.deliverSent(ctx, sent)
 	s.deliverNotices(ctx, s.settleRecs())
 }
 
@@ -118,8 +120,12 @@ func (s *Server) Settle(ctx context.Context) {
 // webhooks in the background (or, with force, settles every pending
 // transfer).
 func (s *Server) settleDue(force bool) {
-	for _, n := range s.settle(force) {
+	refunds, sent := s.settle(force)
+	for _, n := range refunds {
 		s.inBackground(func(ctx context.Context) { s.deliver(ctx, n) })
+	}
+	if len(sent) > 0 {
+		s.inBackground(func(ctx context.Context) { s.deliverSent(ctx, sent) })
 	}
 	if notes := s.settleRecs(); len(notes) > 0 {
 		s.inBackground(func(ctx context.Context) { s.deliverNotices(ctx, notes) })
@@ -163,8 +169,9 @@ func (s *Server) isClosing() bool {
 }
 
 // settle finalises what is due and returns the webhook notifications of
-// the settled devoluções (each one the Pix with all its devoluções).
-func (s *Server) settle(force bool) [][]pixJSON {
+// the settled devoluções (each one the Pix with all its devoluções) and
+// Efí's reports of the settled sends.
+func (s *Server) settle(force bool) ([][]pixJSON, []sentPixJSON) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -172,12 +179,14 @@ func (s *Server) settle(force bool) [][]pixJSON {
 	due := func(requested time.Time) bool {
 		return force || delay >= 0 && !now.Before(requested.Add(delay))
 	}
+	var sent []sentPixJSON
 	for _, sd := range s.st.sends {
 		if sd.Status == EmProcessamento && due(sd.Requested) {
 			sd.Status, sd.Settled = Realizado, now
 			if strings.HasSuffix(sd.Favorecido, FailKeySuffix) {
 				sd.Status = NaoRealizado
 			}
+			sent = append(sent, sd.report())
 		}
 	}
 	var out [][]pixJSON
@@ -190,7 +199,7 @@ func (s *Server) settle(force bool) [][]pixJSON {
 			out = append(out, []pixJSON{s.st.pix[rf.E2EID].json()})
 		}
 	}
-	return out
+	return out, sent
 }
 
 // Delivery is one webhook the simulator sent (or lost on purpose).
@@ -225,6 +234,23 @@ func (s *Server) deliver(ctx context.Context, items []pixJSON) {
 	wh := s.st.webhook
 	s.mu.Unlock()
 	s.post(ctx, wh, "pix", d, map[string][]pixJSON{"pix": items})
+}
+
+// deliverSent POSTs Efí's report of settled sends, {"pix": items}, to the
+// registered webhook URL + "/pix", once (nothing when there are none).
+func (s *Server) deliverSent(ctx context.Context, items []sentPixJSON) {
+	if len(items) == 0 {
+		return
+	}
+	d := Delivery{}
+	for _, it := range items {
+		d.EndToEndIDs = append(d.EndToEndIDs, it.EndToEndID)
+		d.IDs = append(d.IDs, it.GnExtras.IDEnvio)
+	}
+	s.mu.Lock()
+	wh := s.st.webhook
+	s.mu.Unlock()
+	s.post(ctx, wh, "pix", d, map[string][]sentPixJSON{"pix": items})
 }
 
 // post POSTs body as JSON to wh's URL + "/" + suffix, once, and logs it as

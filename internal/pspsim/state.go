@@ -288,6 +288,45 @@ type sendJSON struct {
 	Favorecido sendPartyJSON `json:"favorecido"`
 }
 
+// sentPixJSON is Efí's webhook report of a send that settled: one item
+// of the same pix array as received Pix, told apart by tipo SOLICITACAO
+// and gnExtras.idEnvio.
+type sentPixJSON struct {
+	EndToEndID string       `json:"endToEndId"`
+	Chave      string       `json:"chave"`
+	Tipo       string       `json:"tipo"`
+	Status     string       `json:"status"`
+	Valor      string       `json:"valor"`
+	Horario    *string      `json:"horario"`
+	GnExtras   sentExtrasJS `json:"gnExtras"`
+}
+
+// sentExtrasJS is a sent Pix's gnExtras: its idEnvio and, when it failed,
+// why.
+type sentExtrasJS struct {
+	IDEnvio string       `json:"idEnvio"`
+	Erro    *sentErrorJS `json:"erro,omitempty"`
+}
+
+type sentErrorJS struct {
+	Codigo string `json:"codigo"`
+	Origem string `json:"origem"`
+	Motivo string `json:"motivo"`
+}
+
+// report is the webhook's report of s, settled.
+func (s *send) report() sentPixJSON {
+	r := sentPixJSON{EndToEndID: s.E2EID, Chave: s.Favorecido, Tipo: "SOLICITACAO", Status: s.Status, Valor: formatValor(s.Valor),
+		GnExtras: sentExtrasJS{IDEnvio: s.IDEnvio}}
+	if s.Status == NaoRealizado {
+		r.GnExtras.Erro = &sentErrorJS{Codigo: "AC03", Origem: "PSP do usuário recebedor", Motivo: "Conta do recebedor inválida"}
+	} else {
+		h := formatTime(s.Settled)
+		r.Horario = &h
+	}
+	return r
+}
+
 func (s *send) json() sendJSON {
 	j := sendJSON{EndToEndID: s.E2EID, IDEnvio: s.IDEnvio, Valor: formatValor(s.Valor), Chave: s.PagadorKey, Status: s.Status,
 		Horario: horarioJSON{Solicitacao: formatTime(s.Requested)},

@@ -55,19 +55,21 @@ func (tx *Tx) StepSends(ctx context.Context, steps []SendStep) ([]bool, error) {
 	}
 	for table, ss := range byTable {
 		var q strings.Builder
-		q.WriteString(`UPDATE ` + table + ` SET send_state = v.column3, settle_at = v.column4,
+		q.WriteString(`UPDATE ` + table + ` SET send_state = v.column3,
+			settle_at = CASE WHEN v.column8 IS NULL THEN v.column4 ELSE ` + table + `.settle_at END, send_lease = v.column8,
 			end_to_end_id = COALESCE(v.column5, ` + table + `.end_to_end_id), send_attempts = ` + table + `.send_attempts + v.column6
 			FROM (VALUES `)
-		castTuples(&q, 1, len(ss), []string{"TEXT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT"})
+		castTuples(&q, 1, len(ss), []string{"TEXT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT"})
 		q.WriteString(`) AS v WHERE ` + table + `.id = v.column1 AND ` + table + `.send_state = v.column2 AND ` +
-			table + `.settle_at = v.column7 RETURNING ` + table + `.id`)
-		args := make([]any, 0, 7*len(ss))
+			table + `.settle_at = v.column7` + leaseGuard(table, "v.column8", "v.column9", "v.column10") + ` RETURNING ` + table + `.id`)
+		args := make([]any, 0, 10*len(ss))
 		for _, st := range ss {
 			attempt := 0
 			if st.Attempt {
 				attempt = 1
 			}
-			args = append(args, st.ID, st.WasState, st.State, nullMS(st.Next), nullString(st.EndToEndID), attempt, nullMS(st.WasSettleAt))
+			args = append(args, st.ID, st.WasState, st.State, nullMS(st.Next), nullString(st.EndToEndID), attempt, nullMS(st.WasSettleAt),
+				nullMS(st.Hold), nullMS(st.Now), nullMS(st.Held))
 		}
 		ids, err := selectAll(ctx, &tx.Q, func(row scanner) (string, error) {
 			var id string
@@ -107,7 +109,7 @@ func stepTable(st SendStep) string {
 
 // PayoutStep is one payout's step with its status change, for
 // Tx.StepPayouts: the step (guarded by the send state and settle_at it
-// was decided from) and, when To is set, the move from status From to To
+// was decided from, and by its hold if it holds one; never a claim) and, when To is set, the move from status From to To
 // (confirmed_at set when Confirmed is non-zero).
 type PayoutStep struct {
 	Step      SendStep
@@ -125,12 +127,14 @@ func (tx *Tx) StepPayouts(ctx context.Context, ps []PayoutStep) ([]bool, error) 
 	var q strings.Builder
 	q.WriteString(`UPDATE transactions SET send_state = v.column3, settle_at = v.column4,
 		end_to_end_id = COALESCE(v.column5, transactions.end_to_end_id), send_attempts = transactions.send_attempts + v.column6,
-		status = COALESCE(v.column8, transactions.status), confirmed_at = COALESCE(v.column9, transactions.confirmed_at)
+		status = COALESCE(v.column8, transactions.status), confirmed_at = COALESCE(v.column9, transactions.confirmed_at),
+		send_lease = NULL
 		FROM (VALUES `)
-	castTuples(&q, 1, len(ps), []string{"TEXT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "TEXT"})
+	castTuples(&q, 1, len(ps), []string{"TEXT", "TEXT", "TEXT", "BIGINT", "TEXT", "BIGINT", "BIGINT", "TEXT", "BIGINT", "TEXT", "BIGINT"})
 	q.WriteString(`) AS v WHERE transactions.id = v.column1 AND transactions.send_state = v.column2
-		AND transactions.settle_at = v.column7 AND transactions.status = v.column10 RETURNING transactions.id`)
-	args := make([]any, 0, 10*len(ps))
+		AND transactions.settle_at = v.column7 AND transactions.status = v.column10
+		AND (v.column11 IS NULL OR transactions.send_lease = v.column11) RETURNING transactions.id`)
+	args := make([]any, 0, 11*len(ps))
 	for _, p := range ps {
 		st := p.Step
 		attempt := 0
@@ -138,7 +142,7 @@ func (tx *Tx) StepPayouts(ctx context.Context, ps []PayoutStep) ([]bool, error) 
 			attempt = 1
 		}
 		args = append(args, st.ID, st.WasState, st.State, nullMS(st.Next), nullString(st.EndToEndID), attempt, nullMS(st.WasSettleAt),
-			nullString(string(p.To)), nullMS(p.Confirmed), p.From)
+			nullString(string(p.To)), nullMS(p.Confirmed), p.From, nullMS(st.Held))
 	}
 	ids, err := selectAll(ctx, &tx.Q, func(row scanner) (string, error) {
 		var id string

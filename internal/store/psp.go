@@ -29,6 +29,13 @@ const (
 // SendStep moves one payout (or, with Refund, one refund) from the send
 // state and settle_at it was read with to State and Next, only if the row
 // still has them: the claim of a step by one node, and its outcome.
+//
+// A claim that sets Hold leaves settle_at as it is and holds the row
+// instead (send_lease, which no index covers, so on PostgreSQL the claim
+// is a HOT update): it applies only if no other hold is live at Now, and
+// the row is not due for anyone until Hold. The steps of the node that
+// holds it name the hold (Held) and apply only while the row still has
+// it; every step that is not a claim drops the hold.
 type SendStep struct {
 	Refund      bool
 	Unmatched   bool // the return of an unmatched receipt
@@ -39,6 +46,18 @@ type SendStep struct {
 	Next        time.Time // the next settle_at; zero: none
 	EndToEndID  string    // recorded when not ""
 	Attempt     bool      // counts one more send attempt
+	Hold        time.Time // a claim: the row is held until then (Next is unused)
+	Now         time.Time // a claim: the time a hold must have ended by to be taken over
+	Held        time.Time // the hold this step's claim took; zero: none
+}
+
+// leaseGuard is the WHERE clause of a step on table whose hold, time of the
+// claim and held lease are the SQL expressions hold, now and held (BIGINT
+// or NULL): a claim applies only if no hold is live at now, and a step of
+// a claim only while its hold is the row's.
+func leaseGuard(table, hold, now, held string) string {
+	return ` AND (` + held + ` IS NULL OR ` + table + `.send_lease = ` + held + `) AND (` + hold + ` IS NULL OR ` +
+		table + `.send_lease IS NULL OR ` + table + `.send_lease <= ` + now + `)`
 }
 
 // StepSend applies st and reports whether the row was still as read.
@@ -54,10 +73,13 @@ func (tx *Tx) StepSend(ctx context.Context, st SendStep) (bool, error) {
 	if st.Attempt {
 		attempt = 1
 	}
-	n, err := tx.affected(ctx, `UPDATE `+table+` SET send_state = $3, settle_at = $4,
+	n, err := tx.affected(ctx, `UPDATE `+table+` SET send_state = $3,
+		settle_at = CASE WHEN CAST($8 AS BIGINT) IS NULL THEN CAST($4 AS BIGINT) ELSE settle_at END, send_lease = CAST($8 AS BIGINT),
 		end_to_end_id = COALESCE($5, end_to_end_id), send_attempts = send_attempts + $6
-		WHERE id = $1 AND send_state = $2 AND settle_at = $7`,
-		st.ID, st.WasState, st.State, nullMS(st.Next), nullString(st.EndToEndID), attempt, nullMS(st.WasSettleAt))
+		WHERE id = $1 AND send_state = $2 AND settle_at = $7`+
+		leaseGuard(table, "CAST($8 AS BIGINT)", "CAST($9 AS BIGINT)", "CAST($10 AS BIGINT)"),
+		st.ID, st.WasState, st.State, nullMS(st.Next), nullString(st.EndToEndID), attempt, nullMS(st.WasSettleAt),
+		nullMS(st.Hold), nullMS(st.Now), nullMS(st.Held))
 	if err != nil {
 		return false, fmt.Errorf("step send of %s: %w", st.ID, err)
 	}
@@ -111,11 +133,30 @@ func (tx *Tx) FinishRefundSend(ctx context.Context, id string, status pix.Refund
 	return n == 1, nil
 }
 
+// DueSettlementsExcept is Q.DueSettlements without the rows whose ids are
+// in except.
+func (q *Q) DueSettlementsExcept(ctx context.Context, now time.Time, limit int, except []string) ([]pix.Transaction, error) {
+	if len(except) == 0 {
+		return q.DueSettlements(ctx, now, limit)
+	}
+	var b strings.Builder
+	b.WriteString(`SELECT ` + txColumns + ` FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1
+		AND (send_lease IS NULL OR send_lease <= $1) AND id NOT IN `)
+	tuples(&b, 3, 1, len(except))
+	b.WriteString(` ORDER BY settle_at LIMIT $2`)
+	out, err := q.list(ctx, b.String(), stringArgs([]any{ms(now), limit}, except)...)
+	if err != nil {
+		return nil, fmt.Errorf("due settlements: %w", err)
+	}
+	return out, nil
+}
+
 // DueRefundRows returns up to limit refunds whose settle_at ≤ now, earliest
 // first, without locking them.
 func (q *Q) DueRefundRows(ctx context.Context, now time.Time, limit int) ([]pix.Refund, error) {
 	out, err := selectAll(ctx, q, scanRefund, `SELECT `+refundColumns+` FROM refunds
-		WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at, created_at, id LIMIT $2`, ms(now), limit)
+		WHERE settle_at IS NOT NULL AND settle_at <= $1 AND (send_lease IS NULL OR send_lease <= $1)
+		ORDER BY settle_at, created_at, id LIMIT $2`, ms(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due refunds: %w", err)
 	}

@@ -180,7 +180,8 @@ func (tx *Tx) SetSettleAt(ctx context.Context, id string, at time.Time) error {
 // earliest first, without locking them: each step of a payout is then
 // claimed by a guarded update (Tx.StepSend).
 func (q *Q) DueSettlements(ctx context.Context, now time.Time, limit int) ([]pix.Transaction, error) {
-	out, err := q.list(ctx, `SELECT `+txColumns+` FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at LIMIT $2`, ms(now), limit)
+	out, err := q.list(ctx, `SELECT `+txColumns+` FROM transactions WHERE settle_at IS NOT NULL AND settle_at <= $1
+		AND (send_lease IS NULL OR send_lease <= $1) ORDER BY settle_at LIMIT $2`, ms(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due settlements: %w", err)
 	}

@@ -134,7 +134,8 @@ func (q *Q) UnmatchedReceipts(ctx context.Context, status string, limit int) ([]
 // is due (settle_at ≤ now), earliest first, without locking them.
 func (q *Q) DueUnmatchedReturns(ctx context.Context, now time.Time, limit int) ([]UnmatchedReceipt, error) {
 	out, err := selectAll(ctx, q, scanUnmatched, `SELECT `+unmatchedColumns+` FROM unmatched_receipts
-		WHERE settle_at IS NOT NULL AND settle_at <= $1 ORDER BY settle_at, id LIMIT $2`, ms(now), limit)
+		WHERE settle_at IS NOT NULL AND settle_at <= $1 AND (send_lease IS NULL OR send_lease <= $1)
+		ORDER BY settle_at, id LIMIT $2`, ms(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due unmatched returns: %w", err)
 	}

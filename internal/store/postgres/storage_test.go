@@ -12,7 +12,8 @@ import (
 // TestStorageMigrations: PostgreSQL's own migrations (migrations/postgres/)
 // set its storage parameters — room in events' pages (5), a gentler
 // autovacuum (8) and smaller statistics samples (9) on the tables every
-// payout writes — and migrating again applies nothing.
+// payout writes, room in transactions' pages for a claim (19) — and
+// migrating again applies nothing.
 func TestStorageMigrations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -37,6 +38,7 @@ func TestStorageMigrations(t *testing.T) {
 		require.Contains(t, options(table), "autovacuum_vacuum_cost_delay=10", table)
 	}
 	require.ElementsMatch(t, []string{"fillfactor=70", "autovacuum_vacuum_cost_delay=10"}, options("events"))
+	require.ElementsMatch(t, []string{"fillfactor=70", "autovacuum_vacuum_cost_delay=10"}, options("transactions"))
 	for _, table := range []string{"accounts", "clients", "refunds", "users", "sessions"} {
 		require.Empty(t, options(table), "%s keeps PostgreSQL's defaults", table)
 	}
@@ -72,7 +74,7 @@ func TestStorageMigrations(t *testing.T) {
 
 	var version int64
 	require.NoError(t, raw.QueryRowContext(ctx, `SELECT max(version_id) FROM goose_db_version WHERE is_applied`).Scan(&version))
-	require.EqualValues(t, 18, version)
+	require.EqualValues(t, 19, version)
 	applied, err := db.Migrate(ctx)
 	require.NoError(t, err)
 	require.Empty(t, applied)

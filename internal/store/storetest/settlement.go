@@ -101,6 +101,99 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.Equal(t, "E00000000202603011200aBcDeFgHiJk", got.EndToEndID, "an empty end-to-end id keeps the known one")
 	})
 
+	t.Run("A claim holds the row without moving its settle_at; only the holder steps it", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		payout := newPayout(c, "", t0)
+		payout.SendState = store.SendToSend
+		other := newPayout(c, "", t0)
+		other.SendState = store.SendToSend
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			if _, err := tx.InsertTransaction(ctx, payout); err != nil {
+				return err
+			}
+			_, err := tx.InsertTransaction(ctx, other)
+			return err
+		}))
+		single := func(st store.SendStep) bool {
+			t.Helper()
+			ok := false
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				var err error
+				ok, err = tx.StepSend(ctx, st)
+				return err
+			}))
+			return ok
+		}
+		grouped := func(st store.SendStep) bool {
+			t.Helper()
+			ok, err := db.StepSendGrouped(ctx, st)
+			require.NoError(t, err)
+			return ok
+		}
+		dueIDs := func(at time.Time) []string {
+			t.Helper()
+			due, err := db.DueSettlements(ctx, at, 10)
+			require.NoError(t, err)
+			return ids(due)
+		}
+		hold1, hold2 := t0.Add(30*time.Second), t0.Add(60*time.Second)
+		require.True(t, single(store.SendStep{ID: payout.ID, WasState: store.SendToSend, WasSettleAt: t0, State: store.SendUnknown,
+			Hold: hold1, Now: t0.Add(time.Second)}), "claimed")
+		got, err := db.TransactionByID(ctx, payout.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.SendUnknown, got.SendState)
+		require.Equal(t, t0, got.SettleAt, "the claim leaves settle_at as it was")
+		require.Equal(t, []string{other.ID}, dueIDs(t0.Add(10*time.Second)), "held: not due for anyone")
+		require.ElementsMatch(t, []string{payout.ID, other.ID}, dueIDs(hold1), "due again once the hold ends")
+		except, err := db.DueSettlementsExcept(ctx, hold1, 10, []string{payout.ID, "00000000-0000-4000-8000-000000000000"})
+		require.NoError(t, err)
+		require.Equal(t, []string{other.ID}, ids(except), "a row being read is left out")
+
+		// Another node's claim while the hold lives fails, by either path.
+		reclaim := store.SendStep{ID: payout.ID, WasState: store.SendUnknown, WasSettleAt: t0, State: store.SendUnknown,
+			Hold: hold2, Now: t0.Add(10 * time.Second)}
+		require.False(t, single(reclaim))
+		require.False(t, grouped(reclaim))
+		// Once it has ended, the claim is taken over...
+		reclaim.Now = hold1
+		require.True(t, grouped(reclaim))
+		// ...and the first holder's late step changes nothing.
+		late := store.SendStep{ID: payout.ID, WasState: store.SendUnknown, WasSettleAt: t0, Held: hold1, State: store.SendSent,
+			Next: t0.Add(45 * time.Second), Attempt: true}
+		require.False(t, grouped(late))
+		require.False(t, single(late))
+		mine := late
+		mine.Held = hold2
+		require.True(t, grouped(mine))
+		got, err = db.TransactionByID(ctx, payout.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.SendSent, got.SendState)
+		require.Equal(t, t0.Add(45*time.Second), got.SettleAt)
+		require.Equal(t, 1, got.SendAttempts)
+		require.ElementsMatch(t, []string{payout.ID, other.ID}, dueIDs(t0.Add(50*time.Second)),
+			"a step drops the hold: due at its settle_at, before the hold would have ended")
+
+		// A payout's finish is guarded by the hold too.
+		require.True(t, grouped(store.SendStep{ID: other.ID, WasState: store.SendToSend, WasSettleAt: t0, State: store.SendUnknown,
+			Hold: hold1, Now: t0}))
+		finish := func(held time.Time) bool {
+			t.Helper()
+			var oks []bool
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				var err error
+				oks, err = tx.StepPayouts(ctx, []store.PayoutStep{{Step: store.SendStep{ID: other.ID, WasState: store.SendUnknown,
+					WasSettleAt: t0, Held: held, State: store.SendDone}, From: pix.StatusPending, To: pix.StatusPaid, Confirmed: t0}})
+				return err
+			}))
+			return oks[0]
+		}
+		require.False(t, finish(hold2), "not the row's hold")
+		require.True(t, finish(hold1))
+		require.Equal(t, []string{payout.ID}, dueIDs(t0.Add(time.Hour)))
+	})
+
 	t.Run("Concurrent grouped steps: each row claimed once, each step its own answer", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
