@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -123,5 +124,52 @@ func TestRecurrencesOverHTTP(t *testing.T) {
 		r = b.do("GET", base+"/"+id, nil)
 		require.Equal(t, http.StatusOK, r.status)
 		require.Equal(t, "CANCELLED", r.json["data"].(map[string]any)["status"])
+	})
+}
+
+// TestRecurrenceCalendarOverHTTP runs a monthly recurrence from Jan 31
+// across month ends, day by day: the cycle job creates each cycle's charge
+// on the first day of its window, the API shows it with its due date (Feb
+// 28, Mar 31, Apr 30), the payer's bank debits it, and after the cycle of
+// end_date the recurrence is FINISHED.
+func TestRecurrenceCalendarOverHTTP(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{start: spNoon(t, "2027-01-15")})
+		ctx := context.Background()
+		req := validRecurrence("cal")
+		req["start_date"], req["end_date"] = "2027-01-31", "2027-04-30"
+		r := b.do("POST", "/api/v1/gateway/recurrences", req)
+		require.Equal(t, http.StatusCreated, r.status, string(r.body))
+		id := r.json["recurrence_id"].(string)
+		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/recurrences/"+id+"/approve", nil).status)
+
+		created := map[string]string{} // due date → the day its charge appeared
+		for day := 0; day < 110; day++ {
+			_, err := b.gw.RunRecurrences(ctx, 100)
+			require.NoError(t, err)
+			r := b.do("GET", "/api/v1/gateway/recurrences/"+id, nil)
+			require.Equal(t, http.StatusOK, r.status)
+			for _, c := range r.json["data"].(map[string]any)["charges"].([]any) {
+				ch := c.(map[string]any)
+				due := ch["due_date"].(string)
+				if _, seen := created[due]; seen {
+					continue
+				}
+				created[due] = b.gw.Today().String()
+				pay := b.do("POST", "/api/v1/sandbox/charges/"+ch["payment_id"].(string)+"/pay", nil)
+				require.Equal(t, http.StatusOK, pay.status, string(pay.body))
+			}
+			b.clock.Advance(24 * time.Hour)
+		}
+		require.Equal(t, map[string]string{"2027-01-31": "2027-01-21", "2027-02-28": "2027-02-18",
+			"2027-03-31": "2027-03-21", "2027-04-30": "2027-04-20"}, created)
+		r = b.do("GET", "/api/v1/gateway/recurrences/"+id, nil)
+		data := r.json["data"].(map[string]any)
+		require.Equal(t, "FINISHED", data["status"])
+		require.Nil(t, data["next_due_date"])
+		for _, c := range data["charges"].([]any) {
+			require.Equal(t, "PAID", c.(map[string]any)["status"])
+		}
 	})
 }
