@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/ledger"
@@ -132,6 +133,9 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 		RequestHash: hash, Status: pix.StatusPending, Amount: amount, Tax: tax, CreatedAt: now,
 		SettleAt: now, CallbackURL: r.CallbackURL, Details: string(details), SendState: store.SendToSend,
 	}
+	if s.caps.StatelessSends {
+		s.sendStateless(ctx, &t)
+	}
 	// One transaction, shared with the payouts created at the same moment
 	// (store.DB.CreatePayout). A duplicate fails the insert with
 	// ErrConflict (after waiting for the other request's transaction, whose
@@ -162,6 +166,26 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 	}
 	s.Kick()
 	return payoutResponse(t), false, nil
+}
+
+// sendStateless sends payout t as it is accepted, with a provider whose
+// sends change nothing (Capabilities.StatelessSends): t is then stored
+// already sent, to be read when the provider expects it to change, and
+// its claim and step to sent are never written. A send that fails leaves
+// t to the sender, as any payout.
+func (s *Service) sendStateless(ctx context.Context, t *pix.Transaction) {
+	tr, err := payoutTransfer(*t)
+	if err != nil {
+		return
+	}
+	st, err := s.Provider.Send(ctx, tr)
+	if err != nil {
+		return
+	}
+	t.SendState, t.SettleAt = store.SendSent, t.CreatedAt
+	if !st.ReadAt.IsZero() && st.ReadAt.After(t.CreatedAt) {
+		t.SettleAt = st.ReadAt.UTC().Truncate(time.Millisecond)
+	}
 }
 
 // replayPayout answers a duplicate of prev, the earlier request found for

@@ -331,6 +331,21 @@ func (p *gateProvider) Send(ctx context.Context, t provider.Transfer) (provider.
 	return p.Provider.Send(ctx, t)
 }
 
+// statefulSends is a provider whose sends must be claimed before they are
+// made, as a real PSP's: the sandbox without its stateless sends.
+type statefulSends struct{ provider.Provider }
+
+// Pay is the sandbox's payer, which funds the client.
+func (p statefulSends) Pay(ctx context.Context, c provider.Charge) (provider.Payment, error) {
+	return p.Provider.(provider.Payer).Pay(ctx, c)
+}
+
+func (p statefulSends) Capabilities() provider.Capabilities {
+	c := p.Provider.Capabilities()
+	c.StatelessSends = false
+	return c
+}
+
 // Two nodes step the same due payouts. The first claims them and asks its
 // provider, which answers only after the second node has looked: the
 // second finds nothing due (each payout is claimed, in the database, before
@@ -338,7 +353,7 @@ func (p *gateProvider) Send(ctx context.Context, t provider.Transfer) (provider.
 func TestSettlementRaceWithAnotherNode(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
-		b := setup(t, open, options{})
+		b := setup(t, open, options{provider: func(p provider.Provider) provider.Provider { return statefulSends{p} }})
 		b.fund("1000")
 		ctx := context.Background()
 		var ids []string

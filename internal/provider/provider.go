@@ -84,6 +84,12 @@ type Capabilities struct {
 	// costs nothing (no cob intent is recorded, and a replay is found by
 	// the insert rather than by a read before it).
 	LocalCharges bool
+	// StatelessSends: Send changes nothing anywhere — a transfer's status
+	// is a function of the transfer and the clock — so a send needs no
+	// claim committed before it and may be made again: the gateway sends a
+	// payout as it accepts it and stores it already sent, one write
+	// instead of three.
+	StatelessSends bool
 	// CallTimeout bounds one step's calls to the provider (zero: the
 	// gateway's default, 15 s). A transfer being sent is held by its node
 	// for twice as long, so the shorter it is, the sooner a node that died

@@ -82,10 +82,10 @@ func New(cfg Config) *Provider {
 func (*Provider) Name() string { return provider.NameSandbox }
 
 // Capabilities: payouts, static BR Codes with a 25-character txid written
-// here (local charges), and calls that never wait on a network (a second
-// bounds them).
+// here (local charges), sends that only compute a status (stateless), and
+// calls that never wait on a network (a second bounds them).
 func (*Provider) Capabilities() provider.Capabilities {
-	return provider.Capabilities{Payouts: true, TxIDLength: brcode.TxIDLen, LocalCharges: true, CallTimeout: time.Second}
+	return provider.Capabilities{Payouts: true, TxIDLength: brcode.TxIDLen, LocalCharges: true, StatelessSends: true, CallTimeout: time.Second}
 }
 
 // Start does nothing: there is no PSP to reach.
