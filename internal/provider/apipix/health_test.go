@@ -59,7 +59,10 @@ func TestWebhookSecretScrubbed(t *testing.T) {
 // TestHealthRecordsCalls: every call records whether the PSP answered (a
 // 4xx is an answer), when one last did, and the class of the last failure.
 func TestHealthRecordsCalls(t *testing.T) {
-	e := newEnv(t, WithTimeouts(time.Second, 400*time.Millisecond))
+	// The call bound outlasts a 503's retries (100 + 300 ms of waits and
+	// three exchanges) even on a loaded machine, so that their failure is
+	// classed by the PSP's answer, not cut short as a timeout.
+	e := newEnv(t, WithTimeouts(time.Second, 2*time.Second))
 	ctx := context.Background()
 	require.Equal(t, provider.Health{}, e.c.Health(), "nothing seen before the first call")
 
