@@ -40,6 +40,16 @@ func newDuePSP(t *testing.T, open testkit.Opener) *duePSP {
 	require.NoError(t, err)
 	y, m, d := f.clock.Now().In(loc).Date()
 	f.clock.Advance(time.Date(y, m, d, 12, 0, 0, 0, loc).Sub(f.clock.Now()))
+	f.start(t, apipix.Account{})
+	return f
+}
+
+// start runs the simulator on f's clock (its exchanges checked against
+// BACEN's OpenAPI where it is at hand), the API Pix client on it with the
+// receiving account acct (zero: none), and a production gateway with one
+// client paying a 1% cash-in fee.
+func (f *duePSP) start(t *testing.T, acct apipix.Account) {
+	t.Helper()
 	var wrap func(http.Handler) http.Handler
 	if os.Getenv(testkit.BACENOpenAPIEnv) != "" || os.Getenv("CI") == "true" {
 		v := testkit.BACENValidator(t)
@@ -50,8 +60,9 @@ func newDuePSP(t *testing.T, open testkit.Opener) *duePSP {
 	require.NoError(t, f.sim.Start(context.Background()))
 	t.Cleanup(f.sim.Close)
 	o := f.sim.Options()
+	var err error
 	f.psp, err = apipix.New(apipix.Config{APIURL: f.sim.URL(), ClientID: o.ClientID, ClientSecret: o.ClientSecret,
-		CertPEM: o.PKI.ClientCertPEM, KeyPEM: o.PKI.ClientKeyPEM, CAPEM: o.PKI.CAPEM, PixKey: o.PixKey,
+		CertPEM: o.PKI.ClientCertPEM, KeyPEM: o.PKI.ClientKeyPEM, CAPEM: o.PKI.CAPEM, PixKey: o.PixKey, Account: acct,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	f.gw, err = gateway.New(gateway.Config{DB: f.db, Env: "production", ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
@@ -62,7 +73,6 @@ func newDuePSP(t *testing.T, open testkit.Opener) *duePSP {
 	require.NoError(t, err)
 	f.c, err = f.gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)
-	return f
 }
 
 // charge creates a charge with the due object due and returns it.

@@ -26,7 +26,13 @@ const (
 // that sent externalID: it looks up external_id first, so prev carries the
 // request's external_id exactly when that key matched.
 func foundBy(prev pix.Transaction, externalID string) idemKey {
-	if externalID != "" && prev.ExternalID == externalID {
+	return foundByExternalID(prev.ExternalID, externalID)
+}
+
+// foundByExternalID is foundBy for any earlier row whose external_id is
+// prevExternalID (a recurrence's as well as a transaction's).
+func foundByExternalID(prevExternalID, externalID string) idemKey {
+	if externalID != "" && prevExternalID == externalID {
 		return byExternalID
 	}
 	return byIdempotencyKey

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/pixgate/pixgate/internal/brcode"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -201,7 +203,10 @@ func (s *Service) sendsReported(ctx context.Context, sendIDs []string) error {
 	var ids []string
 	seen := make(map[string]bool, len(sendIDs))
 	for _, h := range sendIDs {
-		id, ok := uuidOfHex(h)
+		// A payout is sent under its UUID's 32 hex digits (provider.HexID),
+		// which uuid.Parse reads back.
+		u, err := uuid.Parse(h)
+		id, ok := u.String(), err == nil && len(h) == 32
 		if !ok {
 			s.Log.WarnContext(ctx, "a PSP webhook reported a send that is no payout's; ignored")
 			continue
@@ -240,22 +245,6 @@ func (s *Service) sendsReported(ctx context.Context, sendIDs []string) error {
 		return s.finishSend(ctx, it, store.SendStep{ID: t.ID, WasState: t.SendState, WasSettleAt: t.SettleAt}, st)
 	})
 	return err
-}
-
-// uuidOfHex is the UUID (lower case, with dashes) whose 32 hex digits are
-// h: the id a payout is sent under (provider.HexID), read back.
-func uuidOfHex(h string) (string, bool) {
-	if len(h) != 32 {
-		return "", false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return "", false
-		}
-	}
-	h = strings.ToLower(h)
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
 }
 
 // receiveConfirmed credits a payment the PSP itself reported (its list, its

@@ -268,11 +268,7 @@ func (s *Service) withdrawRecurrence(ctx context.Context, rec provider.Recurrer,
 // replayRecurrence answers a create request whose key matched prev.
 func (s *Service) replayRecurrence(prev pix.Recurrence, hash, externalID string) (RecurrenceCreated, bool, error) {
 	if prev.RequestHash != hash {
-		by := byIdempotencyKey
-		if externalID != "" && prev.ExternalID == externalID {
-			by = byExternalID
-		}
-		return RecurrenceCreated{}, false, mismatch(by)
+		return RecurrenceCreated{}, false, mismatch(foundByExternalID(prev.ExternalID, externalID))
 	}
 	resp, err := s.recurrenceCreated(prev)
 	return resp, err == nil, err

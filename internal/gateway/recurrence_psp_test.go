@@ -3,10 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -15,7 +12,6 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/apipix"
-	"github.com/pixgate/pixgate/internal/pspsim"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
@@ -31,30 +27,7 @@ func newRecPSP(t *testing.T, open testkit.Opener, day string) *recPSP {
 	t.Helper()
 	f := &duePSP{db: open(t), clock: &testkit.Clock{}}
 	saoPauloNoon(t, f.clock, day)
-	var wrap func(http.Handler) http.Handler
-	if os.Getenv(testkit.BACENOpenAPIEnv) != "" || os.Getenv("CI") == "true" {
-		v := testkit.BACENValidator(t)
-		wrap = v.Wrap
-		t.Cleanup(func() { v.Check(t) })
-	}
-	f.sim = pspsim.New(pspsim.Options{Wrap: wrap, SettleDelay: -1, PixKey: "loja@example.com", Now: f.clock.Now})
-	require.NoError(t, f.sim.Start(context.Background()))
-	t.Cleanup(f.sim.Close)
-	o := f.sim.Options()
-	var err error
-	f.psp, err = apipix.New(apipix.Config{APIURL: f.sim.URL(), ClientID: o.ClientID, ClientSecret: o.ClientSecret,
-		CertPEM: o.PKI.ClientCertPEM, KeyPEM: o.PKI.ClientKeyPEM, CAPEM: o.PKI.CAPEM, PixKey: o.PixKey,
-		Account: apipix.Account{Branch: "0001", Number: "123456", Type: "CORRENTE"},
-		Log:     slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	require.NoError(t, err)
-	f.gw, err = gateway.New(gateway.Config{DB: f.db, Env: "production", ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Provider: f.psp, Now: f.clock.Now})
-	require.NoError(t, err)
-	ctx := context.Background()
-	cred, err := f.gw.CreateClient(ctx, gateway.ClientParams{Name: "m", CashinFee: pix.FeeRule{PercentBP: 100}})
-	require.NoError(t, err)
-	f.c, err = f.gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
-	require.NoError(t, err)
+	f.start(t, apipix.Account{Branch: "0001", Number: "123456", Type: "CORRENTE"})
 	return &recPSP{f}
 }
 

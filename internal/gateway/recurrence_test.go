@@ -100,10 +100,7 @@ func TestRecurrenceCalendarAcrossMonthEnds(t *testing.T) {
 		saoPauloNoon(t, clock, "2027-01-15")
 		gw, psp := recNode(t, db, clock)
 		ctx := context.Background()
-		cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "m", CashinFee: pix.FeeRule{PercentBP: 100}})
-		require.NoError(t, err)
-		c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
-		require.NoError(t, err)
+		c := merchant(t, gw, "m", 100)
 
 		req, body := recurrenceRequest("sub-1", "2027-01-31", "2027-05-31", "NONE")
 		created, replayed, err := gw.CreateRecurrence(ctx, c, req, "", body)
@@ -191,10 +188,7 @@ func TestRecurrenceCycleJobCreatesEachCycleOnceAcrossCrashesAndNodes(t *testing.
 		gw1, psp1 := recNode(t, db, clock)
 		gw2, psp2 := recNode(t, db, clock)
 		ctx := context.Background()
-		cred, err := gw1.CreateClient(ctx, gateway.ClientParams{Name: "m"})
-		require.NoError(t, err)
-		c, err := gw1.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
-		require.NoError(t, err)
+		c := merchant(t, gw1, "m", 0)
 
 		var ids []string
 		for _, ext := range []string{"a", "b", "c"} {
@@ -210,7 +204,7 @@ func TestRecurrenceCycleJobCreatesEachCycleOnceAcrossCrashesAndNodes(t *testing.
 		// stored it: nothing is stored, and no calendar moved.
 		crashCtx, crash := context.WithCancel(ctx)
 		psp1.crashAfter = crash
-		_, err = gw1.RunRecurrences(crashCtx, 100)
+		_, err := gw1.RunRecurrences(crashCtx, 100)
 		require.Error(t, err)
 		require.Len(t, psp1.creates, 1, "the first creation crashed the node")
 		for _, id := range ids {
@@ -264,10 +258,7 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 		saoPauloNoon(t, clock, "2027-06-01")
 		gw, _ := recNode(t, db, clock)
 		ctx := context.Background()
-		cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
-		require.NoError(t, err)
-		c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
-		require.NoError(t, err)
+		c := merchant(t, gw, "m", 0)
 
 		cycle := func(ext, retry string) (string, string) {
 			req, body := recurrenceRequest(ext, "2027-06-20", "", retry)
@@ -344,14 +335,7 @@ func TestRecurrenceAnswersAndCancellation(t *testing.T) {
 		saoPauloNoon(t, clock, "2027-06-01")
 		gw, _ := recNode(t, db, clock)
 		ctx := context.Background()
-		newClient := func(name string) pix.Client {
-			cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: name})
-			require.NoError(t, err)
-			c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
-			require.NoError(t, err)
-			return c
-		}
-		c, other := newClient("m"), newClient("o")
+		c, other := merchant(t, gw, "m", 0), merchant(t, gw, "o", 0)
 		create := func(ext string) string {
 			req, body := recurrenceRequest(ext, "2027-06-10", "", "NONE")
 			created, _, err := gw.CreateRecurrence(ctx, c, req, "", body)
@@ -435,13 +419,10 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 		saoPauloNoon(t, clock, "2027-06-01")
 		gw, _ := recNode(t, db, clock)
 		ctx := context.Background()
-		cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "m", CashinFee: pix.FeeRule{PercentBP: 100}})
-		require.NoError(t, err)
-		c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
-		require.NoError(t, err)
+		c := merchant(t, gw, "m", 100)
 
 		req, body := recurrenceRequest("sub-1", "2027-06-02", "2027-05-01", "SOMETIMES")
-		_, _, err = gw.CreateRecurrence(ctx, c, req, "", body)
+		_, _, err := gw.CreateRecurrence(ctx, c, req, "", body)
 		var pe *pix.Error
 		require.ErrorAs(t, err, &pe)
 		require.Equal(t, pix.EInvalid, pe.Code)
@@ -485,10 +466,59 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 	})
 }
 
+// merchant creates client name on gw, with a cash-in fee of feeBP basis
+// points, and returns it authenticated.
+func merchant(t *testing.T, gw *gateway.Service, name string, feeBP int64) pix.Client {
+	t.Helper()
+	ctx := context.Background()
+	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: name, CashinFee: pix.FeeRule{PercentBP: feeBP}})
+	require.NoError(t, err)
+	c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
+	require.NoError(t, err)
+	return c
+}
+
 // requireCode requires err to be a *pix.Error of code.
 func requireCode(t *testing.T, err error, code pix.Code) {
 	t.Helper()
 	var pe *pix.Error
 	require.ErrorAs(t, err, &pe)
 	require.Equal(t, code, pe.Code, pe.Message)
+}
+
+// noAccount is the sandbox as a PSP with no receiving account configured:
+// it refuses recurrences as unsupported (apipix does so).
+type noAccount struct{ *countingSandbox }
+
+func (noAccount) CreateRecurrence(context.Context, provider.Recurrence) (provider.RecurrenceCreated, error) {
+	return provider.RecurrenceCreated{}, provider.ErrUnsupported
+}
+
+// TestRecurrencesNeedAProviderThatRunsThem: a provider without
+// recurrences, or a PSP without the receiving account every cycle charge
+// names, refuses them with a 422, and nothing is stored.
+func TestRecurrencesNeedAProviderThatRunsThem(t *testing.T) {
+	t.Parallel()
+	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
+		db := open(t)
+		clock := &testkit.Clock{}
+		saoPauloNoon(t, clock, "2027-06-01")
+		_, psp := recNode(t, db, clock)
+		ctx := context.Background()
+		for name, p := range map[string]provider.Provider{
+			"no recurrences": struct{ provider.Provider }{psp.Provider},
+			"no account":     noAccount{psp},
+		} {
+			gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", ChargeTTL: time.Hour,
+				Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: p, Now: clock.Now})
+			require.NoError(t, err)
+			c := merchant(t, gw, name, 0)
+			req, body := recurrenceRequest("r", "2027-06-10", "", "NONE")
+			_, _, err = gw.CreateRecurrence(ctx, c, req, "", body)
+			requireCode(t, err, pix.EUnprocessable)
+			require.Contains(t, err.Error(), "Recurrences are not available with this provider", name)
+			_, err = db.RecurrenceByExternalID(ctx, c.ID, "r")
+			require.ErrorIs(t, err, store.ErrNotFound, name)
+		}
+	})
 }
