@@ -124,7 +124,8 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 
 	now := s.now()
 	tax := c.PayoutFee.Fee(amount)
-	details, err := json.Marshal(payoutDetails{Description: r.Description, CreditParty: *r.CreditParty})
+	d := payoutDetails{Description: r.Description, CreditParty: *r.CreditParty}
+	details, err := json.Marshal(d)
 	if err != nil {
 		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
 	}
@@ -134,7 +135,7 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 		SettleAt: now, CallbackURL: r.CallbackURL, Details: string(details), SendState: store.SendToSend,
 	}
 	if s.caps.StatelessSends {
-		s.sendStateless(ctx, &t)
+		s.sendStateless(ctx, &t, d)
 	}
 	// One transaction, shared with the payouts created at the same moment
 	// (store.DB.CreatePayout). A duplicate fails the insert with
@@ -173,12 +174,8 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 // already sent, to be read when the provider expects it to change, and
 // its claim and step to sent are never written. A send that fails leaves
 // t to the sender, as any payout.
-func (s *Service) sendStateless(ctx context.Context, t *pix.Transaction) {
-	tr, err := payoutTransfer(*t)
-	if err != nil {
-		return
-	}
-	st, err := s.Provider.Send(ctx, tr)
+func (s *Service) sendStateless(ctx context.Context, t *pix.Transaction, d payoutDetails) {
+	st, err := s.Provider.Send(ctx, transferOf(*t, d))
 	if err != nil {
 		return
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -162,8 +163,13 @@ func payoutTransfer(t pix.Transaction) (provider.Transfer, error) {
 	if err != nil {
 		return provider.Transfer{}, err
 	}
-	return provider.Transfer{ID: t.ID, Amount: t.Amount, KeyType: pix.KeyType(d.CreditParty.KeyType),
-		Key: d.CreditParty.Key, Description: d.Description, AcceptedAt: t.CreatedAt}, nil
+	return transferOf(t, d), nil
+}
+
+// transferOf is the transfer of payout t with its details d.
+func transferOf(t pix.Transaction, d payoutDetails) provider.Transfer {
+	return provider.Transfer{ID: t.ID, Amount: t.Amount, KeyType: pix.KeyType(strings.ToUpper(d.CreditParty.KeyType)),
+		Key: d.CreditParty.Key, Description: d.Description, AcceptedAt: t.CreatedAt}
 }
 
 // RunSender advances every due payout, refund and return of an unmatched
