@@ -150,6 +150,37 @@ func (tx *Tx) ReleaseEvent(ctx context.Context, owner, id string) error {
 	return nil
 }
 
+// Deferral puts off an event that was leased but not attempted: it is due
+// again at Next, without an attempt counted.
+type Deferral struct {
+	ID   string
+	Next time.Time
+}
+
+// DeferEvents gives up owner's leases on events it claimed but could not
+// attempt (their destination had no free slot) and makes them due again at
+// their Next: one statement for the lot. An event owner no longer holds is
+// left alone. Unlike ReleaseEvent, the event leaves the front of the due
+// order, so events for other destinations are claimed before it.
+func (tx *Tx) DeferEvents(ctx context.Context, owner string, ds []Deferral) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	var q strings.Builder
+	q.WriteString(`UPDATE events SET next_attempt_at = v.column2, lease_owner = '', lease_until = 0 FROM (VALUES `)
+	castTuples(&q, 2, len(ds), []string{"TEXT", "BIGINT"})
+	q.WriteString(`) AS v WHERE events.id = v.column1 AND events.lease_owner = $1 AND events.status = 'pending'`)
+	args := make([]any, 0, 1+2*len(ds))
+	args = append(args, owner)
+	for _, d := range ds {
+		args = append(args, d.ID, ms(d.Next))
+	}
+	if _, err := tx.exec(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("defer events: %w", err)
+	}
+	return nil
+}
+
 // RetryEvent makes the client's event due again at now (whatever its
 // status). Returns ErrNotFound if the client has no such event.
 func (tx *Tx) RetryEvent(ctx context.Context, clientID, id string, now time.Time) error {

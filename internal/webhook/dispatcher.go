@@ -35,6 +35,9 @@ const (
 	DefaultTimeout = 10 * time.Second
 	DefaultLease   = 12 * time.Second // a dead node's events are taken over within 15 s
 	DefaultPerHost = 4
+	// maxHold bounds how long an event whose destination has no room is
+	// put off: a receiver that recovers gets its waiting events within it.
+	maxHold = 5 * time.Minute
 	// DefaultWorkers bounds attempts in flight, waiting for their host's
 	// slot and their record's commit included: enough (goroutines, mostly
 	// parked) that a settlement hands nearly every event straight to a
@@ -58,7 +61,11 @@ type Dispatcher struct {
 	Lease    time.Duration
 	PerHost  int // concurrent deliveries per destination host
 	Workers  int // concurrent deliveries in all
-	Interval time.Duration
+	// HostWorkers bounds the workers one destination host may hold at
+	// once, waiting for its PerHost slots or attempting: the rest stay free
+	// for other destinations (default Workers/2, at least PerHost).
+	HostWorkers int
+	Interval    time.Duration
 	// Outcome, when set, is called once per attempt with its outcome.
 	Outcome func(outcome string)
 	// Grace bounds how long Run waits, once its context ends, for attempts
@@ -68,12 +75,19 @@ type Dispatcher struct {
 
 	once    sync.Once
 	mu      sync.Mutex
-	hosts   map[string]chan struct{}
+	hosts   map[string]*host // guarded by mu
 	slots   chan struct{}
 	wg      sync.WaitGroup
 	wakeup  chan struct{}
 	base    context.Context // the context of attempts while Run runs; nil otherwise (guarded by mu)
 	backlog atomic.Bool     // the last claim may have left due events behind
+	again   atomic.Bool     // the last claim was full and put some of its events off
+}
+
+// host is what a dispatcher holds for one destination host.
+type host struct {
+	slot chan struct{} // its requests in flight, at most PerHost
+	held int           // workers holding its events, at most HostWorkers (guarded by Dispatcher.mu)
 }
 
 func (d *Dispatcher) init() {
@@ -93,13 +107,17 @@ func (d *Dispatcher) init() {
 		if d.Workers <= 0 {
 			d.Workers = DefaultWorkers
 		}
+		if d.HostWorkers <= 0 {
+			// Never fewer than a host's slots, which it must be able to fill.
+			d.HostWorkers = max(d.Workers/2, d.PerHost)
+		}
 		if d.Interval <= 0 {
 			d.Interval = 200 * time.Millisecond
 		}
 		if d.Now == nil {
 			d.Now = time.Now
 		}
-		d.hosts = map[string]chan struct{}{}
+		d.hosts = map[string]*host{}
 		d.slots = make(chan struct{}, d.Workers)
 		d.wakeup = make(chan struct{}, 1)
 	})
@@ -130,6 +148,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	for {
 		if _, err := d.dispatch(ctx, base, false); err != nil && ctx.Err() == nil {
 			d.Log.WarnContext(ctx, "webhook dispatch failed", "error", err.Error())
+		}
+		if d.again.Swap(false) {
+			// The claim put events off and may have left others due
+			// behind them: look again now, not at the next tick.
+			d.Wake()
 		}
 		select {
 		case <-ctx.Done():
@@ -189,23 +212,94 @@ func (d *Dispatcher) dispatch(ctx, base context.Context, wait bool) (int, error)
 	// A claim that filled every free worker may have left due events
 	// behind; one that did not found them all.
 	d.backlog.Store(len(events) == free)
+	// Events whose host already holds its share of the workers are put
+	// off at once rather than kept waiting in a worker: a receiver that
+	// hangs would otherwise take every worker, and its events, oldest due,
+	// would come back first at every claim, so no other host's event
+	// would ever be claimed (CONTRACT §5, Fairness).
+	run := make([]pix.Event, 0, len(events))
+	hosts := make([]*host, 0, len(events))
+	var held []store.Deferral
+	for _, e := range events {
+		if h := d.admit(e.URL); h != nil {
+			run = append(run, e)
+			hosts = append(hosts, h)
+			continue
+		}
+		held = append(held, store.Deferral{ID: e.ID, Next: d.holdUntil(e, now)})
+	}
+	if len(held) > 0 {
+		// Should this fail, the leases run out and the events are claimed again.
+		if err := d.DB.Write(ctx, func(tx *store.Tx) error { return tx.DeferEvents(ctx, d.Owner, held) }); err != nil {
+			d.Log.WarnContext(ctx, "put off webhook events", "events", len(held), "error", err.Error())
+		}
+		d.again.Store(len(events) == free)
+	}
 	leaseEnd := now.Add(d.Lease)
 	var local sync.WaitGroup
-	for _, e := range events {
+	for i, e := range run {
 		d.slots <- struct{}{}
 		d.wg.Add(1)
 		local.Add(1)
-		d.start(base, e, leaseEnd, local.Done)
+		d.start(base, e, hosts[i], leaseEnd, local.Done)
 	}
 	if wait {
 		local.Wait()
 	}
-	return len(events), nil
+	return len(run), nil
+}
+
+// admit takes a worker of rawURL's host's share for one event, or returns
+// nil when the host already holds HostWorkers of them.
+func (d *Dispatcher) admit(rawURL string) *host {
+	name := rawURL
+	if u, err := url.Parse(rawURL); err == nil {
+		name = u.Host
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h := d.hosts[name]
+	if h == nil {
+		h = &host{slot: make(chan struct{}, d.PerHost)}
+		d.hosts[name] = h
+	}
+	if h.held >= d.HostWorkers {
+		return nil
+	}
+	h.held++
+	return h
+}
+
+// leave gives back a worker admit took.
+func (d *Dispatcher) leave(h *host) {
+	d.mu.Lock()
+	h.held--
+	d.mu.Unlock()
+}
+
+// holdUntil returns when an event put off at now is due again: after one
+// Timeout at least (by then every attempt holding its host's slots has
+// ended), and the longer the event has waited, the longer it is put off, up
+// to maxHold, so that a receiver down for hours does not cost the database
+// a claim of all its events every few seconds.
+func (d *Dispatcher) holdUntil(e pix.Event, now time.Time) time.Time {
+	wait := min(max(now.Sub(e.CreatedAt), d.Timeout), maxHold)
+	return now.Add(jitter(wait))
+}
+
+// hold puts off one event (see holdUntil), in a transaction shared with
+// concurrent calls.
+func (d *Dispatcher) hold(ctx context.Context, e pix.Event) {
+	held := []store.Deferral{{ID: e.ID, Next: d.holdUntil(e, d.Now())}}
+	if err := d.DB.WriteGrouped(ctx, func(tx *store.Tx) error { return tx.DeferEvents(ctx, d.Owner, held) }); err != nil {
+		d.Log.WarnContext(ctx, "put off webhook event", "event_id", e.ID, "error", err.Error())
+	}
 }
 
 // start delivers e in its own goroutine, in a slot (and a count in d.wg)
-// the caller has taken, and gives them back when done.
-func (d *Dispatcher) start(base context.Context, e pix.Event, leaseEnd time.Time, done func()) {
+// the caller has taken, and gives them back when done; h is e's host, as
+// admit took it, or nil to put e off instead.
+func (d *Dispatcher) start(base context.Context, e pix.Event, h *host, leaseEnd time.Time, done func()) {
 	go func() {
 		defer func() {
 			<-d.slots
@@ -222,39 +316,26 @@ func (d *Dispatcher) start(base context.Context, e pix.Event, leaseEnd time.Time
 				d.Wake()
 			}
 		}()
-		d.deliver(base, e, leaseEnd)
+		if h == nil {
+			d.hold(base, e)
+			return
+		}
+		defer d.leave(h)
+		d.deliver(base, e, h.slot, leaseEnd)
 	}()
 }
 
-// hostSlot returns the semaphore of a destination host.
-func (d *Dispatcher) hostSlot(rawURL string) chan struct{} {
-	host := rawURL
-	if u, err := url.Parse(rawURL); err == nil {
-		host = u.Host
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	s := d.hosts[host]
-	if s == nil {
-		s = make(chan struct{}, d.PerHost)
-		d.hosts[host] = s
-	}
-	return s
-}
-
 // deliver makes one attempt at e while the lease lasts.
-func (d *Dispatcher) deliver(ctx context.Context, e pix.Event, leaseEnd time.Time) {
+func (d *Dispatcher) deliver(ctx context.Context, e pix.Event, slot chan struct{}, leaseEnd time.Time) {
 	// Wait for the destination's slot only as long as the lease leaves
-	// room for a whole attempt; otherwise give the event back.
-	slot := d.hostSlot(e.URL)
+	// room for a whole attempt; otherwise put the event off, behind the
+	// events of other destinations.
 	waitCtx, cancel := context.WithDeadline(ctx, leaseEnd.Add(-d.Timeout-time.Second))
 	defer cancel()
 	select {
 	case slot <- struct{}{}:
 	case <-waitCtx.Done():
-		if err := d.DB.Write(ctx, func(tx *store.Tx) error { return tx.ReleaseEvent(ctx, d.Owner, e.ID) }); err != nil {
-			d.Log.WarnContext(ctx, "release webhook event", "event_id", e.ID, "error", err.Error())
-		}
+		d.hold(ctx, e)
 		return
 	}
 

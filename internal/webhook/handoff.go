@@ -60,7 +60,9 @@ func (d *Dispatcher) Deliver(events []pix.Event) {
 		return
 	}
 	for _, e := range events {
-		d.start(base, e, e.LeaseUntil, nil)
+		// An event whose host already holds its share of the workers is
+		// put off, from the worker reserved for it (see dispatch).
+		d.start(base, e, d.admit(e.URL), e.LeaseUntil, nil)
 	}
 }
 

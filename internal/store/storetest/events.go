@@ -101,6 +101,53 @@ func exerciseEvents(t *testing.T, open Opener) {
 		require.Equal(t, []string{"evt_q0", "evt_q2", "evt_q3", "evt_q4"}, claim("node-d", now.Add(12*time.Second), 10))
 	})
 
+	t.Run("Deferred events leave the front of the due order until their new time", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for i := range 4 {
+				if err := tx.InsertEvent(ctx, pix.Event{ID: fmt.Sprint("evt_d", i), ClientID: c.ID, TransactionID: "td", Type: "x",
+					URL: "u", Payload: "{}", CreatedAt: t0.Add(time.Duration(i) * time.Second)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		claim := func(owner string, now time.Time, limit int) []string {
+			var ids []string
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				evs, err := tx.ClaimEvents(ctx, owner, now, now.Add(12*time.Second), limit)
+				for _, e := range evs {
+					ids = append(ids, e.ID)
+				}
+				return err
+			}))
+			slices.Sort(ids)
+			return ids
+		}
+		now := t0.Add(5 * time.Second)
+		require.Equal(t, []string{"evt_d0", "evt_d1"}, claim("node-a", now, 2))
+		later := now.Add(time.Minute)
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			return tx.DeferEvents(ctx, "node-a", []store.Deferral{{ID: "evt_d0", Next: later}, {ID: "evt_d1", Next: later.Add(time.Second)}})
+		}))
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			return tx.DeferEvents(ctx, "node-x", []store.Deferral{{ID: "evt_d2", Next: later}})
+		}), "not its lease: nothing changes")
+		require.Equal(t, []string{"evt_d2", "evt_d3"}, claim("node-b", now, 2), "deferred events no longer come first")
+		e, err := db.Event(ctx, "evt_d1")
+		require.NoError(t, err)
+		require.Equal(t, later.Add(time.Second), e.NextAttemptAt.UTC())
+		require.Equal(t, 0, e.Attempts, "a deferral is not an attempt")
+		e, err = db.Event(ctx, "evt_d2")
+		require.NoError(t, err)
+		require.Equal(t, t0.Add(2*time.Second), e.NextAttemptAt.UTC())
+		require.Equal(t, []string{"evt_d2", "evt_d3"}, claim("node-c", later.Add(-time.Millisecond), 10),
+			"node-b's leases ran out; the deferred events are not due before their new time")
+		require.Equal(t, []string{"evt_d0"}, claim("node-c", later, 10))
+	})
+
 	t.Run("Concurrent attempt records share transactions and each get their own answer", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)
