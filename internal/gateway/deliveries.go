@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -28,24 +29,27 @@ type DeliveryView struct {
 	Attempts  []AttemptView `json:"attempts"`
 }
 
-// Deliveries lists the webhook events of client c's transaction (charge,
-// with its refunds, or payout) and every attempt to deliver them. Errors:
-// EInvalid (no payment_id), ENotFound.
-func (s *Service) Deliveries(ctx context.Context, c pix.Client, paymentID string) ([]DeliveryView, error) {
-	if paymentID == "" {
+// Deliveries lists the webhook events of client c about id, and every
+// attempt to deliver them. id is whatever the events are about: a
+// transaction (a charge's events include its refunds'), a refund, a
+// recurrence, or any subject whose events name it. Errors: EInvalid (no
+// id), ENotFound (nothing of c's has that id).
+func (s *Service) Deliveries(ctx context.Context, c pix.Client, id string) ([]DeliveryView, error) {
+	if id == "" {
 		return nil, &pix.Error{Code: pix.EInvalid, Message: "Invalid request parameters",
 			Details: []pix.FieldIssue{{Field: "payment_id", Issue: "is required"}}}
 	}
-	if _, err := s.db.Transaction(ctx, c.ID, paymentID); errors.Is(err, store.ErrNotFound) {
-		return nil, pix.Errorf(pix.ENotFound, "Transaction not found")
-	} else if err != nil {
-		return nil, fmt.Errorf("deliveries: %w", err)
-	}
-	events, err := s.db.Events(ctx, paymentID)
+	events, err := s.eventsAbout(ctx, c, id)
 	if err != nil {
-		return nil, fmt.Errorf("deliveries: %w", err)
+		return nil, err
 	}
-	attempts, err := s.db.Attempts(ctx, paymentID)
+	// Attempts are read by the subject the events are stored under (a
+	// refund's are under its charge) and matched to them by event id.
+	subject := id
+	if len(events) > 0 {
+		subject = events[0].TransactionID
+	}
+	attempts, err := s.db.Attempts(ctx, subject)
 	if err != nil {
 		return nil, fmt.Errorf("deliveries: %w", err)
 	}
@@ -65,6 +69,67 @@ func (s *Service) Deliveries(ctx context.Context, c pix.Client, paymentID string
 			v.Attempts = append(v.Attempts, av)
 		}
 		out = append(out, v)
+	}
+	return out, nil
+}
+
+// eventsAbout returns client c's events about id. Events name their
+// subject in transaction_id (a transaction, a recurrence, …), except a
+// refund's, which are stored under its charge and name the refund in their
+// body. An id of c's with no event yet gives none; an id that is none of
+// c's gives ENotFound.
+func (s *Service) eventsAbout(ctx context.Context, c pix.Client, id string) ([]pix.Event, error) {
+	all, err := s.db.Events(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("deliveries: %w", err)
+	}
+	events := make([]pix.Event, 0, len(all))
+	for _, e := range all {
+		if e.ClientID == c.ID {
+			events = append(events, e)
+		}
+	}
+	if len(events) > 0 {
+		return events, nil
+	}
+	switch ref, err := s.db.Refund(ctx, c.ID, id); {
+	case err == nil:
+		return s.refundEvents(ctx, ref)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("deliveries: %w", err)
+	}
+	// A subject of c's that has no event yet lists none.
+	_, err = s.db.Transaction(ctx, c.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		_, err = s.db.Recurrence(ctx, c.ID, id)
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, pix.Errorf(pix.ENotFound, "Transaction not found")
+	case err != nil:
+		return nil, fmt.Errorf("deliveries: %w", err)
+	}
+	return nil, nil
+}
+
+// refundEvents returns the events of refund ref: those of its charge whose
+// body names it.
+func (s *Service) refundEvents(ctx context.Context, ref pix.Refund) ([]pix.Event, error) {
+	all, err := s.db.Events(ctx, ref.TransactionID)
+	if err != nil {
+		return nil, fmt.Errorf("deliveries: %w", err)
+	}
+	var out []pix.Event
+	for _, e := range all {
+		var body struct {
+			RefundID string `json:"refund_id"`
+		}
+		if err := json.Unmarshal([]byte(e.Payload), &body); err != nil {
+			return nil, fmt.Errorf("deliveries: event %s: %w", e.ID, err)
+		}
+		if e.ClientID == ref.ClientID && body.RefundID == ref.ID {
+			out = append(out, e)
+		}
 	}
 	return out, nil
 }
