@@ -65,6 +65,7 @@ func (a *app) serve(ctx context.Context) error {
 	cfg.CheckWebhookURL = guard.CheckURL
 	cfg.Wake = dispatcher.Wake
 	cfg.Courier = dispatcher
+	cfg.SendWebhook = dispatcher.Send
 	gw, err := gateway.New(cfg)
 	if err != nil {
 		return err

@@ -59,6 +59,9 @@ type Config struct {
 	// CheckWebhookURL, when set, refuses webhook URLs that may not be
 	// called (SSRF guard); WebhookURLIssue's syntax checks always apply.
 	CheckWebhookURL func(string) error
+	// SendWebhook, when set, makes one signed attempt at an event that is
+	// not in the outbox (TestWebhook).
+	SendWebhook WebhookSender
 	// HoldUnmatched keeps money that matches no open charge for an
 	// operator instead of returning it to the payer at once.
 	HoldUnmatched bool
@@ -113,6 +116,9 @@ type Service struct {
 	// CheckWebhookURL, when set, refuses webhook URLs that may not be
 	// called (SSRF guard); WebhookURLIssue's syntax checks always apply.
 	CheckWebhookURL func(string) error
+	// SendWebhook, when set, makes one signed attempt at an event that is
+	// not in the outbox (TestWebhook).
+	SendWebhook WebhookSender
 	// HoldUnmatched keeps unmatched receipts for an operator (see
 	// Config.HoldUnmatched).
 	HoldUnmatched bool
@@ -141,6 +147,7 @@ func New(c Config) (*Service, error) {
 		ReconcileEvery: c.ReconcileEvery, Wake: c.Wake, Courier: c.Courier, CheckWebhookURL: c.CheckWebhookURL,
 		HoldUnmatched: c.HoldUnmatched, sweep: &sweepClock{}, kick: make(chan struct{}, 1)}
 	s.payoutFinishes = store.NewBatch(c.DB.GroupSlots(), 64, s.finishPayouts)
+	s.SendWebhook = c.SendWebhook
 	if s.ReconcileEvery <= 0 {
 		s.ReconcileEvery = DefaultReconcileEvery
 	}

@@ -31,6 +31,7 @@ type Gateway interface {
 	Statement(ctx context.Context, c pix.Client, q gateway.StatementQuery) (*gateway.Statement, error)
 	Deliveries(ctx context.Context, c pix.Client, paymentID string) ([]gateway.DeliveryView, error)
 	RetryDelivery(ctx context.Context, c pix.Client, eventID string) error
+	TestWebhook(ctx context.Context, c pix.Client, rawURL string) (gateway.TestAttemptView, error)
 	PSPReported(ctx context.Context, reported []gateway.ReportedPix) error
 	CreateRecurrence(ctx context.Context, c pix.Client, r *pix.RecurrenceRequest, idemKey string, body []byte) (gateway.RecurrenceCreated, bool, error)
 	Recurrence(ctx context.Context, c pix.Client, id string) (gateway.RecurrenceView, error)

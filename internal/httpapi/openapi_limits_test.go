@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
@@ -27,7 +29,7 @@ import (
 // enum counted once). Removing a limit from the document makes the test fail
 // here, so that a limit cannot silently stop being checked; raise it when
 // limits are added.
-const minDocumentedLimits = 184
+const minDocumentedLimits = 187
 
 // lookupKeys are the request values that only find something: a malformed
 // one matches nothing, so the document promises 404 for it, not 400.
@@ -159,6 +161,9 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 			"postbackUrl": "https://merchant.example.com/webhooks/pix",
 		}, header: http.Header{"Idempotency-Key": {fmt.Sprintf("recurrence-%d-", n)}}}
 	},
+	"testWebhook": func(*limitFixture) *limitRequest {
+		return &limitRequest{method: "POST", path: "/api/v1/webhooks/test", body: map[string]any{"url": "https://merchant.example.com/webhooks/pix"}}
+	},
 	"sandboxPayCharge": func(f *limitFixture) *limitRequest {
 		// Paying again on another day answers the charge as first paid.
 		return &limitRequest{method: "POST", path: "/api/v1/sandbox/charges/" + f.dueCharge + "/pay", body: map[string]any{"date": "2099-12-10"}}
@@ -224,6 +229,9 @@ func TestOpenAPILimits(t *testing.T) {
 
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		b := setup(t, open, options{})
+		// The test events go nowhere: this test is about what requests the
+		// server accepts, and the example host does not resolve here.
+		b.gw.SendWebhook = func(context.Context, pix.Event) pix.Attempt { return pix.Attempt{StatusCode: http.StatusNoContent} }
 		f := &limitFixture{n: 1000}
 		f.chargeID = b.createCharge("fx-lookup", "10.00").json["payment_id"].(string)
 		f.paidCharge = b.createCharge("fx-refund", "100000.00").json["payment_id"].(string)

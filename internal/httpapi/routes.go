@@ -111,6 +111,7 @@ func (s *Server) Handler() http.Handler {
 	api.Handle("GET /api/v1/wallet/statement", s.handle(s.statement))
 	api.Handle("GET /api/v1/webhooks/deliveries", s.handle(s.deliveries))
 	api.Handle("POST /api/v1/webhooks/deliveries/{event_id}/retry", s.handle(s.retryDelivery))
+	api.Handle("POST /api/v1/webhooks/test", s.handle(s.testWebhook))
 	if s.sandbox {
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/pay", s.handle(s.sandboxPay))
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/expire", s.handle(s.sandboxExpire))

@@ -379,6 +379,19 @@ func (d *Dispatcher) deliver(ctx context.Context, e pix.Event, slot chan struct{
 	d.Log.Log(ctx, level, "webhook attempt", attrs...)
 }
 
+// Send makes one signed attempt at e now, outside the outbox: nothing is
+// claimed, recorded or retried, and no host slot is taken (a test event is
+// one request of a rate-limited client, not a delivery). The cause of a
+// failure goes to the log; the attempt holds its class.
+func (d *Dispatcher) Send(ctx context.Context, e pix.Event) pix.Attempt {
+	d.init()
+	a, resp := d.attempt(ctx, e)
+	if resp.detail != "" {
+		d.Log.InfoContext(ctx, "webhook test", "event_id", e.ID, "status_code", a.StatusCode, "error", a.Error, "detail", resp.detail)
+	}
+	return a
+}
+
 // response is what decide needs of a receiver's answer, and what the log
 // line of the attempt adds to its record.
 type response struct {
