@@ -38,6 +38,9 @@ const (
 	// maxHold bounds how long an event whose destination has no room is
 	// put off: a receiver that recovers gets its waiting events within it.
 	maxHold = 5 * time.Minute
+	// stallAfter is how long a host's slots stay full with no attempt
+	// starting or ending before the host counts as stalled.
+	stallAfter = time.Second
 	// DefaultWorkers bounds attempts in flight, waiting for their host's
 	// slot and their record's commit included: enough (goroutines, mostly
 	// parked) that a settlement hands nearly every event straight to a
@@ -87,7 +90,11 @@ type Dispatcher struct {
 // host is what a dispatcher holds for one destination host.
 type host struct {
 	slot chan struct{} // its requests in flight, at most PerHost
-	held int           // workers holding its events, at most HostWorkers (guarded by Dispatcher.mu)
+	// held counts the workers holding its events, at most HostWorkers;
+	// moved is when one of its attempts last started or ended (both
+	// guarded by Dispatcher.mu).
+	held  int
+	moved time.Time
 }
 
 func (d *Dispatcher) init() {
@@ -220,20 +227,25 @@ func (d *Dispatcher) dispatch(ctx, base context.Context, wait bool) (int, error)
 	run := make([]pix.Event, 0, len(events))
 	hosts := make([]*host, 0, len(events))
 	var held []store.Deferral
+	stalled := false
 	for _, e := range events {
-		if h := d.admit(e.URL); h != nil {
+		h, next, stuck := d.admit(e, now)
+		if h != nil {
 			run = append(run, e)
 			hosts = append(hosts, h)
 			continue
 		}
-		held = append(held, store.Deferral{ID: e.ID, Next: d.holdUntil(e, now)})
+		held = append(held, store.Deferral{ID: e.ID, Next: next})
+		stalled = stalled || stuck
 	}
 	if len(held) > 0 {
 		// Should this fail, the leases run out and the events are claimed again.
 		if err := d.DB.Write(ctx, func(tx *store.Tx) error { return tx.DeferEvents(ctx, d.Owner, held) }); err != nil {
 			d.Log.WarnContext(ctx, "put off webhook events", "events", len(held), "error", err.Error())
 		}
-		d.again.Store(len(events) == free)
+		// Events behind a stalled host's are claimed at once; a busy host
+		// that is moving frees workers itself (backlog).
+		d.again.Store(len(events) == free && stalled)
 	}
 	leaseEnd := now.Add(d.Lease)
 	var local sync.WaitGroup
@@ -249,11 +261,15 @@ func (d *Dispatcher) dispatch(ctx, base context.Context, wait bool) (int, error)
 	return len(run), nil
 }
 
-// admit takes a worker of rawURL's host's share for one event, or returns
-// nil when the host already holds HostWorkers of them.
-func (d *Dispatcher) admit(rawURL string) *host {
-	name := rawURL
-	if u, err := url.Parse(rawURL); err == nil {
+// admit takes a worker of e's host's share for e, or, when the host has no
+// room for it, returns nil and when e is due again, and whether the host is
+// stalled. A host has no room once it holds HostWorkers workers, or once it
+// is stalled (its slots full, no attempt starting or ending for stallAfter)
+// and holds as many as its slots: workers waiting for a receiver that does
+// not answer would only wait.
+func (d *Dispatcher) admit(e pix.Event, now time.Time) (*host, time.Time, bool) {
+	name := e.URL
+	if u, err := url.Parse(e.URL); err == nil {
 		name = u.Host
 	}
 	d.mu.Lock()
@@ -263,11 +279,19 @@ func (d *Dispatcher) admit(rawURL string) *host {
 		h = &host{slot: make(chan struct{}, d.PerHost)}
 		d.hosts[name] = h
 	}
-	if h.held >= d.HostWorkers {
-		return nil
+	stalled := len(h.slot) == cap(h.slot) && now.Sub(h.moved) >= stallAfter
+	if h.held >= d.HostWorkers || (stalled && h.held >= d.PerHost) {
+		return nil, d.holdUntil(e, now, stalled), stalled
 	}
 	h.held++
-	return h
+	return h, time.Time{}, false
+}
+
+// move records that an attempt to h started or ended at now.
+func (d *Dispatcher) move(h *host, now time.Time) {
+	d.mu.Lock()
+	h.moved = now
+	d.mu.Unlock()
 }
 
 // leave gives back a worker admit took.
@@ -277,20 +301,24 @@ func (d *Dispatcher) leave(h *host) {
 	d.mu.Unlock()
 }
 
-// holdUntil returns when an event put off at now is due again: after one
-// Timeout at least (by then every attempt holding its host's slots has
-// ended), and the longer the event has waited, the longer it is put off, up
-// to maxHold, so that a receiver down for hours does not cost the database
-// a claim of all its events every few seconds.
-func (d *Dispatcher) holdUntil(e pix.Event, now time.Time) time.Time {
+// holdUntil returns when an event put off at now is due again. Behind a
+// busy host that is moving, after stallAfter. Behind a stalled one, after
+// one Timeout at least (by then every attempt holding its slots has ended),
+// and the longer the event has waited, the longer it is put off, up to
+// maxHold, so that a receiver down for hours does not cost the database a
+// claim of all its events every few seconds.
+func (d *Dispatcher) holdUntil(e pix.Event, now time.Time, stalled bool) time.Time {
+	if !stalled {
+		return now.Add(jitter(stallAfter))
+	}
 	wait := min(max(now.Sub(e.CreatedAt), d.Timeout), maxHold)
 	return now.Add(jitter(wait))
 }
 
-// hold puts off one event (see holdUntil), in a transaction shared with
+// hold puts off one event until next, in a transaction shared with
 // concurrent calls.
-func (d *Dispatcher) hold(ctx context.Context, e pix.Event) {
-	held := []store.Deferral{{ID: e.ID, Next: d.holdUntil(e, d.Now())}}
+func (d *Dispatcher) hold(ctx context.Context, e pix.Event, next time.Time) {
+	held := []store.Deferral{{ID: e.ID, Next: next}}
 	if err := d.DB.WriteGrouped(ctx, func(tx *store.Tx) error { return tx.DeferEvents(ctx, d.Owner, held) }); err != nil {
 		d.Log.WarnContext(ctx, "put off webhook event", "event_id", e.ID, "error", err.Error())
 	}
@@ -298,7 +326,7 @@ func (d *Dispatcher) hold(ctx context.Context, e pix.Event) {
 
 // start delivers e in its own goroutine, in a slot (and a count in d.wg)
 // the caller has taken, and gives them back when done; h is e's host, as
-// admit took it, or nil to put e off instead.
+// admit took it.
 func (d *Dispatcher) start(base context.Context, e pix.Event, h *host, leaseEnd time.Time, done func()) {
 	go func() {
 		defer func() {
@@ -316,26 +344,23 @@ func (d *Dispatcher) start(base context.Context, e pix.Event, h *host, leaseEnd 
 				d.Wake()
 			}
 		}()
-		if h == nil {
-			d.hold(base, e)
-			return
-		}
 		defer d.leave(h)
-		d.deliver(base, e, h.slot, leaseEnd)
+		d.deliver(base, e, h, leaseEnd)
 	}()
 }
 
 // deliver makes one attempt at e while the lease lasts.
-func (d *Dispatcher) deliver(ctx context.Context, e pix.Event, slot chan struct{}, leaseEnd time.Time) {
+func (d *Dispatcher) deliver(ctx context.Context, e pix.Event, h *host, leaseEnd time.Time) {
 	// Wait for the destination's slot only as long as the lease leaves
 	// room for a whole attempt; otherwise put the event off, behind the
-	// events of other destinations.
+	// events of other destinations, as a stalled host's.
 	waitCtx, cancel := context.WithDeadline(ctx, leaseEnd.Add(-d.Timeout-time.Second))
 	defer cancel()
 	select {
-	case slot <- struct{}{}:
+	case h.slot <- struct{}{}:
+		d.move(h, d.Now())
 	case <-waitCtx.Done():
-		d.hold(ctx, e)
+		d.hold(ctx, e, d.holdUntil(e, d.Now(), true))
 		return
 	}
 
@@ -343,7 +368,8 @@ func (d *Dispatcher) deliver(ctx context.Context, e pix.Event, slot chan struct{
 	// The destination's slot bounds requests in flight to it, not the
 	// bookkeeping: holding it through the database write (a commit) would
 	// throttle deliveries to one endpoint (docs/decisions.md).
-	<-slot
+	<-h.slot
+	d.move(h, d.Now())
 	status, next, outcome := d.decide(e, a, resp)
 	// Record the attempt even when it was aborted at shutdown.
 	wctx, cancelWrite := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -59,10 +59,19 @@ func (d *Dispatcher) Deliver(events []pix.Event) {
 		d.Release(len(events))
 		return
 	}
+	now := d.Now()
 	for _, e := range events {
-		// An event whose host already holds its share of the workers is
-		// put off, from the worker reserved for it (see dispatch).
-		d.start(base, e, d.admit(e.URL), e.LeaseUntil, nil)
+		h, next, _ := d.admit(e, now)
+		if h == nil {
+			// Its host has no room (see dispatch): put off from the
+			// worker reserved for it.
+			go func() {
+				defer d.Release(1)
+				d.hold(base, e, next)
+			}()
+			continue
+		}
+		d.start(base, e, h, e.LeaseUntil, nil)
 	}
 }
 
