@@ -174,8 +174,15 @@ func TestRecurrenceCalendarAcrossMonthEnds(t *testing.T) {
 		bal, err := gw.Balance(ctx, c)
 		require.NoError(t, err)
 		require.Equal(t, pix.Amount(5*(4990-50)), bal.Available)
-		types, _ := eventsOf(t, db, created.RecurrenceID)
-		require.Equal(t, []string{pix.EventRecurrenceApproved}, types)
+		// The last cycle paid, the recurrence finished with its event.
+		es, err := db.Events(ctx, created.RecurrenceID)
+		require.NoError(t, err)
+		types, bodies := eventsOf(t, db, created.RecurrenceID)
+		require.Equal(t, []string{pix.EventRecurrenceApproved, pix.EventRecurrenceFinished}, types)
+		require.Equal(t, "https://merchant.example.com/rec", es[1].URL)
+		require.Equal(t, created.RecurrenceID, bodies[1]["recurrence_id"])
+		require.Equal(t, "sub-1", bodies[1]["external_id"])
+		require.Equal(t, "FINISHED", bodies[1]["status"])
 	})
 }
 

@@ -133,6 +133,8 @@ const (
 	EventRecurrenceExpired      = "pix.recurrence.expired"
 	EventRecurrenceCancelled    = "pix.recurrence.cancelled"
 	EventRecurrenceChargeFailed = "pix.recurrence.charge_failed"
+	// EventRecurrenceFinished: the recurrence ended after its last cycle.
+	EventRecurrenceFinished = "pix.recurrence.finished"
 )
 
 // Limits of a recurrence's calendar (docs/recurrences.md).
