@@ -91,14 +91,8 @@ func optFirst(r pix.Recurrence) (*pix.Amount, *string) {
 }
 
 // nextDue is the next_due_date shown: none once no cycle is left or the
-// recurrence is final. A date past the calendar's last cycle day (which
-// earlier versions could store) is no cycle either.
-func nextDue(r pix.Recurrence) *pix.Date {
-	if r.Status.Final() || r.NextDue.After(pix.LastCycleDue) {
-		return nil
-	}
-	return optDate(r.NextDue)
-}
+// recurrence is final (pix.Recurrence.UpcomingDue).
+func nextDue(r pix.Recurrence) *pix.Date { return optDate(r.UpcomingDue()) }
 
 func (s *Service) recurrenceCreated(r pix.Recurrence) (RecurrenceCreated, error) {
 	image, err := s.QR.Base64PNG(r.QRCode)
