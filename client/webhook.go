@@ -34,6 +34,7 @@ const (
 	EventRecurrenceExpired      = pix.EventRecurrenceExpired
 	EventRecurrenceCancelled    = pix.EventRecurrenceCancelled
 	EventRecurrenceChargeFailed = pix.EventRecurrenceChargeFailed
+	EventRecurrenceFinished     = pix.EventRecurrenceFinished
 )
 
 const maxWebhookBody = 64 << 10
@@ -98,6 +99,7 @@ type EventHandlers struct {
 	OnRecurrenceExpired      EventFunc
 	OnRecurrenceCancelled    EventFunc
 	OnRecurrenceChargeFailed EventFunc
+	OnRecurrenceFinished     EventFunc
 
 	OnOther EventFunc
 }
@@ -128,6 +130,8 @@ func (h EventHandlers) forEvent(name string) EventFunc {
 		return h.OnRecurrenceCancelled
 	case EventRecurrenceChargeFailed:
 		return h.OnRecurrenceChargeFailed
+	case EventRecurrenceFinished:
+		return h.OnRecurrenceFinished
 	}
 	return h.OnOther
 }

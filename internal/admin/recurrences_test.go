@@ -84,6 +84,7 @@ func TestRecurrencePages(t *testing.T) {
 		c := b.web()
 		c.login("ops@example.com", b.user("ops@example.com", pix.RoleOperator, ""))
 		now := b.clock.Now()
+		rejected, _ := b.recurrence(b.merchant.ClientID, "sub-rejected", now.Add(-2*time.Hour), pix.RecurrenceRejected, "")
 		old, _ := b.recurrence(b.merchant.ClientID, "sub-old", now.Add(-time.Hour), pix.RecurrenceCancelled, pix.CancelledByPayer)
 		rec, ids := b.recurrence(b.merchant.ClientID, "sub-1001", now, pix.RecurrenceApproved, "",
 			seedCycle{status: pix.StatusPaid, attempts: 1},
@@ -93,12 +94,13 @@ func TestRecurrencePages(t *testing.T) {
 		list := "/admin/recurrences?client=" + url.QueryEscape(b.merchant.ClientID)
 		p := c.get(list + "&lang=en")
 		require.Equal(t, http.StatusOK, p.status, p.body)
-		require.Equal(t, []string{rec.ID, old.ID}, recRows(p.body), "newest first")
+		require.Equal(t, []string{rec.ID, old.ID, rejected.ID}, recRows(p.body), "newest first")
 		require.Equal(t, "Maria <b>Souza</b>", field(t, p.body, "rec-payer"), "escaped, shown as text")
 		require.NotContains(t, p.body, "<b>Souza</b>")
 		require.Equal(t, "Monthly", field(t, p.body, "rec-frequency"))
 		require.Equal(t, "R$ 49.90", field(t, p.body, "rec-amount"))
-		require.Equal(t, "2026-04-30", field(t, p.body, "rec-next-due"), "the 4th cycle: April has no 31st")
+		require.Equal(t, []string{"2026-04-30", "—", "—"}, fields(p.body, "rec-next-due"),
+			"the 4th cycle (April has no 31st); none for the cancelled and the rejected one")
 		require.Equal(t, "by the payer", field(t, p.body, "rec-cancelled-by"))
 		require.Equal(t, "/admin/c/"+b.merchant.ClientID+"/recurrences/"+rec.ID, attr(t, p.body, "rec-link"))
 		require.Contains(t, p.body, `data-testid="nav-recurrences"`)
@@ -113,7 +115,7 @@ func TestRecurrencePages(t *testing.T) {
 		p = c.get(list + "&status=FINISHED")
 		require.Contains(t, p.body, `data-testid="no-recurrences"`)
 		p = c.get(list + "&status=bogus")
-		require.Len(t, recRows(p.body), 2, "an unknown status filters nothing")
+		require.Len(t, recRows(p.body), 3, "an unknown status filters nothing")
 
 		// The detail.
 		detail := "/admin/c/" + b.merchant.ClientID + "/recurrences/" + rec.ID
@@ -156,7 +158,7 @@ func TestRecurrencePages(t *testing.T) {
 		require.Equal(t, http.StatusOK, p.status)
 		require.Equal(t, "pelo pagador", field(t, p.body, "rec-cancelled-by"))
 		require.Contains(t, p.body, `data-testid="no-cycles"`)
-		require.Equal(t, "31/01/2026", field(t, p.body, "rec-next-due"))
+		require.Equal(t, "—", field(t, p.body, "rec-next-due"), "a cancelled recurrence has no next cycle")
 
 		// Unknown ids are the panel's 404.
 		for _, path := range []string{"/admin/c/" + b.merchant.ClientID + "/recurrences/nope", "/admin/c/nope/recurrences/" + rec.ID,

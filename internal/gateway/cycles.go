@@ -39,13 +39,13 @@ type RecurrenceEventBody struct {
 	OccurredAt string `json:"occurred_at"`
 }
 
-// recurrenceEvents names the event of each status a recurrence moves to;
-// FINISHED has none (the last cycle's own events say it all).
+// recurrenceEvents names the event of each status a recurrence moves to.
 var recurrenceEvents = map[pix.RecurrenceStatus]string{
 	pix.RecurrenceApproved:  pix.EventRecurrenceApproved,
 	pix.RecurrenceRejected:  pix.EventRecurrenceRejected,
 	pix.RecurrenceExpired:   pix.EventRecurrenceExpired,
 	pix.RecurrenceCancelled: pix.EventRecurrenceCancelled,
+	pix.RecurrenceFinished:  pix.EventRecurrenceFinished,
 }
 
 // emitRecurrence writes event for recurrence r (as it now is) into the outbox.
@@ -117,8 +117,7 @@ func (s *Service) SyncRecurrence(ctx context.Context, pspID string) error {
 func (s *Service) applyRecurrence(ctx context.Context, st provider.RecurrenceState) error {
 	r, err := s.db.RecurrenceByPSPID(ctx, st.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		s.Log.WarnContext(ctx, "the PSP reported a recurrence pixgate does not hold", "psp_id", st.ID)
-		return nil
+		return s.orphanRecurrence(ctx, st)
 	}
 	if err != nil {
 		return fmt.Errorf("recurrence %s: %w", st.ID, err)
@@ -151,6 +150,34 @@ func (s *Service) applyRecurrence(ctx context.Context, st provider.RecurrenceSta
 	case pix.RecurrenceRejected, pix.RecurrenceExpired:
 		return s.endRecurrence(ctx, r.ID, st.Status, "", nil)
 	}
+	return nil
+}
+
+// orphanRecurrence handles a recurrence the PSP holds and no row of ours
+// names: one a create registered at the PSP and then lost (the process
+// died before storing it, or a later call of the create failed), or one
+// withdrawn already. One the payer could still answer is withdrawn
+// (CANCELADA), as an orphan cob is, once it is older than any create still
+// under way (orphanAge; the readings' overlap lists it for longer than
+// that). A final one is left alone without a log line: the readings list
+// it for minutes after its withdrawal, which was logged once.
+func (s *Service) orphanRecurrence(ctx context.Context, st provider.RecurrenceState) error {
+	if st.Status.Final() {
+		return nil
+	}
+	if st.UpdatedAt.IsZero() || s.now().Sub(st.UpdatedAt) < orphanAge {
+		return nil // perhaps a create storing it right now
+	}
+	rec, err := s.recurrer()
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
+	defer cancel()
+	if err := rec.CancelRecurrence(cctx, st.ID); err != nil && !errors.Is(err, provider.ErrNotFound) {
+		return fmt.Errorf("withdraw recurrence %s that no recurrence holds: %w", st.ID, err)
+	}
+	s.Log.WarnContext(ctx, "withdrew at the PSP a recurrence that no recurrence holds", "psp_id", st.ID)
 	return nil
 }
 
@@ -238,6 +265,12 @@ func (s *Service) createCycle(ctx context.Context, rec provider.Recurrer, r pix.
 		case errors.Is(err, provider.ErrRejected) && force:
 			return pix.Transaction{}, pix.Errorf(pix.EUnprocessable, "The payment provider refused the cycle's charge")
 		case errors.Is(err, provider.ErrRejected):
+			// The PSP refuses the charge of a recurrence the payer
+			// cancelled: its word is read back first, so that the
+			// cancellation wins over skipping the cycle (and finishing).
+			if moved, rerr := s.recurrenceMoved(ctx, rec, r); rerr != nil || moved {
+				return pix.Transaction{}, errors.Join(rerr, errChanged)
+			}
 			s.Log.WarnContext(ctx, "the PSP refused a cycle's charge; the cycle is skipped", "recurrence", r.ID, "cycle", n, "error", err.Error())
 			skip = true
 		case err != nil:
@@ -299,6 +332,23 @@ func (s *Service) createCycle(ctx context.Context, rec provider.Recurrer, r pix.
 		return pix.Transaction{}, fmt.Errorf("create cycle: %w", err)
 	}
 	return t, nil
+}
+
+// recurrenceMoved reads r back at the PSP and applies what it says; it
+// reports whether the PSP no longer holds r APPROVED (cancelled by the
+// payer, for one), in which case r's calendar must not move on.
+func (s *Service) recurrenceMoved(ctx context.Context, rec provider.Recurrer, r pix.Recurrence) (bool, error) {
+	st, err := rec.Recurrence(ctx, r.PSPID)
+	if err != nil {
+		return false, fmt.Errorf("read recurrence %s back: %w", r.ID, err)
+	}
+	if st.Status == pix.RecurrenceApproved {
+		return false, nil
+	}
+	if err := s.applyRecurrence(ctx, st); err != nil {
+		return true, err
+	}
+	return true, nil
 }
 
 // SyncCycle reads the cycle charge txid at the PSP and applies what it
@@ -546,7 +596,14 @@ func (s *Service) ReadRecurrences(ctx context.Context, _ int) (int, error) {
 func (s *Service) PSPRecurrencesReported(ctx context.Context, pspIDs []string) error {
 	var errs []error
 	for _, id := range pspIDs {
-		errs = append(errs, s.SyncRecurrence(ctx, id))
+		err := s.SyncRecurrence(ctx, id)
+		if errors.Is(err, provider.ErrNotFound) {
+			// As for a Pix: a report of what the PSP does not know moves
+			// nothing, and answering it as taken stops the PSP resending it.
+			s.Log.WarnContext(ctx, "a PSP webhook reported a recurrence the PSP does not know; nothing moved", "psp_id", id)
+			continue
+		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -556,7 +613,12 @@ func (s *Service) PSPRecurrencesReported(ctx context.Context, pspIDs []string) e
 func (s *Service) PSPCyclesReported(ctx context.Context, txids []string) error {
 	var errs []error
 	for _, txid := range txids {
-		errs = append(errs, s.SyncCycle(ctx, txid))
+		err := s.SyncCycle(ctx, txid)
+		if errors.Is(err, provider.ErrNotFound) {
+			s.Log.WarnContext(ctx, "a PSP webhook reported a cycle charge the PSP does not know; nothing moved", "txid", txid)
+			continue
+		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -37,8 +37,16 @@ type RecurrenceCreated struct {
 	FirstPaymentID *string              `json:"first_payment_id"`
 }
 
-// RecurrenceView is a recurrence as GET and cancel show it.
+// RecurrenceView is a recurrence as GET and cancel show it: its summary
+// and its cycles' charges.
 type RecurrenceView struct {
+	RecurrenceSummary
+	Charges []CycleView `json:"charges"`
+}
+
+// RecurrenceSummary is a recurrence without its charges, as the list
+// shows each one.
+type RecurrenceSummary struct {
 	RecurrenceID   string               `json:"recurrence_id"`
 	ExternalID     string               `json:"external_id"`
 	Status         pix.RecurrenceStatus `json:"status"`
@@ -56,7 +64,6 @@ type RecurrenceView struct {
 	FirstPaymentID *string              `json:"first_payment_id"`
 	CreatedAt      string               `json:"created_at"`
 	UpdatedAt      string               `json:"updated_at"`
-	Charges        []CycleView          `json:"charges"`
 }
 
 // CycleView is one cycle's charge in a RecurrenceView.
@@ -84,13 +91,8 @@ func optFirst(r pix.Recurrence) (*pix.Amount, *string) {
 }
 
 // nextDue is the next_due_date shown: none once no cycle is left or the
-// recurrence is final.
-func nextDue(r pix.Recurrence) *pix.Date {
-	if r.Status.Final() {
-		return nil
-	}
-	return optDate(r.NextDue)
-}
+// recurrence is final (pix.Recurrence.UpcomingDue).
+func nextDue(r pix.Recurrence) *pix.Date { return optDate(r.UpcomingDue()) }
 
 func (s *Service) recurrenceCreated(r pix.Recurrence) (RecurrenceCreated, error) {
 	image, err := s.QR.Base64PNG(r.QRCode)
@@ -104,17 +106,23 @@ func (s *Service) recurrenceCreated(r pix.Recurrence) (RecurrenceCreated, error)
 		FirstPayment: first, FirstPaymentID: firstID}, nil
 }
 
-// RecurrenceViewOf is the API view of r with its cycles' charges.
-func RecurrenceViewOf(r pix.Recurrence, cycles []pix.CycleCharge) RecurrenceView {
+// RecurrenceSummaryOf is the API view of r without its charges.
+func RecurrenceSummaryOf(r pix.Recurrence) RecurrenceSummary {
 	first, firstID := optFirst(r)
-	v := RecurrenceView{RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: r.Status, Payer: r.Payer, Contract: r.Contract,
+	v := RecurrenceSummary{RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: r.Status, Payer: r.Payer, Contract: r.Contract,
 		Description: r.Description, Frequency: r.Schedule.Frequency, Amount: r.Amount, StartDate: r.Schedule.Start,
 		EndDate: optDate(r.Schedule.End), Retry: r.Retry, NextDueDate: nextDue(r), FirstPayment: first, FirstPaymentID: firstID,
-		CreatedAt: FormatTime(r.CreatedAt), UpdatedAt: FormatTime(r.UpdatedAt), Charges: make([]CycleView, 0, len(cycles))}
+		CreatedAt: FormatTime(r.CreatedAt), UpdatedAt: FormatTime(r.UpdatedAt)}
 	if r.Status == pix.RecurrenceCancelled {
 		by := r.CancelledBy
 		v.CancelledBy = &by
 	}
+	return v
+}
+
+// RecurrenceViewOf is the API view of r with its cycles' charges.
+func RecurrenceViewOf(r pix.Recurrence, cycles []pix.CycleCharge) RecurrenceView {
+	v := RecurrenceView{RecurrenceSummary: RecurrenceSummaryOf(r), Charges: make([]CycleView, 0, len(cycles))}
 	for _, c := range cycles {
 		v.Charges = append(v.Charges, CycleView{PaymentID: c.PaymentID, DueDate: c.DueDate, Amount: c.Amount, Status: c.Status, Attempts: c.Attempts})
 	}

@@ -1,9 +1,13 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +16,7 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/apipix"
+	"github.com/pixgate/pixgate/internal/pspsim"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
@@ -179,4 +184,117 @@ func pspIDOf(t *testing.T, f *recPSP, id string) string {
 	r, err := f.db.Recurrence(context.Background(), f.c.ID, id)
 	require.NoError(t, err)
 	return r.PSPID
+}
+
+// TestRecurrencePayerCancelWinsOverARefusedCycle: the payer cancels at
+// their bank before the last cycle's charge is created, and pixgate has
+// not read it yet; the PSP then refuses that charge. The refusal is read
+// back: the recurrence ends CANCELLED by the payer with its event, not
+// FINISHED with the cycle skipped. A recurrence whose last cycle is paid
+// ends FINISHED with pix.recurrence.finished.
+func TestRecurrencePayerCancelWinsOverARefusedCycle(t *testing.T) {
+	t.Parallel()
+	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
+		f := newRecPSP(t, open, "2026-12-01")
+		ctx := context.Background()
+
+		req, body := recurrenceRequest("once", "2026-12-07", "2026-12-07", "NONE")
+		created, _, err := f.gw.CreateRecurrence(ctx, f.c, req, "", body)
+		require.NoError(t, err)
+		pspID := pspIDOf(t, f, created.RecurrenceID)
+		_, err = f.sim.ApproveRec(ctx, pspID)
+		require.NoError(t, err)
+		f.read(t)
+		require.Equal(t, pix.RecurrenceApproved, f.view(t, created.RecurrenceID).Status)
+
+		require.NoError(t, f.sim.CancelRecByPayer(ctx, pspID))
+		f.cycles(t)
+		v := f.view(t, created.RecurrenceID)
+		require.Equal(t, pix.RecurrenceCancelled, v.Status)
+		require.NotNil(t, v.CancelledBy)
+		require.Equal(t, pix.CancelledByPayer, *v.CancelledBy)
+		require.Empty(t, v.Charges)
+		types, bodies := eventsOf(t, f.db, created.RecurrenceID)
+		require.Equal(t, []string{pix.EventRecurrenceApproved, pix.EventRecurrenceCancelled}, types)
+		require.Equal(t, "payer", bodies[1]["cancelled_by"])
+		f.read(t)
+		f.cycles(t)
+		require.Equal(t, pix.RecurrenceCancelled, f.view(t, created.RecurrenceID).Status)
+
+		// The same calendar, debited: FINISHED, with its event.
+		req, body = recurrenceRequest("paid", "2026-12-07", "2026-12-07", "NONE")
+		created, _, err = f.gw.CreateRecurrence(ctx, f.c, req, "", body)
+		require.NoError(t, err)
+		_, err = f.sim.ApproveRec(ctx, pspIDOf(t, f, created.RecurrenceID))
+		require.NoError(t, err)
+		f.read(t)
+		f.cycles(t)
+		v = f.view(t, created.RecurrenceID)
+		require.Len(t, v.Charges, 1)
+		charge, err := f.gw.Charge(ctx, f.c, v.Charges[0].PaymentID)
+		require.NoError(t, err)
+		_, err = f.sim.DebitCobR(ctx, charge.TxID)
+		require.NoError(t, err)
+		f.read(t)
+		require.Equal(t, pix.RecurrenceFinished, f.view(t, created.RecurrenceID).Status)
+		es, err := f.db.Events(ctx, created.RecurrenceID)
+		require.NoError(t, err)
+		types, bodies = eventsOf(t, f.db, created.RecurrenceID)
+		require.Equal(t, []string{pix.EventRecurrenceApproved, pix.EventRecurrenceFinished}, types)
+		require.Equal(t, "https://merchant.example.com/rec", es[1].URL)
+		require.Equal(t, "paid", bodies[1]["external_id"])
+		require.Equal(t, "FINISHED", bodies[1]["status"])
+	})
+}
+
+// TestOrphanRecurrenceWithdrawn: a create whose reading of the QR code
+// fails leaves at the PSP a recurrence that no row holds. The readings
+// leave it alone while a create could still be storing it, then withdraw
+// it (CANCELADA), logging that once however many readings list it after.
+func TestOrphanRecurrenceWithdrawn(t *testing.T) {
+	t.Parallel()
+	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
+		f := newRecPSP(t, open, "2026-12-01")
+		ctx := context.Background()
+		f.sim.AddFault(pspsim.Fault{Method: http.MethodGet, PathPrefix: "/v2/rec/", Kind: pspsim.FaultError, Times: 100})
+		req, body := recurrenceRequest("lost", "2026-12-07", "", "NONE")
+		_, _, err := f.gw.CreateRecurrence(ctx, f.c, req, "", body)
+		requireCode(t, err, pix.EProviderUnavailable)
+		f.sim.ClearFaults()
+		recs := f.sim.State().Recs
+		require.Len(t, recs, 1)
+		orphan := recs[0].IDRec
+		require.Equal(t, pspsim.RecCriada, recs[0].Status)
+		var logs syncBuffer
+		f.gw.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+
+		f.read(t)
+		require.Equal(t, pspsim.RecCriada, f.sim.State().Recs[0].Status, "young: a create may still be storing it")
+		f.read(t)
+		require.Equal(t, pspsim.RecCancelada, f.sim.State().Recs[0].Status)
+		for range 5 {
+			f.read(t)
+		}
+		require.Equal(t, 1, strings.Count(logs.String(), orphan), logs.String())
+		require.Equal(t, 1, strings.Count(logs.String(), "withdrew at the PSP a recurrence"), logs.String())
+	})
+}
+
+// syncBuffer is a bytes.Buffer that log lines may be written to from
+// several goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

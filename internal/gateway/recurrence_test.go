@@ -174,8 +174,15 @@ func TestRecurrenceCalendarAcrossMonthEnds(t *testing.T) {
 		bal, err := gw.Balance(ctx, c)
 		require.NoError(t, err)
 		require.Equal(t, pix.Amount(5*(4990-50)), bal.Available)
-		types, _ := eventsOf(t, db, created.RecurrenceID)
-		require.Equal(t, []string{pix.EventRecurrenceApproved}, types)
+		// The last cycle paid, the recurrence finished with its event.
+		es, err := db.Events(ctx, created.RecurrenceID)
+		require.NoError(t, err)
+		types, bodies := eventsOf(t, db, created.RecurrenceID)
+		require.Equal(t, []string{pix.EventRecurrenceApproved, pix.EventRecurrenceFinished}, types)
+		require.Equal(t, "https://merchant.example.com/rec", es[1].URL)
+		require.Equal(t, created.RecurrenceID, bodies[1]["recurrence_id"])
+		require.Equal(t, "sub-1", bodies[1]["external_id"])
+		require.Equal(t, "FINISHED", bodies[1]["status"])
 	})
 }
 
@@ -520,5 +527,66 @@ func TestRecurrencesNeedAProviderThatRunsThem(t *testing.T) {
 			_, err = db.RecurrenceByExternalID(ctx, c.ID, "r")
 			require.ErrorIs(t, err, store.ErrNotFound, name)
 		}
+	})
+}
+
+// TestRecurrenceFarFutureRowsFailOnlyThemselves: rows written by earlier
+// versions — a next cycle stored past 9999-12-31 (10000-01-07, which
+// sorts as text before every real date) and a date that cannot be read at
+// all — no longer stop the cycle job for every client: the job creates
+// the other recurrences' cycles, the far one is listed, shown and
+// cancelled (no next_due_date), and a new recurrence whose calendar would
+// pass the last cycle day is refused.
+func TestRecurrenceFarFutureRowsFailOnlyThemselves(t *testing.T) {
+	t.Parallel()
+	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
+		db := open(t)
+		clock := &testkit.Clock{}
+		saoPauloNoon(t, clock, "2027-03-01")
+		gw, _ := recNode(t, db, clock)
+		ctx := context.Background()
+		c := merchant(t, gw, "m", 0)
+		ids := map[string]string{}
+		for _, ext := range []string{"far", "garbled", "good"} {
+			req, body := recurrenceRequest(ext, "2027-03-05", "", "NONE")
+			created, _, err := gw.CreateRecurrence(ctx, c, req, "", body)
+			require.NoError(t, err)
+			_, err = gw.SandboxRecurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
+			require.NoError(t, err)
+			ids[ext] = created.RecurrenceID
+		}
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			if err := store.RawExec(ctx, tx, `UPDATE recurrences SET next_due = '10000-01-07' WHERE id = $1`, ids["far"]); err != nil {
+				return err
+			}
+			return store.RawExec(ctx, tx, `UPDATE recurrences SET next_due = '2027-03-00' WHERE id = $1`, ids["garbled"])
+		}))
+
+		clock.Advance(6 * time.Second)
+		created, err := gw.RunRecurrences(ctx, 2)
+		require.Error(t, err, "the unreadable row reports itself")
+		require.Equal(t, 1, created, "the good recurrence's cycle is created all the same")
+		v, err := gw.Recurrence(ctx, c, ids["good"])
+		require.NoError(t, err)
+		require.Len(t, v.Charges, 1)
+
+		// The far row, unlike the garbled one, reads: listed (as the panel
+		// and the API list it), shown and cancelled.
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			return store.RawExec(ctx, tx, `UPDATE recurrences SET status = 'CANCELLED' WHERE id = $1`, ids["garbled"])
+		}))
+		rows, _, err := db.RecurrenceHistory(ctx, store.RecurrenceFilter{ClientID: c.ID, Status: pix.RecurrenceApproved, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, rows, 2)
+		v, err = gw.Recurrence(ctx, c, ids["far"])
+		require.NoError(t, err)
+		require.Nil(t, v.NextDueDate)
+		v, err = gw.CancelRecurrence(ctx, c, ids["far"])
+		require.NoError(t, err)
+		require.Equal(t, pix.RecurrenceCancelled, v.Status)
+
+		req, body := recurrenceRequest("late", "9999-12-31", "", "NONE")
+		_, _, err = gw.CreateRecurrence(ctx, c, req, "", body)
+		requireCode(t, err, pix.EInvalid)
 	})
 }

@@ -35,6 +35,7 @@ type Gateway interface {
 	PSPReported(ctx context.Context, reported []gateway.ReportedPix) error
 	CreateRecurrence(ctx context.Context, c pix.Client, r *pix.RecurrenceRequest, idemKey string, body []byte) (gateway.RecurrenceCreated, bool, error)
 	Recurrence(ctx context.Context, c pix.Client, id string) (gateway.RecurrenceView, error)
+	Recurrences(ctx context.Context, c pix.Client, q gateway.RecurrenceListQuery) ([]gateway.RecurrenceSummary, string, error)
 	CancelRecurrence(ctx context.Context, c pix.Client, id string) (gateway.RecurrenceView, error)
 	SandboxRecurrence(ctx context.Context, c pix.Client, id, action string) (gateway.RecurrenceView, error)
 	SandboxNextCycle(ctx context.Context, c pix.Client, id string) (pix.Transaction, pix.Date, error)

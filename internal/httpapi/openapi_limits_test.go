@@ -139,6 +139,9 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 	"listTransactions": func(*limitFixture) *limitRequest {
 		return &limitRequest{method: "GET", path: "/api/v1/wallet/transactions", query: url.Values{}}
 	},
+	"listRecurrences": func(*limitFixture) *limitRequest {
+		return &limitRequest{method: "GET", path: "/api/v1/gateway/recurrences", query: url.Values{}}
+	},
 	"getStatement": func(*limitFixture) *limitRequest {
 		// The window's own limit (at most 366 days) is not a schema keyword:
 		// TestStatementErrors and TestStatementDocumentsWindow check it.

@@ -31,6 +31,29 @@ func (s *Server) createRecurrence(w http.ResponseWriter, r *http.Request) error 
 	})
 }
 
+// listRecurrences answers GET /api/v1/gateway/recurrences: the calling
+// client's recurrences, newest first, paged as history.
+func (s *Server) listRecurrences(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	rows, next, err := s.gw.Recurrences(r.Context(), client(r), gateway.RecurrenceListQuery{
+		Limit: q.Get("limit"), Cursor: q.Get("cursor"), Status: q.Get("status"),
+	})
+	if err != nil {
+		return err
+	}
+	var nextCursor *string
+	if next != "" {
+		nextCursor = &next
+	}
+	writeJSON(w, http.StatusOK, struct {
+		StatusCode int                         `json:"statusCode"`
+		Message    string                      `json:"message"`
+		Data       []gateway.RecurrenceSummary `json:"data"`
+		NextCursor *string                     `json:"next_cursor"`
+	}{http.StatusOK, gateway.MsgRecurrencesOK, rows, nextCursor})
+	return nil
+}
+
 func (s *Server) getRecurrence(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.gw.Recurrence(r.Context(), client(r), r.PathValue("recurrence_id"))
 	if err != nil {

@@ -74,6 +74,10 @@ func TestRecurrenceWebhooksFromThePSP(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, post("rec", `{"cobsr":[]}`))
 		require.Equal(t, http.StatusBadRequest, post("cobr", `{"cobsr":"x"}`))
 		require.Equal(t, http.StatusOK, post("rec", `{"recs":[{"idRec":"`+r.PSPID+`","status":"APROVADA"}]}`))
+		// Ids the PSP does not know are taken as /pix takes them (200), so
+		// that the PSP stops resending them; nothing moves.
+		require.Equal(t, http.StatusOK, post("rec", `{"recs":[{"idRec":"RN999999992026120100000000000"}]}`))
+		require.Equal(t, http.StatusOK, post("cobr", `{"cobsr":[{"txid":"00000000000000000000000000000000"}]}`))
 		v, err := gw.Recurrence(ctx, c, created.RecurrenceID)
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceCreated, v.Status, "the PSP still says CRIADA: the body's status is not believed")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -171,5 +172,73 @@ func TestRecurrenceCalendarOverHTTP(t *testing.T) {
 		for _, c := range data["charges"].([]any) {
 			require.Equal(t, "PAID", c.(map[string]any)["status"])
 		}
+	})
+}
+
+// TestRecurrenceListOverHTTP: GET /api/v1/gateway/recurrences lists the
+// calling client's recurrences newest first, a page at a time by cursor
+// (no row repeated or skipped while new ones arrive), filtered by status;
+// another client's are never shown, and a bad limit, cursor or status is a
+// 400 naming it in details. A start_date past the calendar's last cycle
+// day is refused the same way.
+func TestRecurrenceListOverHTTP(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{start: spNoon(t, "2026-12-01")})
+		const base = "/api/v1/gateway/recurrences"
+		var ids []string
+		for _, ext := range []string{"l1", "l2", "l3"} {
+			r := b.do("POST", base, validRecurrence(ext))
+			require.Equal(t, http.StatusCreated, r.status, string(r.body))
+			ids = append(ids, r.json["recurrence_id"].(string))
+			b.clock.Advance(time.Second)
+		}
+		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/recurrences/"+ids[1]+"/approve", nil).status)
+		otherCred, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "other"})
+		require.NoError(t, err)
+		other := validRecurrence("o1")
+		require.Equal(t, http.StatusCreated, b.do("POST", base, other, otherCred).status)
+
+		listed := func(r response) []string {
+			t.Helper()
+			require.Equal(t, http.StatusOK, r.status, string(r.body))
+			require.Equal(t, "Recurrences listed successfully.", r.json["message"])
+			var out []string
+			for _, it := range r.json["data"].([]any) {
+				out = append(out, it.(map[string]any)["recurrence_id"].(string))
+			}
+			return out
+		}
+		r := b.do("GET", base+"?limit=2", nil)
+		require.Equal(t, []string{ids[2], ids[1]}, listed(r))
+		cursor := r.json["next_cursor"].(string)
+		// A recurrence created meanwhile shifts nothing.
+		require.Equal(t, http.StatusCreated, b.do("POST", base, validRecurrence("l4")).status)
+		r = b.do("GET", base+"?limit=2&cursor="+url.QueryEscape(cursor), nil)
+		require.Equal(t, []string{ids[0]}, listed(r))
+		require.Nil(t, r.json["next_cursor"])
+
+		r = b.do("GET", base+"?status=APPROVED", nil)
+		require.Equal(t, []string{ids[1]}, listed(r))
+		item := r.json["data"].([]any)[0].(map[string]any)
+		require.Equal(t, "l2", item["external_id"])
+		require.Equal(t, "APPROVED", item["status"])
+		require.NotContains(t, item, "charges")
+		require.Len(t, listed(b.do("GET", base, nil, otherCred)), 1)
+
+		for q, field := range map[string]string{"limit=0": "limit", "limit=101": "limit", "limit=x": "limit",
+			"status=PAID": "status", "status=approved": "status", "cursor=bm90LWEtY3Vyc29y": "cursor"} {
+			r := b.do("GET", base+"?"+q, nil)
+			require.Equal(t, http.StatusBadRequest, r.status, q)
+			require.Equal(t, "Bad Request", r.json["error"], q)
+			d := r.json["details"].([]any)[0].(map[string]any)
+			require.Equal(t, field, d["field"], q)
+		}
+
+		late := validRecurrence("late")
+		late["start_date"], late["end_date"] = "9999-12-31", nil
+		r = b.do("POST", base, late)
+		require.Equal(t, http.StatusBadRequest, r.status, string(r.body))
+		require.Equal(t, "start_date", r.json["details"].([]any)[0].(map[string]any)["field"])
 	})
 }

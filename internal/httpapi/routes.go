@@ -103,6 +103,7 @@ func (s *Server) Handler() http.Handler {
 	api.Handle("POST /api/v1/gateway/refund", s.handle(s.createRefund))
 	api.Handle("GET /api/v1/gateway/refunds/{refund_id}", s.handle(s.getRefund))
 	api.Handle("POST /api/v1/gateway/recurrences", s.handle(s.createRecurrence))
+	api.Handle("GET /api/v1/gateway/recurrences", s.handle(s.listRecurrences))
 	api.Handle("GET /api/v1/gateway/recurrences/{recurrence_id}", s.handle(s.getRecurrence))
 	api.Handle("POST /api/v1/gateway/recurrences/{recurrence_id}/cancel", s.handle(s.cancelRecurrence))
 	api.Handle("GET /api/v1/wallet/balance", s.handle(s.balance))

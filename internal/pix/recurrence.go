@@ -133,6 +133,8 @@ const (
 	EventRecurrenceExpired      = "pix.recurrence.expired"
 	EventRecurrenceCancelled    = "pix.recurrence.cancelled"
 	EventRecurrenceChargeFailed = "pix.recurrence.charge_failed"
+	// EventRecurrenceFinished: the recurrence ended after its last cycle.
+	EventRecurrenceFinished = "pix.recurrence.finished"
 )
 
 // Limits of a recurrence's calendar (docs/recurrences.md).
@@ -166,8 +168,14 @@ type Schedule struct {
 	End       Date
 }
 
+// LastCycleDue is the latest due date a cycle can have: its last retry
+// (5 days on) and the end of that day, its charge's expiry, still fall on
+// or before 9999-12-31, the last date that dates and timestamps (with
+// four-digit years) can hold. A calendar without an end date ends there.
+var LastCycleDue = Date{Year: 9999, Month: time.December, Day: 25}
+
 // Due returns the due date of cycle n and whether there is such a cycle
-// (n ≥ 0 and not after End). A month-based cycle falls on Start's day of
+// (n ≥ 0, not after End nor after LastCycleDue). A month-based cycle falls on Start's day of
 // the month, or on the month's last day when it has fewer days; each is
 // computed from Start, never from the cycle before, so a recurrence that
 // starts on Jan 31 is due on Feb 28 (29), Mar 31, Apr 30…
@@ -184,7 +192,7 @@ func (s Schedule) Due(n int) (Date, bool) {
 	} else {
 		d = s.Start.AddDays(7 * n)
 	}
-	if !s.End.IsZero() && d.After(s.End) {
+	if !s.End.IsZero() && d.After(s.End) || d.After(LastCycleDue) {
 		return Date{}, false
 	}
 	return d, true
@@ -364,6 +372,7 @@ const (
 	issueRetry        = "must be one of NONE, THREE_IN_SEVEN_DAYS"
 	issueStartAhead   = "must be at least 2 days after today (São Paulo date)"
 	issueEndBefore    = "must not be before start_date"
+	issueFarFuture    = "must be on or before 9999-12-25, so that a cycle's last retry and its charge's expiry fall before 9999-12-31"
 	issueRecText      = "must be 1 to 35 characters"
 	issueRecName      = "must be 1 to 140 characters"
 	issueRecDocument  = "must be a valid CPF or CNPJ, digits only"
@@ -443,6 +452,8 @@ func (r *RecurrenceRequest) Parse(today Date) (RecurrenceTerms, []FieldIssue) {
 		add("start_date", ErrDate.Error())
 	case d.DaysSince(today) < MinStartDays:
 		add("start_date", issueStartAhead)
+	case d.After(LastCycleDue):
+		add("start_date", issueFarFuture)
 	default:
 		t.Schedule.Start = d
 	}
@@ -452,6 +463,8 @@ func (r *RecurrenceRequest) Parse(today Date) (RecurrenceTerms, []FieldIssue) {
 			add("end_date", ErrDate.Error())
 		case !t.Schedule.Start.IsZero() && d.Before(t.Schedule.Start):
 			add("end_date", issueEndBefore)
+		case d.After(LastCycleDue):
+			add("end_date", issueFarFuture)
 		default:
 			t.Schedule.End = d
 		}

@@ -35,6 +35,17 @@ type Recurrence struct {
 	UpdatedAt time.Time
 }
 
+// UpcomingDue is the due date of the next cycle still to come: zero once r
+// is final (REJECTED, EXPIRED, CANCELLED or FINISHED: no cycle comes
+// then), when its calendar is over, or for a date past the calendar's
+// last cycle day (which earlier versions could store).
+func (r Recurrence) UpcomingDue() Date {
+	if r.Status.Final() || r.NextDue.After(LastCycleDue) {
+		return Date{}
+	}
+	return r.NextDue
+}
+
 // Cycle is one cycle's charge of a recurrence; its status, amount and
 // payment are those of its cash-in transaction PaymentID.
 type Cycle struct {

@@ -173,6 +173,22 @@ func TestChargeWindowRetriesAndExpiry(t *testing.T) {
 	require.Equal(t, time.Date(2027, 3, 7, 3, 0, 0, 0, time.UTC), CycleExpiresAt(RetryThreeInSevenDays, due, sp).UTC())
 }
 
+// TestScheduleEndsAtTheLastCycleDay: a calendar without an end date has no
+// cycle after LastCycleDue, so that no stored date ever needs a fifth
+// year digit (9999-12-25 weekly would otherwise be followed by
+// 10000-01-01).
+func TestScheduleEndsAtTheLastCycleDay(t *testing.T) {
+	t.Parallel()
+	s := Schedule{Frequency: Weekly, Start: date(t, "9999-12-11")}
+	d, ok := s.Due(2)
+	require.True(t, ok)
+	require.Equal(t, "9999-12-25", d.String())
+	_, ok = s.Due(3)
+	require.False(t, ok)
+	_, ok = Schedule{Frequency: Monthly, Start: date(t, "9999-11-30")}.Due(1)
+	require.False(t, ok, "9999-12-30 is past the last cycle day")
+}
+
 func TestRecurrenceStatusTransitions(t *testing.T) {
 	t.Parallel()
 	allowed := map[RecurrenceStatus][]RecurrenceStatus{
@@ -257,6 +273,10 @@ func TestRecurrenceRequestParseRefusals(t *testing.T) {
 		{"no start", map[string]any{"start_date": nil}, []FieldIssue{{"start_date", issueRequired}}},
 		{"end before start", map[string]any{"end_date": "2026-12-09"}, []FieldIssue{{"end_date", issueEndBefore}}},
 		{"end not a date", map[string]any{"end_date": "2027-02-29"}, []FieldIssue{{"end_date", ErrDate.Error()}}},
+		// The last cycle's retries and expiry must fit before 9999-12-31.
+		{"start at the end of the calendar", map[string]any{"start_date": "9999-12-31", "end_date": nil}, []FieldIssue{{"start_date", issueFarFuture}}},
+		{"start past the last cycle day", map[string]any{"start_date": "9999-12-26", "end_date": nil}, []FieldIssue{{"start_date", issueFarFuture}}},
+		{"end past the last cycle day", map[string]any{"end_date": "9999-12-26"}, []FieldIssue{{"end_date", issueFarFuture}}},
 		{"contract too long", map[string]any{"contract": long}, []FieldIssue{{"contract", issueRecText}}},
 		{"contract blank", map[string]any{"contract": "   "}, []FieldIssue{{"contract", issueRecText}}},
 		{"no contract", map[string]any{"contract": nil}, []FieldIssue{{"contract", issueRequired}}},

@@ -340,7 +340,8 @@ func auditRecStatus(b books, psp pspFacts) Check {
 
 // recurrenceEvents checks the pix.recurrence.* events of each recurrence
 // for auditReported: the one of its status (approved before a
-// cancellation, when it had been approved), and one charge_failed per
+// cancellation, when it had been approved; approved then finished for a
+// finished one), and one charge_failed per
 // cycle charge cancelled after its debit failed for good.
 func recurrenceEvents(b books, psp pspFacts, check func(what, tx, maybe string, want ...string)) {
 	txs, cobrs := b.txByID(), psp.cobrsByTxID()
@@ -348,8 +349,10 @@ func recurrenceEvents(b books, psp pspFacts, check func(what, tx, maybe string, 
 		var want []string
 		maybe := ""
 		switch r.Status {
-		case pix.RecurrenceApproved, pix.RecurrenceFinished:
+		case pix.RecurrenceApproved:
 			want = append(want, pix.EventRecurrenceApproved)
+		case pix.RecurrenceFinished:
+			want = append(want, pix.EventRecurrenceApproved, pix.EventRecurrenceFinished)
 		case pix.RecurrenceRejected:
 			want = append(want, pix.EventRecurrenceRejected)
 		case pix.RecurrenceExpired:

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
@@ -26,6 +27,16 @@ func dateColumn(d pix.Date) string {
 func parseDateColumn(s string) (pix.Date, error) {
 	if s == "" {
 		return pix.Date{}, nil
+	}
+	if len(s) > len(pix.DateLayout) && s[0] != '0' {
+		// A year past 9999, which earlier versions could store as the
+		// calendar's next cycle: read as it is, so that the row can still
+		// be shown and cancelled (the calendar ends before it).
+		if y, err := strconv.Atoi(s[:len(s)-6]); err == nil && y > 9999 {
+			if d, err := pix.ParseDate("2000" + s[len(s)-6:]); err == nil {
+				return pix.Date{Year: y, Month: d.Month, Day: d.Day}, nil
+			}
+		}
 	}
 	d, err := pix.ParseDate(s)
 	if err != nil {
@@ -135,23 +146,28 @@ func (tx *Tx) AdvanceRecurrence(ctx context.Context, id string, from, next int, 
 
 // DueRecurrences returns APPROVED recurrences whose next cycle is due on
 // or before until (the cycles whose charge window has opened), oldest due
-// first.
+// first. Only ten-character dates compare as text: a date of another
+// length (a year past 9999) is no cycle of the calendar and is left out,
+// rather than sorted into every batch. A row that cannot be read is left
+// out too, with its error beside the rows that can: it fails only itself.
 func (q *Q) DueRecurrences(ctx context.Context, until pix.Date, limit int) ([]pix.Recurrence, error) {
-	out, err := selectAll(ctx, q, scanRecurrence, `SELECT `+recurrenceColumns+` FROM recurrences
-		WHERE status = 'APPROVED' AND next_due <> '' AND next_due <= $1 ORDER BY next_due, id LIMIT $2`, dateColumn(until), limit)
+	out, err := selectEach(ctx, q, scanRecurrence, `SELECT `+recurrenceColumns+` FROM recurrences
+		WHERE status = 'APPROVED' AND length(next_due) = 10 AND next_due <= $1 ORDER BY next_due, id LIMIT $2`, dateColumn(until), limit)
 	if err != nil {
-		return nil, fmt.Errorf("due recurrences: %w", err)
+		return out, fmt.Errorf("due recurrences: %w", err)
 	}
 	return out, nil
 }
 
 // WaitingRecurrences returns CREATED recurrences created before before,
-// oldest first: those whose payer has let the approval window pass.
+// oldest first: those whose payer has let the approval window pass. Like
+// DueRecurrences, it returns the rows it can read beside the errors of
+// those it cannot.
 func (q *Q) WaitingRecurrences(ctx context.Context, before time.Time, limit int) ([]pix.Recurrence, error) {
-	out, err := selectAll(ctx, q, scanRecurrence, `SELECT `+recurrenceColumns+` FROM recurrences
+	out, err := selectEach(ctx, q, scanRecurrence, `SELECT `+recurrenceColumns+` FROM recurrences
 		WHERE status = 'CREATED' AND created_at < $1 ORDER BY created_at, id LIMIT $2`, ms(before), limit)
 	if err != nil {
-		return nil, fmt.Errorf("waiting recurrences: %w", err)
+		return out, fmt.Errorf("waiting recurrences: %w", err)
 	}
 	return out, nil
 }
@@ -216,12 +232,13 @@ func (q *Q) CycleCharges(ctx context.Context, recurrenceID string) ([]pix.CycleC
 }
 
 // CyclesToRetry returns cycles with a retry still to ask the PSP for,
-// earliest retry first.
+// earliest retry first; as DueRecurrences, only ten-character dates are
+// taken, and a row that cannot be read fails only itself.
 func (q *Q) CyclesToRetry(ctx context.Context, limit int) ([]pix.Cycle, error) {
-	out, err := selectAll(ctx, q, scanCycle, `SELECT `+cycleColumns+` FROM recurrence_cycles c
-		WHERE c.retry_on <> '' ORDER BY c.retry_on, c.payment_id LIMIT $1`, limit)
+	out, err := selectEach(ctx, q, scanCycle, `SELECT `+cycleColumns+` FROM recurrence_cycles c
+		WHERE length(c.retry_on) = 10 ORDER BY c.retry_on, c.payment_id LIMIT $1`, limit)
 	if err != nil {
-		return nil, fmt.Errorf("cycles to retry: %w", err)
+		return out, fmt.Errorf("cycles to retry: %w", err)
 	}
 	return out, nil
 }

@@ -341,6 +341,31 @@ func selectAll[T any](ctx context.Context, q *Q, scan func(scanner) (T, error), 
 	return out, rows.Err()
 }
 
+// selectEach is selectAll for the background jobs: a row that cannot be
+// scanned is left out and its error joined to the others', so that the
+// rows that can be read are still worked on.
+func selectEach[T any](ctx context.Context, q *Q, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	var errs []error
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, errors.Join(errs...)
+}
+
 // affected runs one statement and returns how many rows it changed.
 func (q *Q) affected(ctx context.Context, query string, args ...any) (int64, error) {
 	res, err := q.exec(ctx, query, args...)
