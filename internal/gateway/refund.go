@@ -56,6 +56,8 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundReque
 	}
 	if utf8.RuneCountInString(r.Reason) > 140 {
 		is.add("reason", "must be at most 140 characters")
+	} else {
+		is.plain("reason", r.Reason)
 	}
 	if idemKey != "" && !ValidIdempotencyKey(idemKey) {
 		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")

@@ -360,3 +360,24 @@ func maskGeneric(s string) string {
 func ValidText(s string) bool {
 	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
+
+// IssuePlainText is the FieldIssue text of a text field that PlainText
+// refuses.
+const IssuePlainText = "must not contain control characters (U+0000 to U+001F, U+007F to U+009F) or bidirectional formatting characters (U+202A to U+202E, U+2066 to U+2069)"
+
+// PlainText reports whether s holds no C0 or C1 control character
+// (U+0000–U+001F, U+007F–U+009F) and no bidirectional embedding, override or
+// isolate (U+202A–U+202E, U+2066–U+2069). Names, descriptions and questions
+// reach the payer's bank app through the PSP, where a line break, an escape
+// sequence or a right-to-left override could make the payer read other text
+// than what was sent (docs/api.md, Input rules).
+func PlainText(s string) bool {
+	for _, r := range s {
+		switch {
+		case r < 0x20, r >= 0x7f && r <= 0x9f,
+			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return false
+		}
+	}
+	return true
+}
