@@ -520,3 +520,26 @@ func TestPlainText(t *testing.T) {
 		require.Equal(t, tc.want, PlainText(tc.s), "%q", tc.s)
 	}
 }
+
+func TestMaskPayerDocument(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"12345678909":        "***.456.789-**",
+		"52998224725":        "***.982.247-**",
+		"123.456.789-09":     "***.456.789-**",
+		"***.456.789-**":     "***.456.789-**",
+		"12345678000195":     "**.345.678/0001-**",
+		"12.345.678/0001-95": "**.345.678/0001-**",
+		"**.345.678/0001-**": "**.345.678/0001-**",
+		"12ABC34501DE35":     "**.ABC.345/01DE-**",
+		"":                   "",
+		"1234567890":         "",
+		"123456789012":       "",
+		"1234567890123X":     "",
+		"abc.def.ghi-jk":     "",
+		"***.***.789-**":     "",
+		"Maria da Silva":     "",
+	} {
+		require.Equal(t, want, MaskPayerDocument(in), "%q", in)
+	}
+}
