@@ -184,6 +184,11 @@ func (s *Service) Refund(ctx context.Context, c pix.Client, id string) (RefundVi
 	if err != nil {
 		return RefundView{}, fmt.Errorf("refund %s: %w", id, err)
 	}
+	return refundView(r), nil
+}
+
+// refundView is refund r as the API shows it.
+func refundView(r pix.Refund) RefundView {
 	v := RefundView{RefundID: r.ID, PaymentID: r.TransactionID, Amount: r.Amount, Status: r.Status, CreatedAt: FormatTime(r.CreatedAt)}
 	if r.Reason != "" {
 		reason := r.Reason
@@ -193,7 +198,7 @@ func (s *Service) Refund(ctx context.Context, c pix.Client, id string) (RefundVi
 		at := FormatTime(r.SettledAt)
 		v.SettledAt = &at
 	}
-	return v, nil
+	return v
 }
 
 // finishRefund applies the final state st of refund r of charge (locked by

@@ -6,6 +6,11 @@
 ALTER TABLE transactions ADD COLUMN payer_name TEXT;
 ALTER TABLE transactions ADD COLUMN payer_document TEXT;
 
+-- A client's refunds, newest first (GET /api/v1/gateway/refunds), paged by
+-- (created_at, id) as the history is.
+CREATE INDEX refunds_client_created ON refunds (client_id, created_at, id);
+
 -- +goose Down
+DROP INDEX refunds_client_created;
 ALTER TABLE transactions DROP COLUMN payer_document;
 ALTER TABLE transactions DROP COLUMN payer_name;
