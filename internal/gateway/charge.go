@@ -119,6 +119,16 @@ func (is *issues) text(field, v string, maxLen int) {
 		is.add(field, fmt.Sprintf("must be at most %d characters", maxLen))
 	case !utf8.ValidString(v) || strings.ContainsAny(v, "\x00"):
 		is.add(field, "must be valid text")
+	case !pix.PlainText(v):
+		is.add(field, pix.IssuePlainText)
+	}
+}
+
+// plain records the issue of an optional text field holding a character
+// that pix.PlainText refuses.
+func (is *issues) plain(field, v string) {
+	if !pix.PlainText(v) {
+		is.add(field, pix.IssuePlainText)
 	}
 }
 

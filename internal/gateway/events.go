@@ -47,6 +47,25 @@ type EventBody struct {
 	// RecurrenceID names the recurrence of a cycle's charge or of a
 	// journey-3 first payment.
 	RecurrenceID string `json:"recurrence_id,omitempty"`
+	// EndToEndID, TxID, PayerName and PayerDocument are set on
+	// pix.cashin.paid, as lookup shows them (the payer's null when the PSP
+	// did not report it).
+	EndToEndID    *string   `json:"end_to_end_id,omitempty"`
+	TxID          *string   `json:"txid,omitempty"`
+	PayerName     *nullText `json:"payer_name,omitempty"`
+	PayerDocument *nullText `json:"payer_document,omitempty"`
+}
+
+// nullText is a text that is JSON null when empty: a field present in an
+// event whose value may be unknown.
+type nullText string
+
+// MarshalJSON implements json.Marshaler.
+func (t nullText) MarshalJSON() ([]byte, error) {
+	if t == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(t))
 }
 
 func (s *Service) newEventID() string {
@@ -77,6 +96,8 @@ func (s *Service) event(t pix.Transaction, event string, status pix.TxStatus, va
 	if event == EventCashinPaid {
 		paid, mismatch := t.PaidAmount, t.AmountMismatch()
 		b.PaidAmount, b.AmountMismatch = &paid, &mismatch
+		name, doc := nullText(t.PayerName), nullText(t.PayerDocument)
+		b.EndToEndID, b.TxID, b.PayerName, b.PayerDocument = orNull(t.EndToEndID), orNull(t.TxID), &name, &doc
 	}
 	if refundID != "" {
 		// A refund event reports the refund, not the charge it returns

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -92,6 +94,12 @@ func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool, d
 		out = t
 		out.Status, out.ConfirmedAt, out.EndToEndID, out.PaidAmount, out.Tax = pix.StatusPaid, paidAt, p.EndToEndID, p.Amount, tax
 		out.ExpectedAmount = recorded
+		if name, doc := payerOf(p); name != "" || doc != "" {
+			if err := tx.SetChargePayer(ctx, t.ID, name, doc); err != nil {
+				return err
+			}
+			out.PayerName, out.PayerDocument = name, doc
+		}
 		if err := s.emit(ctx, tx, o, out, EventCashinPaid, pix.StatusPaid, p.Amount, tax, "", paidAt); err != nil {
 			return err
 		}
@@ -107,6 +115,21 @@ func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool, d
 	}
 	return out, nil
 }
+
+// payerOf returns who paid p as a charge keeps it: the name the PSP
+// reported, if it is text a payer's app may show (pix.PlainText), and the
+// document masked (pix.MaskPayerDocument); "" for what is unknown.
+func payerOf(p provider.Payment) (name, document string) {
+	name = strings.TrimSpace(p.PayerName)
+	if !pix.ValidText(name) || !pix.PlainText(name) || utf8.RuneCountInString(name) > maxPayerName {
+		name = ""
+	}
+	return name, pix.MaskPayerDocument(p.PayerDocument)
+}
+
+// maxPayerName is the longest payer name kept: BACEN's nome has at most 200
+// characters.
+const maxPayerName = 200
 
 // Charge returns client c's charge with the given id. Errors: ENotFound.
 func (s *Service) Charge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error) {

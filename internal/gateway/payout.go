@@ -78,6 +78,8 @@ func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, 
 		is.add("creditParty", "is required")
 	} else if utf8.RuneCountInString(r.CreditParty.Name) > 200 {
 		is.add("creditParty.name", "must be at most 200 characters")
+	} else {
+		is.plain("creditParty.name", r.CreditParty.Name)
 	}
 	if err := is.err(); err != nil {
 		return 0, err

@@ -56,6 +56,8 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundReque
 	}
 	if utf8.RuneCountInString(r.Reason) > 140 {
 		is.add("reason", "must be at most 140 characters")
+	} else {
+		is.plain("reason", r.Reason)
 	}
 	if idemKey != "" && !ValidIdempotencyKey(idemKey) {
 		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
@@ -182,6 +184,11 @@ func (s *Service) Refund(ctx context.Context, c pix.Client, id string) (RefundVi
 	if err != nil {
 		return RefundView{}, fmt.Errorf("refund %s: %w", id, err)
 	}
+	return refundView(r), nil
+}
+
+// refundView is refund r as the API shows it.
+func refundView(r pix.Refund) RefundView {
 	v := RefundView{RefundID: r.ID, PaymentID: r.TransactionID, Amount: r.Amount, Status: r.Status, CreatedAt: FormatTime(r.CreatedAt)}
 	if r.Reason != "" {
 		reason := r.Reason
@@ -191,7 +198,7 @@ func (s *Service) Refund(ctx context.Context, c pix.Client, id string) (RefundVi
 		at := FormatTime(r.SettledAt)
 		v.SettledAt = &at
 	}
-	return v, nil
+	return v
 }
 
 // finishRefund applies the final state st of refund r of charge (locked by

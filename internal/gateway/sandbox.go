@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/pixgate/pixgate/internal/pix"
@@ -66,7 +67,21 @@ func (s *Service) SandboxPayOn(ctx context.Context, charge pix.Transaction, day 
 	if err := is.err(); err != nil {
 		return pix.Transaction{}, err
 	}
-	p, err := payer.Pay(ctx, provider.Charge{TxID: charge.TxID, Amount: amount})
+	if charge.EndToEndID != "" && (charge.Status == pix.StatusPaid || charge.Status == pix.StatusRefunded) {
+		// Paid already: the same answer again, whichever node (or
+		// sandbox provider) paid it.
+		return charge, nil
+	}
+	var details struct {
+		Payer *Payer `json:"payer"`
+	}
+	_ = json.Unmarshal([]byte(charge.Details), &details) // a charge without payer details is paid by nobody named
+	c := provider.Charge{TxID: charge.TxID, Amount: amount}
+	if details.Payer != nil {
+		// The sandbox's payer is the payer the charge names.
+		c.PayerName, c.PayerDocument = details.Payer.Name, details.Payer.Document
+	}
+	p, err := payer.Pay(ctx, c)
 	if err != nil {
 		return pix.Transaction{}, fmt.Errorf("sandbox pay: %w", err)
 	}

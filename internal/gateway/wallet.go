@@ -95,6 +95,22 @@ type TransactionView struct {
 	// RecurrenceID names the recurrence of a cycle's charge or of a
 	// journey-3 first payment; left out for every other transaction.
 	RecurrenceID string `json:"recurrence_id,omitempty"`
+	// EndToEndID and TxID identify the Pix that paid a charge, for
+	// reconciliation with the bank statement; PayerName and PayerDocument
+	// (masked) are who paid it, when the PSP reported them. All null until
+	// a charge is paid, and for payouts.
+	EndToEndID    *string `json:"end_to_end_id"`
+	TxID          *string `json:"txid"`
+	PayerName     *string `json:"payer_name"`
+	PayerDocument *string `json:"payer_document"`
+}
+
+// orNull returns &s, or nil when s is "".
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // View returns the API view of t on day today (São Paulo date, see
@@ -118,6 +134,10 @@ func View(t pix.Transaction, today pix.Date) TransactionView {
 			v.PaidAmount = &paid
 		}
 		v.Due, v.AmountDueToday = t.Due, dueToday(t, today)
+		if !t.ConfirmedAt.IsZero() {
+			v.EndToEndID, v.TxID = orNull(t.EndToEndID), orNull(t.TxID)
+			v.PayerName, v.PayerDocument = orNull(t.PayerName), orNull(t.PayerDocument)
+		}
 	}
 	return v
 }

@@ -24,7 +24,9 @@ type Gateway interface {
 	// Today is the São Paulo date that prices charges with a due date.
 	Today() pix.Date
 	ExpireCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
+	CancelCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	Refund(ctx context.Context, c pix.Client, id string) (gateway.RefundView, error)
+	Refunds(ctx context.Context, c pix.Client, q gateway.RefundsQuery) ([]gateway.RefundView, string, error)
 	Balance(ctx context.Context, c pix.Client) (gateway.Balance, error)
 	Lookup(ctx context.Context, c pix.Client, paymentID, externalID string) (pix.Transaction, error)
 	History(ctx context.Context, c pix.Client, q gateway.HistoryQuery) ([]pix.Transaction, string, error)

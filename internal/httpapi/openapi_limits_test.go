@@ -148,6 +148,9 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 		return &limitRequest{method: "GET", path: "/api/v1/wallet/statement",
 			query: url.Values{"from": {"2025-01-01T00:00:00Z"}, "to": {"2025-02-01T00:00:00Z"}}}
 	},
+	"listRefunds": func(f *limitFixture) *limitRequest {
+		return &limitRequest{method: "GET", path: "/api/v1/gateway/refunds", query: url.Values{"payment_id": {f.paidCharge}, "status": {"PENDING"}}}
+	},
 	"listDeliveries": func(f *limitFixture) *limitRequest {
 		return &limitRequest{method: "GET", path: "/api/v1/webhooks/deliveries", query: url.Values{"payment_id": {f.chargeID}}}
 	},

@@ -102,6 +102,8 @@ func (s *Server) Handler() http.Handler {
 	api.Handle("POST /api/v1/gateway/pix-payment", s.handle(s.createPayout))
 	api.Handle("POST /api/v1/gateway/refund", s.handle(s.createRefund))
 	api.Handle("GET /api/v1/gateway/refunds/{refund_id}", s.handle(s.getRefund))
+	api.Handle("GET /api/v1/gateway/refunds", s.handle(s.listRefunds))
+	api.Handle("POST /api/v1/gateway/charges/{payment_id}/cancel", s.handle(s.cancelCharge))
 	api.Handle("POST /api/v1/gateway/recurrences", s.handle(s.createRecurrence))
 	api.Handle("GET /api/v1/gateway/recurrences", s.handle(s.listRecurrences))
 	api.Handle("GET /api/v1/gateway/recurrences/{recurrence_id}", s.handle(s.getRecurrence))

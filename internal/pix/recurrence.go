@@ -396,6 +396,8 @@ func (r *RecurrenceRequest) Parse(today Date) (RecurrenceTerms, []FieldIssue) {
 			add(field, issueRequired)
 		case !ValidText(v):
 			add(field, issueRecValidText)
+		case !PlainText(v):
+			add(field, IssuePlainText)
 		case strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > maxLen:
 			add(field, issue)
 		}

@@ -117,6 +117,11 @@ type Transaction struct {
 	// RecurrenceID names the recurrence of a cycle's charge, or of the
 	// first payment of a journey-3 recurrence; "" for any other.
 	RecurrenceID string
+	// PayerName and PayerDocument are who actually paid a charge, as its
+	// PSP reported them ("" when it did not); the document only in its
+	// masked form (MaskPayerDocument), never the whole number.
+	PayerName     string
+	PayerDocument string
 }
 
 // Refundable is how much of a paid charge can be returned: what was paid,

@@ -360,3 +360,69 @@ func maskGeneric(s string) string {
 func ValidText(s string) bool {
 	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
+
+// IssuePlainText is the FieldIssue text of a text field that PlainText
+// refuses.
+const IssuePlainText = "must not contain control characters (U+0000 to U+001F, U+007F to U+009F) or bidirectional formatting characters (U+202A to U+202E, U+2066 to U+2069)"
+
+// PlainText reports whether s holds no C0 or C1 control character
+// (U+0000–U+001F, U+007F–U+009F) and no bidirectional embedding, override or
+// isolate (U+202A–U+202E, U+2066–U+2069). Names, descriptions and questions
+// reach the payer's bank app through the PSP, where a line break, an escape
+// sequence or a right-to-left override could make the payer read other text
+// than what was sent (docs/api.md, Input rules).
+func PlainText(s string) bool {
+	for _, r := range s {
+		switch {
+		case r < 0x20, r >= 0x7f && r <= 0x9f,
+			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return false
+		}
+	}
+	return true
+}
+
+// MaskPayerDocument returns the form of a payer's CPF or CNPJ that the API
+// shows, as BACEN's Pix schema once did and PSPs still do: CPF
+// 12345678909 → "***.456.789-**", CNPJ 12345678000195 (or an alphanumeric
+// CNPJ) → "**.345.678/0001-**". A document written with its punctuation is
+// read without it, and one a PSP already masked that way is kept as it is.
+// Anything else gives "": better no document than one that misleads.
+func MaskPayerDocument(s string) string {
+	if maskedCPF(s) || maskedCNPJ(s) {
+		return s
+	}
+	if len(s) == 14 && s[3] == '.' && s[7] == '.' && s[11] == '-' ||
+		len(s) == 18 && s[2] == '.' && s[6] == '.' && s[10] == '/' && s[15] == '-' {
+		s = strings.NewReplacer(".", "", "/", "", "-", "").Replace(s)
+	}
+	switch {
+	case len(s) == 11 && allDigits(s):
+		return "***." + s[3:6] + "." + s[6:9] + "-**"
+	case len(s) == 14 && cnpjChars(s[:12]) && allDigits(s[12:]):
+		return "**." + s[2:5] + "." + s[5:8] + "/" + s[8:12] + "-**"
+	}
+	return ""
+}
+
+// maskedCPF reports whether s is a CPF masked as ***.456.789-**.
+func maskedCPF(s string) bool {
+	return len(s) == 14 && s[:4] == "***." && allDigits(s[4:7]) && s[7] == '.' && allDigits(s[8:11]) && s[11:] == "-**"
+}
+
+// maskedCNPJ reports whether s is a CNPJ masked as **.345.678/0001-**.
+func maskedCNPJ(s string) bool {
+	return len(s) == 18 && s[:3] == "**." && cnpjChars(s[3:6]) && s[6] == '.' && cnpjChars(s[7:10]) && s[10] == '/' &&
+		cnpjChars(s[11:15]) && s[15:] == "-**"
+}
+
+// cnpjChars reports whether s is made of the characters of a CNPJ's root and
+// order (digits and, in the alphanumeric CNPJ, upper-case letters).
+func cnpjChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) && (s[i] < 'A' || s[i] > 'Z') {
+			return false
+		}
+	}
+	return s != ""
+}

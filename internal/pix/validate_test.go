@@ -479,3 +479,67 @@ func TestValidText(t *testing.T) {
 		require.Equal(t, want, ValidText(s), "%q", s)
 	}
 }
+
+func TestPlainText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"", true},
+		{"João da Silva", true},
+		{"Pedido nº 123 — açaí ✓", true},
+		{"שלום עליכם", true},         // right-to-left letters are text, not overrides
+		{"a\u200fb", true},           // RIGHT-TO-LEFT MARK is not an override
+		{"\u00a0non-breaking", true}, // U+00A0 is just past C1
+		{"\u2029", true},             // PARAGRAPH SEPARATOR is not in the refused ranges
+		{"\u2065", true},             // unassigned, between the two bidi ranges
+		{"\u206a", true},             // just past the isolates
+		{"\u2029\u202a", false},
+		{"a\x00b", false},
+		{"bell\x07", false},
+		{"esc\x1b[31m", false},
+		{"line\nbreak", false},
+		{"carriage\rreturn", false},
+		{"tab\there", false},
+		{"\x1f", false},
+		{"del\x7f", false},
+		{"c1\u0080", false},
+		{"c1\u0085next line", false},
+		{"c1\u009f", false},
+		{"\u202aembedding", false},
+		{"\u202boverride", false},
+		{"\u202cpop", false},
+		{"\u202dLRO", false},
+		{"abc\u202efdp.exe", false},
+		{"\u2066isolate", false},
+		{"\u2067", false},
+		{"\u2068", false},
+		{"\u2069", false},
+	} {
+		require.Equal(t, tc.want, PlainText(tc.s), "%q", tc.s)
+	}
+}
+
+func TestMaskPayerDocument(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"12345678909":        "***.456.789-**",
+		"52998224725":        "***.982.247-**",
+		"123.456.789-09":     "***.456.789-**",
+		"***.456.789-**":     "***.456.789-**",
+		"12345678000195":     "**.345.678/0001-**",
+		"12.345.678/0001-95": "**.345.678/0001-**",
+		"**.345.678/0001-**": "**.345.678/0001-**",
+		"12ABC34501DE35":     "**.ABC.345/01DE-**",
+		"":                   "",
+		"1234567890":         "",
+		"123456789012":       "",
+		"1234567890123X":     "",
+		"abc.def.ghi-jk":     "",
+		"***.***.789-**":     "",
+		"Maria da Silva":     "",
+	} {
+		require.Equal(t, want, MaskPayerDocument(in), "%q", in)
+	}
+}

@@ -114,6 +114,12 @@ type Payment struct {
 	Amount     pix.Amount
 	EndToEndID string
 	PaidAt     time.Time
+	// PayerName and PayerDocument are who paid, when the PSP reports it
+	// (its pagador: nome, and cpf or cnpj); "" when it does not. The
+	// document is a personal datum: it is masked before it is kept and is
+	// never logged.
+	PayerName     string
+	PayerDocument string
 	// Refunds are the devoluções of this payment the PSP reports with it.
 	Refunds []TransferState
 }

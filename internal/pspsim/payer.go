@@ -42,7 +42,19 @@ type PayOptions struct {
 	// expired): the second Pix that a payer's bank can still send for a
 	// copied code.
 	Again bool
+	// PayerName and PayerDocument (a CPF of 11 digits or a CNPJ of 14),
+	// when set, are who pays instead of the cob's devedor: someone other
+	// than the debtor may pay a charge.
+	PayerName     string
+	PayerDocument string
 }
+
+// SimulatedPayerName and SimulatedPayerCPF are who pays a Pix whose cob
+// names no devedor (or that no cob holds): its pagador.
+const (
+	SimulatedPayerName = "Pagador Simulado"
+	SimulatedPayerCPF  = "12345678909"
+)
 
 // PayWith is Pay with the options o.
 func (s *Server) PayWith(ctx context.Context, txid string, o PayOptions) (string, error) {
@@ -67,6 +79,12 @@ func (s *Server) PayWith(ctx context.Context, txid string, o PayOptions) (string
 		valor = o.Valor
 	}
 	p := &pixRec{E2EID: newE2EID("E", now), TxID: txid, Valor: valor, Chave: c.Chave, Horario: now, InfoPagador: "pago pelo simulador"}
+	if o.PayerName != "" {
+		p.Pagador = &devedor{Nome: o.PayerName, CPF: o.PayerDocument}
+		if len(o.PayerDocument) == 14 {
+			p.Pagador.CPF, p.Pagador.CNPJ = "", o.PayerDocument
+		}
+	}
 	if c.Status == CobAtiva {
 		c.Status = CobConcluida
 	}
@@ -99,9 +117,25 @@ func (s *Server) Receive(ctx context.Context, txid string, valor int64) (string,
 // record adds the received Pix p to the state (s.mu held) and returns it
 // as the webhook reports it.
 func (s *Server) record(p *pixRec) pixJSON {
+	if p.Pagador == nil {
+		p.Pagador = s.payerOf(p.TxID)
+	}
 	s.st.pix[p.E2EID] = p
 	s.st.pixOrder = append(s.st.pixOrder, p)
 	return p.json()
+}
+
+// payerOf returns who pays the charge txid when nobody else is named: the
+// debtor of its cob or cobv, else SimulatedPayer (s.mu held).
+func (s *Server) payerOf(txid string) *devedor {
+	if c := s.st.cobs[txid]; c != nil && c.Devedor != nil {
+		d := *c.Devedor
+		return &d
+	}
+	if c := s.st.cobvs[txid]; c != nil && c.Devedor.Nome != "" {
+		return &devedor{CPF: c.Devedor.CPF, CNPJ: c.Devedor.CNPJ, Nome: c.Devedor.Nome}
+	}
+	return &devedor{CPF: SimulatedPayerCPF, Nome: SimulatedPayerName}
 }
 
 // Settle settles every send and devolução still EM_PROCESSAMENTO now,

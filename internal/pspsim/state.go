@@ -84,6 +84,8 @@ type pixRec struct {
 	Horario     time.Time
 	InfoPagador string
 	Refunds     []*refund
+	// Pagador is who paid, reported with the Pix (record fills it in).
+	Pagador *devedor
 }
 
 type refund struct {
@@ -210,6 +212,9 @@ type pixJSON struct {
 	InfoPagador string         `json:"infoPagador,omitempty"`
 	Devolucoes  []refundJSON   `json:"devolucoes,omitempty"`
 	Componentes *componentJSON `json:"componentesValor,omitempty"`
+	// Pagador is the payer: API Pix 2.0's field, which PSPs such as Efí
+	// still send though later versions of the schema dropped it.
+	Pagador *devedor `json:"pagador,omitempty"`
 }
 
 type componentJSON struct {
@@ -252,7 +257,7 @@ func (c *cob) json() cobJSON {
 
 func (p *pixRec) json() pixJSON {
 	j := pixJSON{EndToEndID: p.E2EID, TxID: p.TxID, Valor: formatValor(p.Valor), Chave: p.Chave,
-		Horario: formatTime(p.Horario), InfoPagador: p.InfoPagador, Componentes: &componentJSON{}}
+		Horario: formatTime(p.Horario), InfoPagador: p.InfoPagador, Componentes: &componentJSON{}, Pagador: p.Pagador}
 	j.Componentes.Original.Valor = j.Valor
 	for _, r := range p.Refunds {
 		j.Devolucoes = append(j.Devolucoes, r.json())

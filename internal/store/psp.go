@@ -121,6 +121,18 @@ func (tx *Tx) CreditCharge(ctx context.Context, id string, from pix.TxStatus, co
 	return n == 1, nil
 }
 
+// SetChargePayer records who paid charge id, as the PSP reported it: name
+// and the masked document (pix.MaskPayerDocument), each "" when unknown.
+// It is written in the transaction that credits the charge; needing no
+// answer, it waits for the transaction's next read or commit (Tx.later).
+func (tx *Tx) SetChargePayer(ctx context.Context, id, name, maskedDocument string) error {
+	if err := tx.later(ctx, `UPDATE transactions SET payer_name = $2, payer_document = $3 WHERE id = $1`,
+		id, nullString(name), nullString(maskedDocument)); err != nil {
+		return fmt.Errorf("set charge payer: %w", err)
+	}
+	return nil
+}
+
 // FinishRefundSend moves a PENDING refund to status (COMPLETED or FAILED),
 // unschedules it, records the return's end-to-end id (when not "") and the
 // final send state, and reports whether it did (false: already finished).

@@ -53,6 +53,20 @@ type pixWire struct {
 	Valor      string          `json:"valor"`
 	Horario    string          `json:"horario"`
 	Devolucoes []devolucaoWire `json:"devolucoes"`
+	// Pagador is who paid. API Pix 2.0 had it; later versions dropped it
+	// from the schema (BACEN, for privacy), but PSPs such as Efí still
+	// send it, so it is read when present.
+	Pagador *pagadorWire `json:"pagador"`
+	// GnExtras is where Efí also reports the payer.
+	GnExtras *struct {
+		Pagador *pagadorWire `json:"pagador"`
+	} `json:"gnExtras"`
+}
+
+type pagadorWire struct {
+	CPF  string `json:"cpf"`
+	CNPJ string `json:"cnpj"`
+	Nome string `json:"nome"`
 }
 
 type devolucaoWire struct {
@@ -366,6 +380,16 @@ func toPayment(w pixWire) (provider.Payment, error) {
 		return provider.Payment{}, fmt.Errorf("pix %s: horario %q is not RFC 3339", w.EndToEndID, truncate(w.Horario, 40))
 	}
 	p := provider.Payment{TxID: w.TxID, Amount: amount, EndToEndID: w.EndToEndID, PaidAt: paid}
+	payer := w.Pagador
+	if payer == nil && w.GnExtras != nil {
+		payer = w.GnExtras.Pagador
+	}
+	if payer != nil {
+		p.PayerName, p.PayerDocument = payer.Nome, payer.CPF
+		if p.PayerDocument == "" {
+			p.PayerDocument = payer.CNPJ
+		}
+	}
 	for _, d := range w.Devolucoes {
 		st, err := refundStatus(d.Status)
 		if err != nil {

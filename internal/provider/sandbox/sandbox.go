@@ -17,6 +17,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync"
@@ -61,6 +63,7 @@ type Provider struct {
 
 	mu       sync.Mutex
 	payments map[string]provider.Payment // by end-to-end id
+	byTxID   map[string]string           // end-to-end id of the payment of each txid
 	order    []string                    // end-to-end ids, oldest first
 }
 
@@ -75,7 +78,7 @@ func New(cfg Config) *Provider {
 		// Brazil has kept UTC−3 all year since 2019.
 		loc = time.FixedZone("America/Sao_Paulo", -3*60*60)
 	}
-	return &Provider{cfg: cfg, loc: loc, payments: make(map[string]provider.Payment)}
+	return &Provider{cfg: cfg, loc: loc, payments: make(map[string]provider.Payment), byTxID: make(map[string]string)}
 }
 
 // Name returns provider.NameSandbox.
@@ -120,23 +123,38 @@ func (p *Provider) encode(txid string, amount pix.Amount) (string, error) {
 
 // Pay makes the payment a payer makes when paying exactly charge c now,
 // and reports it as a PSP does: the gateway then confirms it
-// (ConfirmPayment) before it credits anything. The end-to-end id is
-// derived from the txid, so paying the same charge twice reports the same
-// payment, which is credited once.
+// (ConfirmPayment) before it credits anything. The payer is the charge's
+// (c.PayerName, c.PayerDocument), and the end-to-end id has BACEN's form
+// (paymentEndToEnd), the same for the same txid within a minute. Paying a
+// charge this Provider remembers paid reports that payment again, which
+// is credited once.
 func (p *Provider) Pay(_ context.Context, c provider.Charge) (provider.Payment, error) {
-	pay := provider.Payment{TxID: c.TxID, Amount: c.Amount, EndToEndID: endToEnd("E", c.TxID),
-		PaidAt: p.cfg.Now().UTC().Truncate(time.Millisecond)}
+	now := p.cfg.Now().UTC().Truncate(time.Millisecond)
+	pay := provider.Payment{TxID: c.TxID, Amount: c.Amount, EndToEndID: paymentEndToEnd(c.TxID, now), PaidAt: now,
+		PayerName: c.PayerName, PayerDocument: c.PayerDocument}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.payments[pay.EndToEndID]; !ok {
-		if len(p.order) == rememberPayments {
-			delete(p.payments, p.order[0])
-			p.order = p.order[1:]
-		}
-		p.order = append(p.order, pay.EndToEndID)
+	if prev, ok := p.payments[p.byTxID[c.TxID]]; ok {
+		return prev, nil
 	}
+	if len(p.order) == rememberPayments {
+		delete(p.byTxID, p.payments[p.order[0]].TxID)
+		delete(p.payments, p.order[0])
+		p.order = p.order[1:]
+	}
+	p.order = append(p.order, pay.EndToEndID)
 	p.payments[pay.EndToEndID] = pay
+	p.byTxID[c.TxID] = pay.EndToEndID
 	return pay, nil
+}
+
+// paymentEndToEnd returns the end-to-end id of a payment of txid made at
+// at, in BACEN's form: "E", the payer's ISPB (the sandbox's, eight zeros),
+// the UTC minute as yyyyMMddHHmm and 11 alphanumerics, here the start of
+// the SHA-256 of txid in upper-case hex: 32 characters.
+func paymentEndToEnd(txid string, at time.Time) string {
+	sum := sha256.Sum256([]byte(txid))
+	return "E00000000" + at.UTC().Format("200601021504") + strings.ToUpper(hex.EncodeToString(sum[:]))[:11]
 }
 
 // ChargePayments returns the payments made to the charge txid that this
@@ -144,7 +162,7 @@ func (p *Provider) Pay(_ context.Context, c provider.Charge) (provider.Payment, 
 func (p *Provider) ChargePayments(_ context.Context, txid string) ([]provider.Payment, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if pay, ok := p.payments[endToEnd("E", txid)]; ok && pay.TxID == txid {
+	if pay, ok := p.payments[p.byTxID[txid]]; ok && pay.TxID == txid {
 		return []provider.Payment{pay}, nil
 	}
 	return nil, nil

@@ -16,6 +16,76 @@ import (
 func exerciseRefunds(t *testing.T, open Opener) {
 	ctx := context.Background()
 
+	t.Run("A client's refunds are listed newest first, filtered and paged by key", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c, other := NewClient(t, db), NewClient(t, db)
+		a := newTx(c, pix.TypeCashin, "rl-a", 1000, t0)
+		b := newTx(c, pix.TypeCashin, "rl-b", 1000, t0)
+		o := newTx(other, pix.TypeCashin, "rl-o", 1000, t0)
+		var mine []pix.Refund // oldest first
+		refund := func(cl pix.Client, charge pix.Transaction, status pix.RefundStatus, at time.Duration) pix.Refund {
+			return pix.Refund{ID: uuid.NewString(), ClientID: cl.ID, TransactionID: charge.ID, RequestHash: "h",
+				Status: status, Amount: 10, CreatedAt: t0.Add(at)}
+		}
+		// Two refunds share a millisecond: the id orders them.
+		mine = append(mine, refund(c, a, pix.RefundPending, time.Second), refund(c, b, pix.RefundFailed, 2*time.Second),
+			refund(c, a, pix.RefundCompleted, 3*time.Second), refund(c, a, pix.RefundPending, 3*time.Second))
+		if mine[2].ID > mine[3].ID {
+			mine[2], mine[3] = mine[3], mine[2]
+		}
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			for _, ch := range []pix.Transaction{a, b, o} {
+				if _, err := tx.InsertTransaction(ctx, ch); err != nil {
+					return err
+				}
+			}
+			for _, r := range append(mine, refund(other, o, pix.RefundPending, 4*time.Second)) {
+				if _, err := tx.InsertRefund(ctx, r); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		ids := func(rs []pix.Refund) []string {
+			out := []string{}
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		rows, next, err := db.RefundHistory(ctx, store.RefundFilter{ClientID: c.ID, Limit: 10})
+		require.NoError(t, err)
+		require.Empty(t, next)
+		require.Equal(t, []string{mine[3].ID, mine[2].ID, mine[1].ID, mine[0].ID}, ids(rows), "newest first, never another client's")
+		require.Equal(t, mine[3], rows[0], "every field round-trips")
+
+		rows, next, err = db.RefundHistory(ctx, store.RefundFilter{ClientID: c.ID, Limit: 3})
+		require.NoError(t, err)
+		require.Len(t, rows, 3)
+		require.NotEmpty(t, next)
+		rows, last, err := db.RefundHistory(ctx, store.RefundFilter{ClientID: c.ID, Limit: 3, Cursor: next})
+		require.NoError(t, err)
+		require.Empty(t, last)
+		require.Equal(t, []string{mine[0].ID}, ids(rows))
+
+		rows, _, err = db.RefundHistory(ctx, store.RefundFilter{ClientID: c.ID, PaymentID: a.ID, Status: pix.RefundPending, Limit: 10})
+		require.NoError(t, err)
+		var want []string
+		for i := len(mine) - 1; i >= 0; i-- {
+			if mine[i].TransactionID == a.ID && mine[i].Status == pix.RefundPending {
+				want = append(want, mine[i].ID)
+			}
+		}
+		require.Len(t, want, 2)
+		require.Equal(t, want, ids(rows))
+		rows, _, err = db.RefundHistory(ctx, store.RefundFilter{ClientID: c.ID, PaymentID: o.ID, Limit: 10})
+		require.NoError(t, err)
+		require.Empty(t, rows, "another client's charge lists nothing")
+		_, _, err = db.RefundHistory(ctx, store.RefundFilter{ClientID: c.ID, Limit: 10, Cursor: "not a cursor"})
+		require.ErrorIs(t, err, store.ErrBadCursor)
+	})
+
 	t.Run("Refunds are read by id and by idempotency key, only by their own client", func(t *testing.T) {
 		t.Parallel()
 		db := open(t)

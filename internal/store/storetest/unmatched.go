@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -204,6 +205,50 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 		require.Zero(t, got.Tax)
 		require.True(t, got.AmountMismatch())
 		require.Equal(t, pix.Amount(1), got.Refundable())
+	})
+
+	t.Run("Who paid a charge is stored with its credit, and reads empty until then", func(t *testing.T) {
+		t.Parallel()
+		db := open(t)
+		c := NewClient(t, db)
+		ch := newTx(c, pix.TypeCashin, "ch-payer", 2590, t0)
+		ch.TxID = "txidpayer" + uuid.NewString()[:8]
+		ok, err := db.InsertTransaction(ctx, ch)
+		require.NoError(t, err)
+		require.True(t, ok)
+		got, err := db.Transaction(ctx, c.ID, ch.ID)
+		require.NoError(t, err)
+		require.Empty(t, got.PayerName)
+		require.Empty(t, got.PayerDocument)
+		const e2e = "E1234567820261101120012345678903"
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			ok, err := tx.CreditCharge(ctx, ch.ID, pix.StatusPending, t0.Add(time.Second), e2e, 2590, 0, 0)
+			if err == nil && !ok {
+				err = errors.New("not credited")
+			}
+			if err != nil {
+				return err
+			}
+			return tx.SetChargePayer(ctx, ch.ID, "João da Silva", "***.982.247-**")
+		}))
+		for _, read := range []func() (pix.Transaction, error){
+			func() (pix.Transaction, error) { return db.Transaction(ctx, c.ID, ch.ID) },
+			func() (pix.Transaction, error) { return db.TransactionByTxID(ctx, ch.TxID) },
+			func() (pix.Transaction, error) {
+				rows, _, err := db.History(ctx, c.ID, store.HistoryFilter{Limit: 10})
+				if err != nil || len(rows) != 1 {
+					return pix.Transaction{}, errors.Join(err, fmt.Errorf("history: %d rows", len(rows)))
+				}
+				return rows[0], nil
+			},
+		} {
+			got, err := read()
+			require.NoError(t, err)
+			require.Equal(t, e2e, got.EndToEndID)
+			require.Equal(t, ch.TxID, got.TxID)
+			require.Equal(t, "João da Silva", got.PayerName)
+			require.Equal(t, "***.982.247-**", got.PayerDocument)
+		}
 	})
 
 	t.Run("A charge's due terms and the amount expected when it was paid are stored", func(t *testing.T) {

@@ -1,0 +1,16 @@
+-- +goose Up
+-- Who actually paid a charge, as the PSP reported it: the payer's name and
+-- document, the document kept only in its masked form (***.456.789-**,
+-- **.345.678/0001-**) since the API never shows more (see ../postgres/
+-- under the same version). NULL until paid, or when the PSP does not say.
+ALTER TABLE transactions ADD COLUMN payer_name TEXT;
+ALTER TABLE transactions ADD COLUMN payer_document TEXT;
+
+-- A client's refunds, newest first (GET /api/v1/gateway/refunds), paged by
+-- (created_at, id) as the history is.
+CREATE INDEX refunds_client_created ON refunds (client_id, created_at, id);
+
+-- +goose Down
+DROP INDEX refunds_client_created;
+ALTER TABLE transactions DROP COLUMN payer_document;
+ALTER TABLE transactions DROP COLUMN payer_name;
