@@ -82,6 +82,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	fam := familyOf(r)
 	body := errorBody{}
 	var he *httpError
+	if s.gw.Unavailable(err) {
+		s.writeUnavailable(w, r, err)
+		return
+	}
 	if errors.As(err, &he) {
 		body.StatusCode = he.status
 		body.Message = he.gateway
