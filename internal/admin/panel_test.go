@@ -239,6 +239,47 @@ func TestLoginRateLimit(t *testing.T) {
 	})
 }
 
+// TestLoginRateLimitIPv6Prefix: attempts from any address of one IPv6 /64
+// count together (a subscriber holds the whole /64), another /64 is
+// counted apart, and IPv4 stays per address.
+func TestLoginRateLimitIPv6Prefix(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open opener) {
+		b := setup(t, open, "sandbox")
+		pw := b.user("ops@example.com", pix.RoleOperator, "")
+		// The panel over loopback, each request given the peer address
+		// the test names, as a connection from it would have.
+		const from = "X-Test-Remote-Addr"
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if a := r.Header.Get(from); a != "" {
+				r.RemoteAddr = a
+			}
+			b.panel.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		via := *b
+		via.srv = srv
+		attempt := func(addr, password string) int {
+			c := via.web()
+			c.header.Set(from, addr)
+			lp := c.get("/admin/login")
+			return c.post("/admin/login", url.Values{"csrf": {csrf(t, lp)}, "email": {"ops@example.com"}, "password": {password}}).status
+		}
+		for i := range admin.LoginMaxFailures {
+			addr := fmt.Sprintf("[2001:db8:1:2:%x::%x]:4%d000", i+1, i+7, i)
+			require.Equal(t, http.StatusUnauthorized, attempt(addr, "guess"), "attempt %d", i+1)
+		}
+		require.Equal(t, http.StatusTooManyRequests, attempt("[2001:db8:1:2:ffff:ffff:ffff:fffe]:5000", pw),
+			"a fresh address of the same /64 is refused")
+		require.Equal(t, http.StatusSeeOther, attempt("[2001:db8:1:3::1]:5000", pw), "the next /64 is another subscriber")
+
+		for i := range admin.LoginMaxFailures {
+			require.Equal(t, http.StatusUnauthorized, attempt(fmt.Sprintf("198.51.100.%d:5000", i+1), "guess"), "IPv4 attempt %d", i+1)
+		}
+		require.Equal(t, http.StatusSeeOther, attempt("198.51.100.200:5000", pw), "IPv4 is counted per address")
+	})
+}
+
 func TestSessionExpires(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "sandbox")

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -19,7 +20,8 @@ import (
 )
 
 // Login rate limit: at most LoginMaxFailures failed logins per e-mail and
-// address, and loginMaxPerIP per address for any e-mail, in any LoginWindow.
+// address, and loginMaxPerIP per address for any e-mail, in any LoginWindow
+// (an IPv6 address counts as its /64: see loginKey).
 const (
 	LoginMaxFailures = 5
 	LoginWindow      = 15 * time.Minute
@@ -192,7 +194,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	if len(email) > 254 {
 		email = email[:254]
 	}
-	ip := remoteIP(r)
+	ip := loginKey(remoteIP(r))
 	now := h.now()
 
 	// Every attempt is logged before the password is checked (a success
@@ -285,4 +287,20 @@ func remoteIP(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// loginKey is the address the login limit counts attempts under: an IPv4
+// address itself, an IPv6 address its /64, since one subscriber is
+// usually given a whole /64 and could otherwise take a fresh address for
+// every guess.
+func loginKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, 64).Masked().String()
 }

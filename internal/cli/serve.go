@@ -166,7 +166,7 @@ func (a *app) serve(ctx context.Context) error {
 		{Name: "psp-recurrences-reading", Run: gw.ReadRecurrences},
 	}
 	interval := jobInterval(a.settings.PayoutDelay)
-	runner := &job.Runner{Log: a.log, Interval: interval, Tasks: tasks}
+	runner := &job.Runner{Log: a.log, Interval: interval, Tasks: tasks, Unavailable: db.Unavailable}
 	wg.Add(6)
 	// Payouts, refunds and the returns of money that matched no open
 	// charge go to the PSP as they are committed, many at once.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/job"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
@@ -196,11 +197,18 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 		}
 	}
 	kinds := []dueFunc{s.duePayouts, s.dueRefunds, s.dueReturns}
+	// While the database is out of reach, or full, the looks and the steps
+	// back off together (job.Backoff) rather than fail at the poll's pace.
+	outage := &job.Backoff{Name: "sender", Log: s.Log, Min: poll}
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for ctx.Err() == nil {
+		if !outage.Wait(ctx) {
+			break
+		}
 		looked := time.Now()
 		full := false
+		healthy, launchedAny := true, false
 		for _, due := range kinds {
 			mu.Lock()
 			free, reading := pspWorkers-len(inFlight), len(unclaimed)
@@ -216,6 +224,11 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 			// A step that only reads is not claimed, so its row is still
 			// due while it runs: look past those in flight.
 			items, err := due(ctx, s.now(), free+reading, readingIDs)
+			if err != nil && s.db.Unavailable(err) {
+				outage.Fail(ctx, err)
+				healthy = false
+				break
+			}
 			if err != nil {
 				if ctx.Err() == nil {
 					s.Log.WarnContext(ctx, "could not read the transfers due", "error", err.Error())
@@ -245,13 +258,21 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 				if len(mine) == 0 {
 					continue
 				}
+				launchedAny = true
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					failed := false
 					for _, it := range mine {
 						if !failed && ctx.Err() == nil {
-							if _, err := s.step(ctx, it); err != nil {
+							_, err := s.step(ctx, it)
+							switch {
+							case err == nil:
+								outage.Succeed(ctx)
+							case s.db.Unavailable(err):
+								failed = true
+								outage.Fail(ctx, err)
+							default:
 								failed = true // the lane's later transfers wait for the next look
 								if ctx.Err() == nil {
 									s.Log.WarnContext(ctx, "a send step failed; it is taken up again", "id", it.id, "error", err.Error())
@@ -268,6 +289,9 @@ func (s *Service) RunSender(ctx context.Context, poll time.Duration) {
 					signal(freed)
 				}()
 			}
+		}
+		if healthy && !launchedAny {
+			outage.Succeed(ctx)
 		}
 		if full {
 			// More is due than there were free steps: look again as soon

@@ -82,6 +82,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	fam := familyOf(r)
 	body := errorBody{}
 	var he *httpError
+	// The database out of reach is no failure of the request: 503, once
+	// for every endpoint (unavailable.go).
+	if s.gw != nil && s.gw.Unavailable(err) {
+		s.writeUnavailable(w, r, err)
+		return
+	}
 	if errors.As(err, &he) {
 		body.StatusCode = he.status
 		body.Message = he.gateway

@@ -13,6 +13,8 @@ type Gateway interface {
 	// SandboxPayments reports whether the sandbox's pay and expire actions
 	// are served.
 	SandboxPayments() bool
+	// Unavailable reports the errors of a database out of reach (503).
+	Unavailable(err error) bool
 	Authenticate(ctx context.Context, clientID, secret string) (pix.Client, error)
 	CreateCharge(ctx context.Context, c pix.Client, r *gateway.ChargeRequest, body []byte) (resp gateway.ChargeResponse, replayed bool, err error)
 	CreatePayout(ctx context.Context, c pix.Client, r *gateway.PayoutRequest, idemKey string, body []byte) (gateway.PayoutResponse, bool, error)

@@ -15,7 +15,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.ready(ctx); err != nil {
-		s.logger(ctx).WarnContext(ctx, "not ready", "error", err.Error())
+		s.notReady(ctx, err)
+		setUnavailable(w)
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,15 +54,61 @@ func (l *errListener) Accept() (net.Conn, error) {
 	return &errConn{Conn: c, log: l.log}, nil
 }
 
-// errConn rewrites net/http's fixed error responses written to it.
+// errConn rewrites net/http's fixed error responses written to it, and
+// refuses the requests framed both by length and by chunks (framing.go).
 type errConn struct {
 	net.Conn
 	log *slog.Logger
+
+	fr      framer
+	pending []byte // what net/http may read next
+	rerr    error  // the read error to report once pending is read
+	refused atomic.Bool
+}
+
+// Read hands net/http the client's bytes as the framer releases them.
+func (c *errConn) Read(p []byte) (int, error) {
+	for {
+		if len(c.pending) > 0 {
+			n := copy(p, c.pending)
+			c.pending = c.pending[n:]
+			return n, nil
+		}
+		switch {
+		case c.fr.state == frameEnd:
+			return 0, io.EOF
+		case c.rerr != nil:
+			return 0, c.rerr
+		}
+		n, err := c.Conn.Read(p)
+		c.pending = c.fr.feed(c.pending[:0], p[:n])
+		if c.fr.refused {
+			c.refused.Store(true)
+		}
+		if err == nil {
+			continue
+		}
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			// net/http's deadlines (an idle connection, a background
+			// read it stops): what is held stays for the next Read.
+			if len(c.pending) > 0 {
+				continue
+			}
+			return 0, err
+		}
+		// The client is gone: net/http gets a partial header as it is.
+		c.pending = append(c.pending, c.fr.hold...)
+		c.fr.hold = nil
+		c.rerr = err
+	}
 }
 
 func (c *errConn) Write(b []byte) (int, error) {
 	var out []byte
 	if code, text, ok := parseServerError(b); ok {
+		if code == http.StatusBadRequest && c.refused.Load() {
+			text = smuggleReason
+		}
 		out = jsonErrorResponse(code, text, c.log)
 	} else if out, ok = rewriteBareResponse(b, c.log); !ok {
 		return c.Conn.Write(b)

@@ -36,6 +36,9 @@ type Server struct {
 	// SHA-256 of the secret in its path (pspwebhook.go).
 	pspEnabled bool
 	pspSecret  [32]byte
+	// outage and readyLog keep the lines of a database outage to one a
+	// minute (unavailable.go).
+	outage, readyLog outageLog
 }
 
 // Options configure a Server.
@@ -79,8 +82,15 @@ func New(o Options) (*Server, error) {
 	if now == nil {
 		now = time.Now
 	}
+	limiter, limiterFailed := o.Limiter, o.LimiterFailed
+	if _, local := limiter.(*ratelimit.Memory); limiter != nil && !local && o.RateLimit > 0 {
+		// A shared limiter gets 50 ms per request; while it fails, this
+		// node limits on its own (ratelimit.FailOpen counts and logs it).
+		limiter = &ratelimit.FailOpen{Shared: limiter, Local: ratelimit.NewMemory(o.RateLimit), Failed: limiterFailed, Log: o.Log}
+		limiterFailed = nil
+	}
 	return &Server{gw: o.Gateway, now: now, log: o.Log, sandbox: o.Gateway.SandboxPayments(), loc: loc, ready: ready, metrics: o.Observe,
-		limiter: o.Limiter, limited: o.Limited, limiterFailed: o.LimiterFailed, rateLimit: o.RateLimit, metricsHandler: o.Metrics, admin: o.Admin,
+		limiter: limiter, limited: o.Limited, limiterFailed: limiterFailed, rateLimit: o.RateLimit, metricsHandler: o.Metrics, admin: o.Admin,
 		pspEnabled: o.PSPWebhookSecret != "", pspSecret: pspWebhookSecretSum(o.PSPWebhookSecret)}, nil
 }
 

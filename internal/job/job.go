@@ -26,6 +26,11 @@ type Runner struct {
 	Interval time.Duration
 	Batch    int
 	Log      *slog.Logger
+	// Unavailable, when set, tells the errors of a database out of reach
+	// (store.DB.Unavailable): a task failing so waits twice as long after
+	// each failure, up to MaxBackoff, and is logged at most once per
+	// LogEvery, while the other tasks keep their pace.
+	Unavailable func(error) bool
 }
 
 // Run polls every Interval; a task that filled its batch runs again at once.
@@ -39,16 +44,28 @@ func (r *Runner) Run(ctx context.Context) {
 	if defaultBatch <= 0 {
 		defaultBatch = 100
 	}
+	backoffs := make([]*Backoff, len(r.Tasks))
+	for i, task := range r.Tasks {
+		backoffs[i] = &Backoff{Name: task.Name, Log: r.Log, Min: interval}
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		for _, task := range r.Tasks {
+		for i, task := range r.Tasks {
 			batch := defaultBatch
 			if task.Batch > 0 {
 				batch = task.Batch
 			}
+			if !backoffs[i].Due() {
+				continue
+			}
 			for ctx.Err() == nil {
 				n, err := task.Run(ctx, batch)
+				if err != nil && r.Unavailable != nil && r.Unavailable(err) {
+					backoffs[i].Fail(ctx, err)
+					break
+				}
+				backoffs[i].Succeed(ctx)
 				if err != nil {
 					if ctx.Err() == nil {
 						r.Log.WarnContext(ctx, "job failed", "job", task.Name, "error", err.Error())

@@ -78,7 +78,7 @@ func New() *Metrics {
 		}),
 		limiterErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pixgate_rate_limiter_errors_total",
-			Help: "Rate limiter failures (e.g. Redis unreachable); the request was served without the shared limit.",
+			Help: "Requests decided without the shared rate limiter (Redis unreachable, or no answer within 50 ms), under this node's own limit.",
 		}),
 		postings: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pixgate_ledger_postings_total",
@@ -161,8 +161,8 @@ func (m *Metrics) RateLimited() {
 	m.rateLimited.Inc()
 }
 
-// RateLimiterError counts one failure of the rate limiter (the request was
-// served without the shared limit).
+// RateLimiterError counts one request decided without the shared rate
+// limiter (it failed or was late), under this node's own limit.
 func (m *Metrics) RateLimiterError() {
 	if m == nil {
 		return

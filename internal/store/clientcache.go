@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
-	"github.com/pixgate/pixgate/internal/pix"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/pixgate/pixgate/internal/job"
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // ClientChanges carries changes of clients between the processes that share
@@ -111,23 +113,23 @@ func (cc *clientCache) reset(live bool) {
 // answers from memory, and a change committed by any process (a rotated
 // secret, a disabled client) drops the client here before that process's
 // commit returns. While the listening connection is down, DB.Client reads
-// the database every time; the connection is retried every second. On
-// other dialects it returns at once.
+// the database every time; the connection is retried after a second, then
+// after twice as long each time it fails again, up to job.MaxBackoff, and
+// logged at most once per job.LogEvery. On other dialects it returns at
+// once.
 func (db *DB) WatchClients(ctx context.Context, log *slog.Logger) {
 	if db.d.Clients == nil {
 		return
 	}
+	outage := &job.Backoff{Name: "client-changes", Log: log}
 	for ctx.Err() == nil {
-		err := db.d.Clients.Listen(ctx, func() { db.cache.reset(true) }, db.cache.drop)
+		err := db.d.Clients.Listen(ctx, func() { db.cache.reset(true); outage.Succeed(ctx) }, db.cache.drop)
 		db.cache.reset(false)
 		if ctx.Err() != nil {
 			return
 		}
-		log.WarnContext(ctx, "listening for client changes failed; authenticating from the database until it is back", "error", err.Error())
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
-		}
+		outage.Fail(ctx, fmt.Errorf("listen for client changes (authenticating from the database until it is back): %w", err))
+		outage.Wait(ctx)
 	}
 }
 

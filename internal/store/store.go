@@ -53,6 +53,10 @@ type Dialect struct {
 	// Retryable reports errors after which the whole transaction may be
 	// run again (serialization failures, deadlocks, busy database).
 	Retryable func(error) bool
+	// Unreachable reports the driver's errors that say the database cannot
+	// be reached or cannot store anything (DB.Unavailable), beyond the
+	// network errors every dialect shares.
+	Unreachable func(error) bool
 	// Locker serializes migrations across processes (PostgreSQL), or nil.
 	Locker func() (lock.SessionLocker, error)
 	// Pipeline, when set, sends stmts on conn in one round trip and returns

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pixgate/pixgate/internal/job"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/webhooksig"
@@ -152,9 +153,20 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	d.mu.Unlock()
 	t := time.NewTicker(d.Interval)
 	defer t.Stop()
+	// A database out of reach: claims back off (job.Backoff) instead of
+	// failing, and being logged, at every tick.
+	outage := &job.Backoff{Name: "webhook-dispatch", Log: d.Log, Min: d.Interval}
 	for {
-		if _, err := d.dispatch(ctx, base, false); err != nil && ctx.Err() == nil {
-			d.Log.WarnContext(ctx, "webhook dispatch failed", "error", err.Error())
+		if outage.Due() {
+			_, err := d.dispatch(ctx, base, false)
+			switch {
+			case err != nil && d.DB.Unavailable(err):
+				outage.Fail(ctx, err)
+			case err != nil && ctx.Err() == nil:
+				d.Log.WarnContext(ctx, "webhook dispatch failed", "error", err.Error())
+			case err == nil:
+				outage.Succeed(ctx)
+			}
 		}
 		if d.again.Swap(false) {
 			// The claim put events off and may have left others due

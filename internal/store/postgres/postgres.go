@@ -9,7 +9,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,6 +47,22 @@ var dialect = &store.Dialect{
 	Retryable: func(err error) bool {
 		var e *pgconn.PgError
 		return errors.As(err, &e) && (e.Code == "40001" || e.Code == "40P01")
+	},
+	// The server unreachable, shutting down or out of disk; a connection
+	// it dropped (pgx reports it closed, or the stream cut short).
+	Unreachable: func(err error) bool {
+		var e *pgconn.PgError
+		if errors.As(err, &e) {
+			switch {
+			case strings.HasPrefix(e.Code, "08"), // connection exception
+				e.Code == "57P01", e.Code == "57P02", e.Code == "57P03", // admin, crash shutdown; cannot connect now
+				e.Code == "53100", e.Code == "53300", e.Code == "58030": // disk full, too many connections, I/O error
+				return true
+			}
+			return false
+		}
+		var ce *pgconn.ConnectError
+		return errors.As(err, &ce) || errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF)
 	},
 	Locker:   func() (lock.SessionLocker, error) { return advisoryLocker{}, nil },
 	Pipeline: pipeline,

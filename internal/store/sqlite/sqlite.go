@@ -23,6 +23,9 @@ import (
 // SQLite extended result codes this package classifies.
 const (
 	codeBusy             = 5
+	codeIOErr            = 10
+	codeFull             = 13
+	codeCantOpen         = 14
 	codeConstraintCheck  = 275
 	codeConstraintPK     = 1555
 	codeConstraintUnique = 2067
@@ -48,6 +51,19 @@ var dialect = &store.Dialect{
 	Retryable: func(err error) bool {
 		var e *msqlite.Error
 		return errors.As(err, &e) && e.Code()&0xff == codeBusy
+	},
+	// A disk full, an I/O error, a file that cannot be opened: the database
+	// cannot store anything until the operator acts.
+	Unreachable: func(err error) bool {
+		var e *msqlite.Error
+		if !errors.As(err, &e) {
+			return false
+		}
+		switch e.Code() & 0xff {
+		case codeIOErr, codeFull, codeCantOpen:
+			return true
+		}
+		return false
 	},
 }
 

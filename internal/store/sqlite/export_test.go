@@ -1,0 +1,4 @@
+package sqlite
+
+// Dialect is the dialect, for the external tests.
+var Dialect = dialect
