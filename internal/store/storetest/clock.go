@@ -43,7 +43,10 @@ func exerciseClock(t *testing.T, open Opener) {
 		off, ok = advance(a.ID, 12*time.Hour)
 		require.True(t, ok, "up to the bound")
 		require.Equal(t, 48*time.Hour, off)
-		err = db.Write(ctx, func(tx *store.Tx) error { _, _, err := tx.AdvanceClock(ctx, "nope", time.Hour, 48*time.Hour); return err })
+		err = db.Write(ctx, func(tx *store.Tx) error {
+			_, _, err := tx.AdvanceClock(ctx, "nope", time.Hour, 48*time.Hour)
+			return err
+		})
 		require.ErrorIs(t, err, store.ErrNotFound)
 
 		got, err := db.Client(ctx, a.ID)
