@@ -46,7 +46,7 @@ func (s *Service) SandboxPayOn(ctx context.Context, charge pix.Transaction, day 
 		// The routes exist only where SandboxPayments; this guards a future one.
 		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
-	today := s.Today()
+	today := s.today(ctx)
 	if day.IsZero() {
 		day = today
 	}

@@ -118,3 +118,13 @@ func (q *Q) ClientWaitingRecurrences(ctx context.Context, clientID string, befor
 	}
 	return out, nil
 }
+
+// ReadingDueNow makes the next reading of the list name due at once (see
+// ClaimReading), for whichever node looks next: a client's clock that
+// moved may have made its work due.
+func (tx *Tx) ReadingDueNow(ctx context.Context, name string) error {
+	if _, err := tx.affected(ctx, `UPDATE psp_readings SET next_at = 0 WHERE name = $1`, name); err != nil {
+		return fmt.Errorf("reading %s due now: %w", name, err)
+	}
+	return nil
+}
