@@ -60,6 +60,13 @@ func (s *Service) ClientNow(c pix.Client) time.Time { return s.now().Add(c.Clock
 // charges' due terms are priced.
 func (s *Service) ClientToday(c pix.Client) pix.Date { return s.dateOf(s.ClientNow(c)) }
 
+// TodayOf is the São Paulo date on the clock of client id as this node
+// last read it: for a page that shows one of the client's charges without
+// the client's credentials (the payer's page).
+func (s *Service) TodayOf(ctx context.Context, id string) pix.Date {
+	return s.today(s.forClient(ctx, id))
+}
+
 // advancedClocks returns the clients whose clock runs ahead, read again
 // when the last reading is older than clockRefresh. Outside the sandbox it
 // is empty without a query, which keeps production's jobs as they are. A

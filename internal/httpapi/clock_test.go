@@ -251,3 +251,23 @@ func TestSandboxClockSettlesPayouts(t *testing.T) {
 		require.WithinDuration(t, b.clock.Now().Add(61*time.Minute), apiTime(t, look["confirmed_date"]), time.Second)
 	})
 }
+
+// TestSandboxClockPayPage: the payer's page, which has no client
+// credentials, prices a due-date charge on its client's clock, and its
+// sandbox button pays that amount.
+func TestSandboxClockPayPage(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{start: spNoon(t, "2026-11-20")})
+		id := b.dueCharge("bill-page", "1000.00", docsTerms).json["payment_id"].(string)
+		b.advance("504h") // 2026-12-11 in São Paulo
+		page := b.send(b.raw, "GET", "/pay/"+id, nil, "", gateway.Credentials{})
+		require.Equal(t, http.StatusOK, page.status)
+		require.Contains(t, string(page.body), "1.020,33")
+		paid := b.send(b.raw, "POST", "/pay/"+id+"/sandbox-pay", "", "application/x-www-form-urlencoded", gateway.Credentials{})
+		require.Equal(t, http.StatusOK, paid.status, string(paid.body))
+		look := b.lookup(id)
+		require.Equal(t, "PAID", look["status"])
+		require.Equal(t, json.Number("1020.33"), look["paid_amount"])
+	})
+}

@@ -45,6 +45,8 @@ type Gateway interface {
 	// the client's clock (a sandbox client may have advanced it).
 	ClientNow(c pix.Client) time.Time
 	ClientToday(c pix.Client) pix.Date
+	// TodayOf is ClientToday for a client known by id (the payer's page).
+	TodayOf(ctx context.Context, clientID string) pix.Date
 	Clock(ctx context.Context, c pix.Client) (gateway.ClockView, error)
 	AdvanceClock(ctx context.Context, c pix.Client, d time.Duration) (gateway.ClockView, error)
 }
