@@ -223,8 +223,14 @@ func isDigits(s string) bool {
 }
 
 // validateCharge checks r and returns its amount and, for a charge with a
-// due date, its terms.
+// due date, its terms, judged on the real date.
 func (s *Service) validateCharge(r *ChargeRequest) (pix.Amount, *pix.Due, error) {
+	return s.validateChargeOn(r, s.Today())
+}
+
+// validateChargeOn is validateCharge with today the São Paulo date on the
+// calling client's clock (a due date is "today or later" on it).
+func (s *Service) validateChargeOn(r *ChargeRequest, today pix.Date) (pix.Amount, *pix.Due, error) {
 	var is issues
 	amount := is.amount("amount", r.Amount)
 	is.check("external_id", r.ExternalID, pix.ValidExternalID, "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -")
@@ -271,7 +277,7 @@ func (s *Service) validateCharge(r *ChargeRequest) (pix.Amount, *pix.Due, error)
 	}
 	var due *pix.Due
 	if r.Due != nil {
-		d, dueIssues := r.Due.Parse(amount, s.Today())
+		d, dueIssues := r.Due.Parse(amount, today)
 		is = append(is, dueIssues...)
 		if len(dueIssues) == 0 && d.Deadline(s.loc).UTC().Year() > 9999 {
 			// expires_at is written with a four-digit year.
@@ -291,7 +297,7 @@ const msgNoDueCharges = "Charges with a due date are not available with this pro
 // for the idempotency comparison. Errors: EInvalid (with details),
 // EIdempotencyMismatch.
 func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeRequest, body []byte) (resp ChargeResponse, replayed bool, err error) {
-	amount, due, err := s.validateCharge(r)
+	amount, due, err := s.validateChargeOn(r, s.today(ctx))
 	if err != nil {
 		if r.Due != nil {
 			// Due terms are checked against today ("today or later"): a
@@ -331,7 +337,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 			return s.replayCharge(prev, hash, r.ExternalID)
 		}
 	}
-	now := s.now()
+	now := s.clock(ctx)
 	txid, err := s.newTxID()
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)

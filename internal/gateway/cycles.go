@@ -127,7 +127,7 @@ func (s *Service) applyRecurrence(ctx context.Context, st provider.RecurrenceSta
 	}
 	switch st.Status {
 	case pix.RecurrenceApproved:
-		now := s.now()
+		now := s.clock(ctx)
 		return s.write(ctx, func(tx *store.Tx, o *outbox) error {
 			cur, err := tx.RecurrenceForUpdate(ctx, r.ID)
 			if err != nil || !cur.Status.CanBecome(st.Status) {
@@ -190,6 +190,9 @@ func cycleTxID(id string, n int) string {
 	return hex.EncodeToString(sum[:])[:32]
 }
 
+// recurrenceCycles names the cycle job's claim (store.DB.ClaimReading).
+const recurrenceCycles = "recurrence-cycles"
+
 // RunRecurrences is the cycle job: on one node at a time, at most every
 // RecurrenceEvery, it reads the recurrences whose payer let the approval
 // window pass, creates the charge of every cycle whose window has opened,
@@ -201,12 +204,16 @@ func (s *Service) RunRecurrences(ctx context.Context, limit int) (int, error) {
 		return 0, nil
 	}
 	now := s.now()
-	if _, ok, err := s.db.ClaimReading(ctx, "recurrence-cycles", now, now.Add(RecurrenceEvery), now); err != nil || !ok {
+	if _, ok, err := s.db.ClaimReading(ctx, recurrenceCycles, now, now.Add(RecurrenceEvery), now); err != nil || !ok {
 		return 0, err
 	}
 	var errs []error
 	waiting, err := s.db.WaitingRecurrences(ctx, now.Add(-pix.ApprovalDays*24*time.Hour), limit)
 	errs = append(errs, err)
+	waiting = eachClock(s, ctx, waiting, func(r pix.Recurrence) string { return r.ID },
+		func(ctx context.Context, c store.ClientClock, at time.Time) ([]pix.Recurrence, error) {
+			return s.db.ClientWaitingRecurrences(ctx, c.ClientID, at.Add(-pix.ApprovalDays*24*time.Hour), limit)
+		})
 	for _, r := range waiting {
 		// A PSP that has not expired it yet is asked again later, not at
 		// every run.
@@ -214,16 +221,20 @@ func (s *Service) RunRecurrences(ctx context.Context, limit int) (int, error) {
 			continue
 		}
 		s.retry.wait(r.ID, now.Add(waitingRecheck))
-		errs = append(errs, s.SyncRecurrence(ctx, r.PSPID))
+		errs = append(errs, s.SyncRecurrence(s.forClient(ctx, r.ClientID), r.PSPID))
 	}
 	due, err := s.db.DueRecurrences(ctx, s.Today().AddDays(pix.ChargeOpensDays), limit)
 	errs = append(errs, err)
+	due = eachClock(s, ctx, due, func(r pix.Recurrence) string { return r.ID },
+		func(ctx context.Context, c store.ClientClock, at time.Time) ([]pix.Recurrence, error) {
+			return s.db.ClientDueRecurrences(ctx, c.ClientID, s.dateOf(at).AddDays(pix.ChargeOpensDays), limit)
+		})
 	created := 0
 	for _, r := range due {
 		if ctx.Err() != nil {
 			break
 		}
-		t, err := s.createCycle(ctx, rec, r, false)
+		t, err := s.createCycle(s.forClient(ctx, r.ClientID), rec, r, false)
 		if err != nil && !errors.Is(err, errChanged) {
 			errs = append(errs, fmt.Errorf("cycle %d of %s: %w", r.NextCycle, r.ID, err))
 		}
@@ -256,7 +267,7 @@ func (s *Service) createCycle(ctx context.Context, rec provider.Recurrer, r pix.
 		return pix.Transaction{}, errNoCycle
 	}
 	_, closes := pix.ChargeWindow(due)
-	skip := !force && s.Today().After(closes)
+	skip := !force && s.today(ctx).After(closes)
 	txid := cycleTxID(r.ID, n)
 	if !skip {
 		err := rec.CreateCycleCharge(ctx, provider.CycleCharge{TxID: txid, RecurrenceID: r.PSPID, DueDate: due, Amount: r.Amount,
@@ -284,7 +295,7 @@ func (s *Service) createCycle(ctx context.Context, rec provider.Recurrer, r pix.
 	if !ok {
 		next = pix.Date{}
 	}
-	now := s.now()
+	now := s.clock(ctx)
 	var t pix.Transaction
 	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
 		t = pix.Transaction{}
@@ -426,12 +437,12 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 		if len(st.Attempts) > 0 && !st.Attempts[0].Date.IsZero() {
 			first = st.Attempts[0].Date
 		}
-		retryOn = s.retryDay(r.Retry, first, failed)
+		retryOn = s.retryDay(ctx, r.Retry, first, failed)
 		if retryOn.IsZero() {
 			status = provider.CycleFailed // no retry left
 		}
 	}
-	now := s.now()
+	now := s.clock(ctx)
 	err = s.write(ctx, func(tx *store.Tx, o *outbox) error {
 		cur, err := tx.TransactionByIDForUpdate(ctx, t.ID)
 		if err != nil {
@@ -477,9 +488,9 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 // first debited on due under policy p: the failed-th retry day, or a later one if that
 // one is already past (only days after today can still be asked for); zero
 // when none is left.
-func (s *Service) retryDay(p pix.RetryPolicy, due pix.Date, failed int) pix.Date {
+func (s *Service) retryDay(ctx context.Context, p pix.RetryPolicy, due pix.Date, failed int) pix.Date {
 	days := pix.RetryDays(p, due)
-	today := s.Today()
+	today := s.today(ctx)
 	for i := failed - 1; i >= 0 && i < len(days); i++ {
 		if days[i].After(today) {
 			return days[i]
@@ -495,8 +506,9 @@ func (s *Service) askRetry(ctx context.Context, rec provider.Recurrer, cy pix.Cy
 	if err != nil {
 		return fmt.Errorf("cycle charge %s: %w", cy.PaymentID, err)
 	}
+	ctx = s.forClient(ctx, t.ClientID)
 	if t.Status != pix.StatusPending {
-		return s.db.Write(ctx, func(tx *store.Tx) error { return tx.UpdateCycleRetry(ctx, t.ID, pix.Date{}, s.now()) })
+		return s.db.Write(ctx, func(tx *store.Tx) error { return tx.UpdateCycleRetry(ctx, t.ID, pix.Date{}, s.clock(ctx)) })
 	}
 	st, err := rec.RetryCycleCharge(ctx, t.TxID, cy.RetryOn)
 	if errors.Is(err, provider.ErrRejected) {

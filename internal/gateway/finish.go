@@ -82,7 +82,7 @@ func (s *Service) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool,
 			steps := make([]store.PayoutStep, len(round))
 			for k, i := range round {
 				f := fs[i]
-				plans[k] = payoutMoves(f.t, f.st, now)
+				plans[k] = payoutMoves(f.t, f.st, now.Add(s.offsetOf(f.t.ClientID)))
 				steps[k] = store.PayoutStep{Step: f.step, From: f.t.Status}
 				if len(plans[k]) > 0 {
 					steps[k].To, steps[k].Confirmed = plans[k][0].to, plans[k][0].confirmed
@@ -98,6 +98,7 @@ func (s *Service) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool,
 				}
 				applied[i] = true
 				t := fs[i].t
+				at := now.Add(s.offsetOf(t.ClientID)) // on the client's clock
 				if fs[i].st.EndToEndID != "" {
 					t.EndToEndID = fs[i].st.EndToEndID
 				}
@@ -113,12 +114,12 @@ func (s *Service) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool,
 					if !m.confirmed.IsZero() {
 						t.ConfirmedAt = m.confirmed
 					}
-					e, err := s.event(t, m.event, m.to, t.Amount, t.Tax, "", now)
+					e, err := s.event(t, m.event, m.to, t.Amount, t.Tax, "", at)
 					if err != nil {
 						return err
 					}
 					events = append(events, e)
-					posts = append(posts, store.PostingWrite{ID: s.newOrderedID(), ClientID: t.ClientID, TransactionID: t.ID, Posting: m.posting})
+					posts = append(posts, store.PostingWrite{ID: s.newOrderedID(), ClientID: t.ClientID, TransactionID: t.ID, Posting: m.posting, At: at})
 				}
 			}
 			pending = later

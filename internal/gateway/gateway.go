@@ -131,6 +131,8 @@ type Service struct {
 	payoutFinishes *store.Batch[payoutFinish, bool]
 	// loc is America/Sao_Paulo, whose calendar dates due terms and payments.
 	loc *time.Location
+	// clocks is this node's view of the sandbox clients' clocks (clock.go).
+	clocks *clientClocks
 }
 
 // New returns the Service c describes, or every problem of c.
@@ -146,6 +148,7 @@ func New(c Config) (*Service, error) {
 		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, Provider: c.Provider, caps: c.Provider.Capabilities(), retry: &backoffs{},
 		ReconcileEvery: c.ReconcileEvery, Wake: c.Wake, Courier: c.Courier, CheckWebhookURL: c.CheckWebhookURL,
 		HoldUnmatched: c.HoldUnmatched, sweep: &sweepClock{}, kick: make(chan struct{}, 1)}
+	s.clocks = &clientClocks{}
 	s.payoutFinishes = store.NewBatch(c.DB.GroupSlots(), 64, s.finishPayouts)
 	s.SendWebhook = c.SendWebhook
 	if s.ReconcileEvery <= 0 {

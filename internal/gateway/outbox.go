@@ -28,10 +28,19 @@ type outbox struct {
 	courier  Courier
 	leased   []pix.Event // written leased, one reserved worker each: delivered after the commit
 	unleased int         // events written for a claim
+	// now is the real time the transaction began: an event is due for
+	// delivery from its created_at, which a sandbox client's clock (whose
+	// time the payload's occurred_at shows) must not push into the future.
+	now time.Time
 }
 
 // insert writes es in tx.
 func (o *outbox) insert(ctx context.Context, tx *store.Tx, es ...pix.Event) error {
+	for i := range es {
+		if !o.now.IsZero() && es[i].CreatedAt.After(o.now) {
+			es[i].CreatedAt = o.now
+		}
+	}
 	got := 0
 	if o.courier != nil {
 		var owner string
@@ -73,7 +82,7 @@ func (s *Service) writeWith(ctx context.Context, w func(context.Context, func(*s
 	var o *outbox
 	err := w(ctx, func(tx *store.Tx) error {
 		o.abandon()
-		o = &outbox{courier: s.Courier}
+		o = &outbox{courier: s.Courier, now: s.now()}
 		return fn(tx, o)
 	})
 	if err != nil {

@@ -29,7 +29,7 @@ import (
 // the day the payment was made: day, or when zero the São Paulo date of
 // the payment's time. It is recorded with the payment (ExpectedAmount).
 func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool, day pix.Date) (pix.Transaction, error) {
-	now := s.now()
+	now := s.clock(ctx)
 	paidAt := now
 	if !p.PaidAt.IsZero() {
 		paidAt = p.PaidAt.UTC().Truncate(time.Millisecond)
@@ -172,7 +172,7 @@ func (s *Service) ExpireCharge(ctx context.Context, c pix.Client, id string) (pi
 		return pix.Transaction{}, err
 	}
 	if t.Status == pix.StatusPending {
-		if _, err := s.expireOne(ctx, t, s.now()); err != nil {
+		if _, err := s.expireOne(ctx, t, s.clock(ctx)); err != nil {
 			s.Log.WarnContext(ctx, "could not expire a charge at the PSP", "charge", t.ID, "error", err.Error())
 			return pix.Transaction{}, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
 		}

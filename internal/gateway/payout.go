@@ -124,7 +124,7 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 		return findPrevious(ctx, q, c.ID, ext, idemKey)
 	}
 
-	now := s.now()
+	now := s.clock(ctx)
 	tax := c.PayoutFee.Fee(amount)
 	d := payoutDetails{Description: r.Description, CreditParty: *r.CreditParty}
 	details, err := json.Marshal(d)

@@ -337,6 +337,10 @@ func (s *Service) expireAtPSP(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("expire due charges: %w", err)
 	}
+	due = eachClock(s, ctx, due, func(t pix.Transaction) string { return t.ID },
+		func(ctx context.Context, c store.ClientClock, at time.Time) ([]pix.Transaction, error) {
+			return s.db.ClientExpiredCharges(ctx, c.ClientID, at, limit)
+		})
 	n := 0
 	for _, t := range due {
 		if ctx.Err() != nil {
@@ -345,7 +349,8 @@ func (s *Service) expireAtPSP(ctx context.Context, limit int) (int, error) {
 		if !s.retry.ready(t.ID, now) {
 			continue
 		}
-		cancelled, err := s.expireOne(ctx, t, now)
+		cctx := s.forClient(ctx, t.ClientID)
+		cancelled, err := s.expireOne(cctx, t, s.clock(cctx))
 		if err != nil {
 			s.retry.wait(t.ID, now.Add(expiryRetry))
 			s.Log.WarnContext(ctx, "could not expire a charge at the PSP; trying again later", "charge", t.ID, "error", err.Error())
@@ -453,11 +458,22 @@ type sendItem struct {
 	// chargeID, for a refund: the charge whose payment it returns (its
 	// end-to-end id is read at the step).
 	chargeID string
+	// clientID, for a refund: its client, whose clock it runs on.
+	clientID string
 	// stray: a row with no send state to take (see unschedule).
 	stray bool
 	// payout is the payout's row as read, when it is one: its finish is
 	// guarded by the row's send state, so it need not be read again.
 	payout pix.Transaction
+}
+
+// client is the id of the client whose transfer it is ("" for the return
+// of an unmatched receipt, which no client's clock times).
+func (it sendItem) client() string {
+	if it.payout.ClientID != "" {
+		return it.payout.ClientID
+	}
+	return it.clientID
 }
 
 // errChanged marks a step another node, or a report of the PSP, took
@@ -538,7 +554,7 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		// transfer is then sent without a GET first.
 		wait := rateLimitWait(err)
 		s.Log.InfoContext(ctx, "the PSP limited its rate; the "+noun+" waits and is taken up again", kind, it.id, "retry_after", wait.String())
-		held.State, held.Next, held.Attempt = it.state, s.now().Add(wait), false
+		held.State, held.Next, held.Attempt = it.state, s.clock(ctx).Add(wait), false
 		_, err := s.stepSend(ctx, held)
 		return 0, err
 	case errors.Is(err, errSendRefused):
@@ -546,7 +562,7 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		return s.finishSend(ctx, it, held, provider.TransferState{ID: it.id, Status: provider.Failed})
 	case errors.Is(err, errStillSent):
 		s.Log.WarnContext(ctx, "the PSP does not find a "+noun+" it accepted; reading it again later", kind, it.id)
-		held.State, held.Next = store.SendSent, s.now().Add(pollMax)
+		held.State, held.Next = store.SendSent, s.clock(ctx).Add(pollMax)
 		_, err := s.stepSend(ctx, held)
 		return 0, err
 	case err != nil:
@@ -554,7 +570,7 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 			kind, it.id, "error", err.Error())
 		// A transfer the PSP accepted stays accepted: it is read again,
 		// never sent.
-		held.State, held.Next = store.SendUnknown, s.now().Add(delay)
+		held.State, held.Next = store.SendUnknown, s.clock(ctx).Add(delay)
 		if it.state == store.SendSent {
 			held.State = store.SendSent
 		}
@@ -567,7 +583,7 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		// The list of sent payouts (ReadSent) will usually settle it first.
 		delay = max(delay, listedFirstRead)
 	}
-	held.State, held.Next, held.EndToEndID = store.SendSent, s.nextRead(st, delay), st.EndToEndID
+	held.State, held.Next, held.EndToEndID = store.SendSent, s.nextRead(ctx, st, delay), st.EndToEndID
 	_, err = s.stepSend(ctx, held)
 	return 0, err
 }
@@ -624,11 +640,11 @@ func (s *Service) stepSend(ctx context.Context, st store.SendStep) (bool, error)
 // change (st.ReadAt: it will be returned) is PAID and stays sent, to be
 // read again then.
 func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendStep, st provider.TransferState) (int, error) {
-	now := s.now()
+	now := s.clock(ctx)
 	step := held
 	step.State, step.Next, step.EndToEndID = store.SendDone, time.Time{}, st.EndToEndID
 	if !it.refund && !it.unmatched && st.Status == provider.Completed && !st.ReadAt.IsZero() {
-		step.State, step.Next = store.SendSent, s.nextRead(st, pollMax)
+		step.State, step.Next = store.SendSent, s.nextRead(ctx, st, pollMax)
 	}
 	if !it.refund && !it.unmatched {
 		t := it.payout
@@ -673,8 +689,8 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 
 // nextRead is when a transfer the PSP left st is read again: when the
 // PSP expects it to change, if it said, else after wait.
-func (s *Service) nextRead(st provider.TransferState, wait time.Duration) time.Time {
-	now := s.now()
+func (s *Service) nextRead(ctx context.Context, st provider.TransferState, wait time.Duration) time.Time {
+	now := s.clock(ctx)
 	if st.ReadAt.IsZero() {
 		return now.Add(wait)
 	}

@@ -147,7 +147,7 @@ func (s *Service) recurrer() (provider.Recurrer, error) {
 // or the PSP refused it), EProviderUnavailable.
 func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.RecurrenceRequest, key string, body []byte) (RecurrenceCreated, bool, error) {
 	hash, herr := RequestHash("recurrence", body)
-	terms, found := r.Parse(s.Today())
+	terms, found := r.Parse(s.today(ctx))
 	is := issues(found)
 	if key != "" && !ValidIdempotencyKey(key) {
 		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
@@ -177,7 +177,7 @@ func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.Rec
 		return s.replayRecurrence(prev, hash, r.ExternalID)
 	}
 
-	now := s.now()
+	now := s.clock(ctx)
 	row := pix.Recurrence{ID: s.newUUID(), ClientID: c.ID, ExternalID: terms.ExternalID, IdempotencyKey: key, RequestHash: hash,
 		Status: pix.RecurrenceCreated, Payer: terms.Payer, Contract: terms.Contract, Description: terms.Description,
 		Schedule: terms.Schedule, Amount: terms.Amount, Retry: terms.Retry, FirstPayment: terms.FirstPayment,
@@ -424,7 +424,7 @@ func (s *Service) withdrawCycles(ctx context.Context, rec provider.Recurrer, r p
 // (PENDING ones; each with pix.cashin.cancelled), in one transaction. A
 // recurrence that can no longer move there is left as it is.
 func (s *Service) endRecurrence(ctx context.Context, id string, to pix.RecurrenceStatus, by pix.CancelledBy, withdrawn []string) error {
-	now := s.now()
+	now := s.clock(ctx)
 	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
 		// Charges are locked before their recurrence, as a payment does.
 		for _, pid := range withdrawn {

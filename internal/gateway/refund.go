@@ -89,7 +89,7 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundReque
 		return RefundResponse{}, false, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
 
-	now := s.now()
+	now := s.clock(ctx)
 	ref := pix.Refund{ID: s.newUUID(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: idemKey, RequestHash: hash,
 		Status: pix.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: now, SendState: store.SendToSend}
 	var prev pix.Refund

@@ -47,7 +47,12 @@ func (s *Service) SandboxPayOn(ctx context.Context, charge pix.Transaction, day 
 		// The routes exist only where SandboxPayments; this guards a future one.
 		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
-	today := s.Today()
+	if provider.ClockOffset(ctx) == 0 {
+		// The payer's page pays without the client's credentials: its
+		// clock is the charge's client's.
+		ctx = s.forClient(ctx, charge.ClientID)
+	}
+	today := s.today(ctx)
 	if day.IsZero() {
 		day = today
 	}

@@ -88,6 +88,11 @@ func (s *Service) duePayouts(ctx context.Context, now time.Time, limit int, read
 	if err != nil {
 		return nil, fmt.Errorf("send payouts: %w", err)
 	}
+	due = eachClock(s, ctx, due, func(t pix.Transaction) string { return t.ID },
+		func(ctx context.Context, c store.ClientClock, at time.Time) ([]pix.Transaction, error) {
+			return s.db.ClientDueSettlements(ctx, c.ClientID, at, now, limit)
+		})
+	due = due[:min(len(due), limit)]
 	items := make([]sendItem, 0, len(due))
 	for _, t := range due {
 		it := sendItem{id: t.ID, state: t.SendState, settleAt: t.SettleAt, attempts: t.SendAttempts, payout: t}
@@ -110,9 +115,14 @@ func (s *Service) dueRefunds(ctx context.Context, now time.Time, limit int, _ []
 	if err != nil {
 		return nil, fmt.Errorf("send refunds: %w", err)
 	}
+	due = eachClock(s, ctx, due, func(r pix.Refund) string { return r.ID },
+		func(ctx context.Context, c store.ClientClock, at time.Time) ([]pix.Refund, error) {
+			return s.db.ClientDueRefundRows(ctx, c.ClientID, at, now, limit)
+		})
+	due = due[:min(len(due), limit)]
 	items := make([]sendItem, 0, len(due))
 	for _, r := range due {
-		items = append(items, sendItem{refund: true, id: r.ID, state: r.SendState, settleAt: r.SettleAt, attempts: r.SendAttempts,
+		items = append(items, sendItem{refund: true, id: r.ID, clientID: r.ClientID, state: r.SendState, settleAt: r.SettleAt, attempts: r.SendAttempts,
 			stray: r.SendState == "" || r.SendState == store.SendDone, chargeID: r.TransactionID,
 			transfer: provider.Transfer{ID: r.ID, Amount: r.Amount, Description: r.Reason, Refund: true, AcceptedAt: r.CreatedAt}})
 	}
@@ -137,6 +147,7 @@ func (s *Service) dueReturns(ctx context.Context, now time.Time, limit int, _ []
 
 // step takes one step of it: advance, or unschedule a stray row.
 func (s *Service) step(ctx context.Context, it sendItem) (int, error) {
+	ctx = s.forClient(ctx, it.client())
 	if it.stray {
 		return 0, s.unschedule(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id,
 			WasState: it.state, WasSettleAt: it.settleAt})

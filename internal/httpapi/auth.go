@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 )
@@ -57,7 +58,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		noteLog(r, c.ID, "")
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientKey, c)))
+		// The client's clock goes with every use case the request calls.
+		ctx := gateway.WithClientClock(context.WithValue(r.Context(), clientKey, c), c)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

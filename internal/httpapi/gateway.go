@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"time"
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -46,4 +47,12 @@ type Gateway interface {
 	SandboxFailCharge(ctx context.Context, c pix.Client, paymentID string) (pix.Transaction, error)
 	PSPRecurrencesReported(ctx context.Context, pspIDs []string) error
 	PSPCyclesReported(ctx context.Context, txids []string) error
+	// ClientNow and ClientToday are the time and the São Paulo date on
+	// the client's clock (a sandbox client may have advanced it).
+	ClientNow(c pix.Client) time.Time
+	ClientToday(c pix.Client) pix.Date
+	// TodayOf is ClientToday for a client known by id (the payer's page).
+	TodayOf(ctx context.Context, clientID string) pix.Date
+	Clock(ctx context.Context, c pix.Client) (gateway.ClockView, error)
+	AdvanceClock(ctx context.Context, c pix.Client, d time.Duration) (gateway.ClockView, error)
 }

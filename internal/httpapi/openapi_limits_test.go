@@ -170,6 +170,11 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 	"testWebhook": func(*limitFixture) *limitRequest {
 		return &limitRequest{method: "POST", path: "/api/v1/webhooks/test", body: map[string]any{"url": "https://merchant.example.com/webhooks/pix"}}
 	},
+	"sandboxAdvanceClock": func(*limitFixture) *limitRequest {
+		// A millisecond at a time leaves the clock where the other base
+		// requests expect it.
+		return &limitRequest{method: "POST", path: "/api/v1/sandbox/clock", body: map[string]any{"advance": "1ms"}}
+	},
 	"sandboxPayCharge": func(f *limitFixture) *limitRequest {
 		// Paying again on another day answers the charge as first paid.
 		return &limitRequest{method: "POST", path: "/api/v1/sandbox/charges/" + f.dueCharge + "/pay", body: map[string]any{"date": "2099-12-10"}}

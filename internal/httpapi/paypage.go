@@ -87,7 +87,7 @@ func (s *Server) payPage(w http.ResponseWriter, r *http.Request) error {
 		v.EndToEndID = t.EndToEndID
 		if t.Due != nil {
 			v.DueDate = t.Due.Date.Start(s.loc).Format("02/01/2006")
-			if a, ok := t.AmountDueOn(s.gw.Today()); ok {
+			if a, ok := t.AmountDueOn(s.gw.TodayOf(r.Context(), t.ClientID)); ok {
 				v.Amount = a.Grouped(".", ",")
 			} else if t.PaidAmount > 0 {
 				v.Amount = t.PaidAmount.Grouped(".", ",")

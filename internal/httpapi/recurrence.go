@@ -108,7 +108,7 @@ func (s *Server) sandboxFail(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, "Debit failed", gateway.View(t, s.gw.Today())})
+	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, "Debit failed", gateway.View(t, s.gw.ClientToday(client(r)))})
 	return nil
 }
 

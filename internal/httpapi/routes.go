@@ -133,6 +133,8 @@ func (s *Server) Handler() http.Handler {
 			api.Handle("POST /api/v1/sandbox/recurrences/{recurrence_id}/"+action, s.handle(s.sandboxRecurrence(action)))
 		}
 		api.Handle("POST /api/v1/sandbox/recurrences/{recurrence_id}/next-cycle", s.handle(s.sandboxNextCycle))
+		api.Handle("GET /api/v1/sandbox/clock", s.handle(s.sandboxClock))
+		api.Handle("POST /api/v1/sandbox/clock", s.handle(s.sandboxAdvanceClock))
 	}
 
 	root := http.NewServeMux()

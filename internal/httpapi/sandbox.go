@@ -37,7 +37,7 @@ func (s *Server) sandboxPay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, "Charge paid", gateway.View(t, s.gw.Today())})
+	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, "Charge paid", gateway.View(t, s.gw.ClientToday(client(r)))})
 	return nil
 }
 
@@ -47,6 +47,6 @@ func (s *Server) sandboxExpire(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, "Charge cancelled", gateway.View(t, s.gw.Today())})
+	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, "Charge cancelled", gateway.View(t, s.gw.ClientToday(client(r)))})
 	return nil
 }

@@ -27,7 +27,7 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) error {
 		Data       balanceData `json:"data"`
 		Timestamp  string      `json:"timestamp"`
 	}{http.StatusOK, gateway.MsgBalanceOK, balanceData{cents(b.Available), "BRL", cents(b.Pending)},
-		gateway.BalanceTimestamp(s.now(), s.loc)})
+		gateway.BalanceTimestamp(s.gw.ClientNow(client(r)), s.loc)})
 	return nil
 }
 
@@ -53,7 +53,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, gateway.MsgLookupOK, gateway.View(t, s.gw.Today())})
+	writeJSON(w, http.StatusOK, transactionResponse{http.StatusOK, gateway.MsgLookupOK, gateway.View(t, s.gw.ClientToday(client(r)))})
 	return nil
 }
 
@@ -66,7 +66,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	data := make([]gateway.TransactionView, len(rows))
-	today := s.gw.Today()
+	today := s.gw.ClientToday(client(r))
 	for i, t := range rows {
 		data[i] = gateway.View(t, today)
 	}

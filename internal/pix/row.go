@@ -20,6 +20,9 @@ type Client struct {
 	PayoutFee         FeeRule
 	Status            ClientStatus
 	CreatedAt         time.Time
+	// ClockOffset is how far the client's clock runs ahead of the real
+	// time: zero but for a sandbox client that advanced its clock.
+	ClockOffset time.Duration
 }
 
 // Attempt is one recorded delivery attempt.

@@ -11,15 +11,20 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
-const clientColumns = `id, name, environment, secret_hash, webhook_secret, prev_webhook_secret, prev_webhook_until,
+// clientInsertColumns are the columns a new client is written with; its
+// clock offset starts at the column's default, 0, so that a database
+// migrated to an earlier version (as the migration tests hold) takes it.
+const clientInsertColumns = `id, name, environment, secret_hash, webhook_secret, prev_webhook_secret, prev_webhook_until,
 	cashin_fee_bp, cashin_fee_fixed, payout_fee_bp, payout_fee_fixed, status, created_at`
+
+const clientColumns = clientInsertColumns + `, clock_offset_ms`
 
 func scanClient(row scanner) (pix.Client, error) {
 	var c pix.Client
 	var prevUntil, created int64
-	var cinFixed, poFixed int64
+	var cinFixed, poFixed, offset int64
 	err := row.Scan(&c.ID, &c.Name, &c.Environment, &c.SecretHash, &c.WebhookSecret, &c.PrevWebhookSecret, &prevUntil,
-		&c.CashinFee.PercentBP, &cinFixed, &c.PayoutFee.PercentBP, &poFixed, &c.Status, &created)
+		&c.CashinFee.PercentBP, &cinFixed, &c.PayoutFee.PercentBP, &poFixed, &c.Status, &created, &offset)
 	if errors.Is(err, sql.ErrNoRows) {
 		return pix.Client{}, ErrNotFound
 	}
@@ -32,6 +37,7 @@ func scanClient(row scanner) (pix.Client, error) {
 		c.PrevWebhookUntil = fromMS(prevUntil)
 	}
 	c.CreatedAt = fromMS(created)
+	c.ClockOffset = time.Duration(offset) * time.Millisecond
 	return c, nil
 }
 
@@ -132,14 +138,14 @@ func (q *Q) CountClients(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// InsertClient stores a new client and opens its four ledger accounts.
-// Returns ErrConflict if the id exists.
+// InsertClient stores a new client, its clock at the real time, and opens
+// its four ledger accounts. Returns ErrConflict if the id exists.
 func (tx *Tx) InsertClient(ctx context.Context, c pix.Client) error {
 	var prevUntil int64
 	if !c.PrevWebhookUntil.IsZero() {
 		prevUntil = ms(c.PrevWebhookUntil)
 	}
-	_, err := tx.exec(ctx, `INSERT INTO clients (`+clientColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
+	_, err := tx.exec(ctx, `INSERT INTO clients (`+clientInsertColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
 		c.ID, c.Name, c.Environment, c.SecretHash, c.WebhookSecret, c.PrevWebhookSecret, prevUntil,
 		c.CashinFee.PercentBP, int64(c.CashinFee.Fixed), c.PayoutFee.PercentBP, int64(c.PayoutFee.Fixed), c.Status, ms(c.CreatedAt))
 	if err != nil {

@@ -18,12 +18,12 @@ const sandboxISPB = "00000000"
 // a static BR Code of the first payment (journey 3) or of one cycle's
 // amount (journey 2), for display: the sandbox's payer answers through the
 // sandbox actions, not by scanning it.
-func (p *Provider) CreateRecurrence(_ context.Context, r provider.Recurrence) (provider.RecurrenceCreated, error) {
+func (p *Provider) CreateRecurrence(ctx context.Context, r provider.Recurrence) (provider.RecurrenceCreated, error) {
 	tail, err := brcode.NewTxID(nil)
 	if err != nil {
 		return provider.RecurrenceCreated{}, fmt.Errorf("sandbox: recurrence id: %w", err)
 	}
-	today := pix.DateOf(p.cfg.Now().In(p.loc))
+	today := pix.DateOf(p.now(ctx).In(p.loc))
 	id := fmt.Sprintf("RR%s%04d%02d%02d%s", sandboxISPB, today.Year, int(today.Month), today.Day, tail[:11])
 	txid, amount := r.FirstTxID, r.FirstPayment
 	if amount <= 0 {
@@ -41,7 +41,7 @@ func (p *Provider) CreateRecurrence(_ context.Context, r provider.Recurrence) (p
 // EXPIRED. The sandbox remembers no payer's answer: those come from the
 // sandbox actions, which the gateway applies as it applies a PSP's report,
 // so the gateway asks only about recurrences still waiting for one.
-func (p *Provider) Recurrence(_ context.Context, id string) (provider.RecurrenceState, error) {
+func (p *Provider) Recurrence(ctx context.Context, id string) (provider.RecurrenceState, error) {
 	var y, m, d int
 	if len(id) != 29 || id[:2] != "RR" {
 		return provider.RecurrenceState{}, fmt.Errorf("sandbox: recurrence %q: %w", id, provider.ErrNotFound)
@@ -51,7 +51,7 @@ func (p *Provider) Recurrence(_ context.Context, id string) (provider.Recurrence
 	}
 	created := pix.Date{Year: y, Month: time.Month(m), Day: d}
 	st := provider.RecurrenceState{ID: id, Status: pix.RecurrenceCreated}
-	if pix.DateOf(p.cfg.Now().In(p.loc)).DaysSince(created) >= pix.ApprovalDays {
+	if pix.DateOf(p.now(ctx).In(p.loc)).DaysSince(created) >= pix.ApprovalDays {
 		st.Status = pix.RecurrenceExpired
 	}
 	return st, nil

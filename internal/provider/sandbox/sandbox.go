@@ -91,6 +91,14 @@ func (*Provider) Capabilities() provider.Capabilities {
 	return provider.Capabilities{Payouts: true, TxIDLength: brcode.TxIDLen, LocalCharges: true, StatelessSends: true, CallTimeout: time.Second}
 }
 
+// now is the time of the client a call is for: the real time plus the
+// client's clock offset (provider.WithClockOffset), so that a sandbox
+// client that advances its clock sees its payouts settle and its
+// recurrences expire as if that time had passed.
+func (p *Provider) now(ctx context.Context) time.Time {
+	return p.cfg.Now().Add(provider.ClockOffset(ctx))
+}
+
 // Start does nothing: there is no PSP to reach.
 func (*Provider) Start(context.Context) error { return nil }
 
@@ -103,8 +111,8 @@ func (p *Provider) CreateCharge(_ context.Context, c provider.Charge) (string, e
 // amount due today (São Paulo date): a static code carries one amount, so
 // its field 54 is what the charge costs on the day it was created. The
 // pay action (Pay) pays whatever amount is due on the day it names.
-func (p *Provider) CreateDueCharge(_ context.Context, c provider.DueCharge) (string, error) {
-	a, ok := c.Due.AmountOn(c.Amount, pix.DateOf(p.cfg.Now().In(p.loc)))
+func (p *Provider) CreateDueCharge(ctx context.Context, c provider.DueCharge) (string, error) {
+	a, ok := c.Due.AmountOn(c.Amount, pix.DateOf(p.now(ctx).In(p.loc)))
 	if !ok {
 		return "", fmt.Errorf("sandbox: due charge %s is past its last day: %w", c.TxID, provider.ErrRejected)
 	}
@@ -128,8 +136,8 @@ func (p *Provider) encode(txid string, amount pix.Amount) (string, error) {
 // (paymentEndToEnd), the same for the same txid within a minute. Paying a
 // charge this Provider remembers paid reports that payment again, which
 // is credited once.
-func (p *Provider) Pay(_ context.Context, c provider.Charge) (provider.Payment, error) {
-	now := p.cfg.Now().UTC().Truncate(time.Millisecond)
+func (p *Provider) Pay(ctx context.Context, c provider.Charge) (provider.Payment, error) {
+	now := p.now(ctx).UTC().Truncate(time.Millisecond)
 	pay := provider.Payment{TxID: c.TxID, Amount: c.Amount, EndToEndID: paymentEndToEnd(c.TxID, now), PaidAt: now,
 		PayerName: c.PayerName, PayerDocument: c.PayerDocument}
 	p.mu.Lock()
@@ -209,8 +217,8 @@ func (p *Provider) Send(ctx context.Context, t provider.Transfer) (provider.Tran
 // Status tells where t stands: processing until Delay after t.AcceptedAt,
 // then its outcome. A returned payout reads completed (to be read again
 // at its return) during its second Delay, then returned.
-func (p *Provider) Status(_ context.Context, t provider.Transfer) (provider.TransferState, error) {
-	now := p.cfg.Now()
+func (p *Provider) Status(ctx context.Context, t provider.Transfer) (provider.TransferState, error) {
+	now := p.now(ctx)
 	settle := t.AcceptedAt.Add(p.cfg.Delay)
 	st := provider.TransferState{ID: t.ID, Status: provider.Processing}
 	if now.Before(settle) {

@@ -61,6 +61,7 @@ func Exercise(t *testing.T, open Opener) {
 	exerciseRefunds(t, open)
 	exerciseStatement(t, open)
 	exerciseUnmatched(t, open)
+	exerciseClock(t, open)
 }
 
 // ids are the ids of ts, in order.
