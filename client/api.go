@@ -431,9 +431,9 @@ type DeliveryList struct {
 	Deliveries []Delivery
 }
 
-// Deliveries lists the webhook events of a transaction (its payment_id, or
-// a payout's transaction_id) with every attempt
-// (GET /api/v1/webhooks/deliveries).
+// Deliveries lists the webhook events about an id with every attempt
+// (GET /api/v1/webhooks/deliveries): a charge's payment_id (its events and
+// its refunds'), a payout's transaction_id, a refund_id or a recurrence_id.
 func (c *Client) Deliveries(ctx context.Context, paymentID string) (*DeliveryList, error) {
 	var out struct {
 		Data []Delivery `json:"data"`
