@@ -101,6 +101,7 @@ func TestPostgresOutage(t *testing.T) {
 	restartPostgres(t, dir)
 
 	warnings := regexp.MustCompile(`(?m)^.*"level":"(WARN|ERROR)".*$`).FindAllString(outage, -1)
+	t.Logf("%d warnings while the database was down", len(warnings))
 	require.LessOrEqual(t, len(warnings), 15, "a handful of lines, not one per attempt:\n%s", strings.Join(warnings, "\n"))
 	perJob := map[string]int{}
 	for _, m := range regexp.MustCompile(`"msg":"background work failing; backing off","job":"([^"]+)"`).FindAllStringSubmatch(outage, -1) {
