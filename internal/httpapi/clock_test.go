@@ -227,9 +227,9 @@ func TestSandboxClockRecurrences(t *testing.T) {
 	})
 }
 
-// TestSandboxClockSettlesPayouts: a sandbox payout settles
-// PIXGATE_SANDBOX_PAYOUT_DELAY (1 h here) after it was accepted on the
-// client's clock, so advancing that clock settles it.
+// TestSandboxClockSettlesPayouts: a sandbox payout, and a refund, settle
+// PIXGATE_SANDBOX_PAYOUT_DELAY (1 h here) after they were accepted on the
+// client's clock, so advancing that clock settles them.
 func TestSandboxClockSettlesPayouts(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
@@ -239,16 +239,33 @@ func TestSandboxClockSettlesPayouts(t *testing.T) {
 		r := b.do("POST", "/api/v1/gateway/pix-payment", payout("10", "CPF", "52998224725"))
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
 		id := r.json["transaction_id"].(string)
-		_, err := b.gw.SettleDue(ctx, 100)
-		require.NoError(t, err)
+		charge := b.paidCharge("clock-refund", "20")
+		ref := b.refund(map[string]any{"payment_id": charge, "amount": json.Number("5")}, "clock-ref-1")
+		require.Equal(t, http.StatusOK, ref.status, string(ref.body))
+		refundID := ref.json["refund_id"].(string)
+		settle := func() {
+			_, err := b.gw.SettleDue(ctx, 100)
+			require.NoError(t, err)
+			for range 3 { // a refund is sent, then read back
+				_, err = b.gw.SettleRefundsDue(ctx, 100)
+				require.NoError(t, err)
+			}
+		}
+		refundStatus := func() string {
+			r := b.do("GET", "/api/v1/gateway/refunds/"+refundID, nil)
+			require.Equal(t, http.StatusOK, r.status, string(r.body))
+			return r.json["data"].(map[string]any)["status"].(string)
+		}
+		settle()
 		require.Equal(t, "PENDING", b.lookup(id)["status"])
+		require.Equal(t, "PENDING", refundStatus())
 
 		b.advance("61m")
-		_, err = b.gw.SettleDue(ctx, 100)
-		require.NoError(t, err)
+		settle()
 		look := b.lookup(id)
 		require.Equal(t, "PAID", look["status"])
 		require.WithinDuration(t, b.clock.Now().Add(61*time.Minute), apiTime(t, look["confirmed_date"]), time.Second)
+		require.Equal(t, "COMPLETED", refundStatus(), "the refund settles on the client's clock too")
 	})
 }
 
