@@ -297,7 +297,7 @@ const msgNoDueCharges = "Charges with a due date are not available with this pro
 // for the idempotency comparison. Errors: EInvalid (with details),
 // EIdempotencyMismatch.
 func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeRequest, body []byte) (resp ChargeResponse, replayed bool, err error) {
-	amount, due, err := s.validateChargeOn(r, s.today(ctx))
+	amount, due, err := s.validateChargeOn(r, s.todayFor(ctx))
 	if err != nil {
 		if r.Due != nil {
 			// Due terms are checked against today ("today or later"): a

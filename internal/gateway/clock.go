@@ -50,8 +50,8 @@ func (s *Service) clock(ctx context.Context) time.Time {
 	return s.now().Add(provider.ClockOffset(ctx))
 }
 
-// today is the São Paulo date on the clock of the client ctx is for.
-func (s *Service) today(ctx context.Context) pix.Date { return s.dateOf(s.clock(ctx)) }
+// todayFor is the São Paulo date on the clock of the client ctx is for.
+func (s *Service) todayFor(ctx context.Context) pix.Date { return s.dateOf(s.clock(ctx)) }
 
 // ClientNow is the current time on client c's clock.
 func (s *Service) ClientNow(c pix.Client) time.Time { return s.now().Add(c.ClockOffset) }
@@ -64,7 +64,7 @@ func (s *Service) ClientToday(c pix.Client) pix.Date { return s.dateOf(s.ClientN
 // last read it: for a page that shows one of the client's charges without
 // the client's credentials (the payer's page).
 func (s *Service) TodayOf(ctx context.Context, id string) pix.Date {
-	return s.today(s.forClient(ctx, id))
+	return s.todayFor(s.forClient(ctx, id))
 }
 
 // advancedClocks returns the clients whose clock runs ahead, read again

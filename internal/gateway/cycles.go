@@ -267,7 +267,7 @@ func (s *Service) createCycle(ctx context.Context, rec provider.Recurrer, r pix.
 		return pix.Transaction{}, errNoCycle
 	}
 	_, closes := pix.ChargeWindow(due)
-	skip := !force && s.today(ctx).After(closes)
+	skip := !force && s.todayFor(ctx).After(closes)
 	txid := cycleTxID(r.ID, n)
 	if !skip {
 		err := rec.CreateCycleCharge(ctx, provider.CycleCharge{TxID: txid, RecurrenceID: r.PSPID, DueDate: due, Amount: r.Amount,
@@ -490,7 +490,7 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 // when none is left.
 func (s *Service) retryDay(ctx context.Context, p pix.RetryPolicy, due pix.Date, failed int) pix.Date {
 	days := pix.RetryDays(p, due)
-	today := s.today(ctx)
+	today := s.todayFor(ctx)
 	for i := failed - 1; i >= 0 && i < len(days); i++ {
 		if days[i].After(today) {
 			return days[i]

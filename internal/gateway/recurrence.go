@@ -147,7 +147,7 @@ func (s *Service) recurrer() (provider.Recurrer, error) {
 // or the PSP refused it), EProviderUnavailable.
 func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.RecurrenceRequest, key string, body []byte) (RecurrenceCreated, bool, error) {
 	hash, herr := RequestHash("recurrence", body)
-	terms, found := r.Parse(s.today(ctx))
+	terms, found := r.Parse(s.todayFor(ctx))
 	is := issues(found)
 	if key != "" && !ValidIdempotencyKey(key) {
 		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")

@@ -52,7 +52,7 @@ func (s *Service) SandboxPayOn(ctx context.Context, charge pix.Transaction, day 
 		// clock is the charge's client's.
 		ctx = s.forClient(ctx, charge.ClientID)
 	}
-	today := s.today(ctx)
+	today := s.todayFor(ctx)
 	if day.IsZero() {
 		day = today
 	}

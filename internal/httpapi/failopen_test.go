@@ -100,20 +100,28 @@ func TestRedisFrozen(t *testing.T) {
 	t.Cleanup(srv.Close)
 	// A request that waited for the frozen Redis's 500 ms would miss this.
 	client := &http.Client{Timeout: 400 * time.Millisecond}
-	get := func() int {
+	// get returns its error rather than failing the test: it also runs
+	// in Eventually's goroutine.
+	get := func() (int, error) {
 		req, err := http.NewRequestWithContext(context.Background(), "GET", srv.URL+"/api/v1/wallet/balance", nil)
-		require.NoError(t, err)
+		if err != nil {
+			return 0, err
+		}
 		req.Header.Set("stpi", b.cred.ClientID)
 		req.Header.Set("stps", b.cred.ClientSecret)
 		resp, err := client.Do(req)
-		require.NoError(t, err)
+		if err != nil {
+			return 0, err
+		}
 		resp.Body.Close()
-		return resp.StatusCode
+		return resp.StatusCode, nil
 	}
 	statuses := func(n int) []int {
 		var got []int
 		for range n {
-			got = append(got, get())
+			st, err := get()
+			require.NoError(t, err)
+			got = append(got, st)
 		}
 		return got
 	}
@@ -132,7 +140,8 @@ func TestRedisFrozen(t *testing.T) {
 	// Once the pause after the failure is over, Redis decides again: its
 	// window still holds the first 3 requests.
 	require.Eventually(t, func() bool {
-		return get() == http.StatusTooManyRequests && strings.Contains(logs.String(), "shared rate limiter answers again")
+		st, err := get()
+		return err == nil && st == http.StatusTooManyRequests && strings.Contains(logs.String(), "shared rate limiter answers again")
 	}, 10*time.Second, 100*time.Millisecond)
 	before := failures.Load()
 	require.Equal(t, []int{429, 429}, statuses(2))

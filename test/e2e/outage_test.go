@@ -117,8 +117,8 @@ func TestPostgresOutage(t *testing.T) {
 	// Back: requests at once, and background work too (a charge created
 	// now expires by the job runner's expiry).
 	require.Eventually(t, func() bool {
-		status, _, _ := apiHeader(t, s.addr, c, "GET", "/api/v1/wallet/balance", nil)
-		return status == http.StatusOK
+		status, _, err := tryAPI(s.addr, c, "GET", "/api/v1/wallet/balance", nil)
+		return err == nil && status == http.StatusOK
 	}, 15*time.Second, 100*time.Millisecond)
 	status, body = api(t, s.addr, c, "POST", "/api/v1/gateway/request-qrcode", charge("outage-2", 10))
 	require.Equal(t, http.StatusCreated, status, "%v", body)
