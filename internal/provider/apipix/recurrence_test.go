@@ -124,7 +124,8 @@ func TestRecurrencesAgainstTheSimulator(t *testing.T) {
 	cs, err = c.CycleCharge(ctx, first.TxID)
 	require.NoError(t, err)
 	require.Equal(t, provider.CyclePaid, cs.Status)
-	require.Equal(t, []provider.Payment{{TxID: first.TxID, Amount: 4990, EndToEndID: e2e, PaidAt: simNow}}, cs.Payments)
+	require.Equal(t, []provider.Payment{{TxID: first.TxID, Amount: 4990, EndToEndID: e2e, PaidAt: simNow,
+		PayerName: pspsim.SimulatedPayerName, PayerDocument: pspsim.SimulatedPayerCPF}}, cs.Payments)
 	paid, err := c.ConfirmPayment(ctx, e2e)
 	require.NoError(t, err)
 	require.Equal(t, pix.Amount(4990), paid.Amount)
@@ -232,7 +233,8 @@ func TestRecurrencesAgainstTheSimulator(t *testing.T) {
 	require.NoError(t, err)
 	pays, err = c.ChargePayments(ctx, j3.FirstTxID)
 	require.NoError(t, err)
-	require.Equal(t, []provider.Payment{{TxID: j3.FirstTxID, Amount: 2990, EndToEndID: e2e, PaidAt: simNow}}, pays)
+	require.Equal(t, []provider.Payment{{TxID: j3.FirstTxID, Amount: 2990, EndToEndID: e2e, PaidAt: simNow,
+		PayerName: "Maria Souza", PayerDocument: "52998224725"}}, pays)
 	st, err = c.Recurrence(ctx, created3.ID)
 	require.NoError(t, err)
 	require.Equal(t, provider.RecurrenceState{ID: created3.ID, Status: pix.RecurrenceApproved, FirstTxID: j3.FirstTxID, UpdatedAt: simNow}, st)

@@ -64,7 +64,8 @@ func TestAgainstTheSimulator(t *testing.T) {
 	pays, err = p.ChargePayments(ctx, txids[0])
 	require.NoError(t, err)
 	require.Len(t, pays, 1)
-	require.Equal(t, provider.Payment{TxID: txids[0], Amount: 1000, EndToEndID: e2e, PaidAt: pays[0].PaidAt}, pays[0])
+	require.Equal(t, provider.Payment{TxID: txids[0], Amount: 1000, EndToEndID: e2e, PaidAt: pays[0].PaidAt,
+		PayerName: "Maria", PayerDocument: "52998224725"}, pays[0], "with the pagador Efí reports: the cob's debtor")
 	got, err := p.ConfirmPayment(ctx, e2e)
 	require.NoError(t, err)
 	require.Equal(t, pix.Amount(1000), got.Amount)
