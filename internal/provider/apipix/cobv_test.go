@@ -220,7 +220,8 @@ func TestDueChargesAgainstTheSimulator(t *testing.T) {
 	require.Equal(t, int64(want), valor)
 	pays, err = c.DueChargePayments(ctx, ids[0])
 	require.NoError(t, err)
-	require.Equal(t, []provider.Payment{{TxID: ids[0], Amount: want, EndToEndID: e2e, PaidAt: simNow}}, pays)
+	// Dated the day paid for, at the simulator's time of day.
+	require.Equal(t, []provider.Payment{{TxID: ids[0], Amount: want, EndToEndID: e2e, PaidAt: simNow.AddDate(0, 0, 10)}}, pays)
 	got, err := c.ConfirmPayment(ctx, e2e)
 	require.NoError(t, err)
 	require.Equal(t, pix.Amount(102033), got.Amount)
