@@ -162,6 +162,21 @@ func (l lang) Badge(s any) badge {
 	return badge{Code: code, Text: l.Status(code)}
 }
 
+// RecurrenceStatus translates a recurrence's status (a pix.RecurrenceStatus):
+// a recurrence (a "recorrência") is feminine where a charge's status word
+// is masculine, so a few statuses have a text of their own.
+func (l lang) RecurrenceStatus(s any) string {
+	if key := "recstatus." + fmt.Sprint(s); messages[key] != [2]string{} {
+		return l.T(key)
+	}
+	return l.Status(s)
+}
+
+// RecurrenceBadge is the badge of a recurrence's status.
+func (l lang) RecurrenceBadge(s any) badge {
+	return badge{Code: fmt.Sprint(s), Text: l.RecurrenceStatus(s)}
+}
+
 // Account translates the kind of a ledger account (a ledger.Kind).
 func (l lang) Account(k any) string { return l.T("account." + fmt.Sprint(k)) }
 
@@ -458,6 +473,8 @@ var messages = map[string][2]string{
 	"status.REJECTED":   {"Recusada", "Rejected"},
 	"status.EXPIRED":    {"Expirada", "Expired"},
 	"status.FINISHED":   {"Encerrada", "Finished"},
+	// A recurrence's own word where a charge's is masculine.
+	"recstatus.CANCELLED": {"Cancelada", "Cancelled"},
 
 	// Ledger accounts (ledger.Kind) and the classes of failed webhook
 	// attempts (webhook.Class*), as the ledger and the attempts show them.

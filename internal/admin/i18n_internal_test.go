@@ -33,6 +33,12 @@ func TestCodesTranslated(t *testing.T) {
 		require.NotEqual(t, s, pt.Badge(s).Text, "status %s", s)
 		require.Equal(t, s, pt.Badge(s).Code)
 	}
+	for _, s := range pix.RecurrenceStatuses() {
+		require.NotEqual(t, string(s), pt.RecurrenceStatus(s), "recurrence status %s", s)
+		require.Equal(t, string(s), pt.RecurrenceBadge(s).Code)
+	}
+	require.Equal(t, "Cancelada", pt.RecurrenceStatus(pix.RecurrenceCancelled), "a recurrence is feminine")
+	require.Equal(t, "Cancelado", pt.Status(pix.StatusCancelled), "a charge's status keeps its word")
 	for _, k := range append(ledger.Kinds[:], ledger.Suspense) {
 		_, ok := messages["account."+string(k)]
 		require.True(t, ok, "account %s has no text", k)

@@ -103,7 +103,7 @@ func TestPortuguesePagesShowNoCodes(t *testing.T) {
 			"CREATED", "APPROVED", "REJECTED", "EXPIRED", "FINISHED", "available", "pending", "settlement", "fees", "suspense"}
 		codes = append(codes, classes...)
 		pages := map[string][]string{
-			"/admin/recurrences?client=" + url.QueryEscape(b.merchant.ClientID): {"Aguardando o pagador", "Autorizada", "Recusada", "Expirada", "Cancelado", "Encerrada"},
+			"/admin/recurrences?client=" + url.QueryEscape(b.merchant.ClientID): {"Aguardando o pagador", "Autorizada", "Recusada", "Expirada", "Cancelada", "Encerrada"},
 			"/admin/c/" + b.merchant.ClientID + "/recurrences/" + detail.ID:     {"Autorizada", "Pago", "Cancelado", "Pendente"},
 			"/admin/c/" + b.merchant.ClientID + "/transactions":                 {"Pago"},
 			"/admin/c/" + b.merchant.ClientID + "/transactions/" + id:           {"Pago", "Disponível", "Liquidação", "conexão recusada", "tempo esgotado", "falha na resolução de DNS"},
