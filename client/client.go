@@ -41,6 +41,23 @@
 // client's credentials (header stps), the body and the Idempotency-Key to
 // wherever the Location header points. A 3xx answer is returned as an error
 // naming its status and Location; correct the base URL instead.
+//
+// # Using it from another module
+//
+// Until github.com/pixgate/pixgate is published, `go get` cannot fetch it:
+// point your module at a checkout of the repository. With a replace
+// directive in your go.mod (then run `go mod tidy`):
+//
+//	require github.com/pixgate/pixgate v0.0.0
+//
+//	replace github.com/pixgate/pixgate => ../pixgate
+//
+// or, leaving your go.mod as it is, with a workspace beside it:
+//
+//	go work init . ../pixgate
+//
+// ../pixgate being the checkout's directory. test/e2e's
+// TestClientFromAnotherModule builds such a module both ways.
 package client
 
 import (

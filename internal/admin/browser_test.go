@@ -138,13 +138,13 @@ func TestBrowser(t *testing.T) {
 		require.EqualValues(t, http.StatusOK, br.click("[data-testid=tx-link]"))
 		require.Equal(t, target, br.text("[data-testid=tx-id]"))
 		require.Equal(t, "pedido-42", br.text("[data-testid=tx-external]"))
-		require.Equal(t, "PENDING", br.text("[data-testid=tx-status]"))
+		require.Equal(t, "Pendente", br.text("[data-testid=tx-status]"))
 		require.Equal(t, "R$ 42,50", br.text("[data-testid=tx-amount]"))
 
 		// Pay it from the panel: PAID, with its ledger posting and event.
 		require.EqualValues(t, http.StatusOK, br.click("[data-testid=sandbox-pay]"))
 		require.Equal(t, "Cobrança paga (sandbox).", br.text("[data-testid=notice]"))
-		require.Equal(t, "PAID", br.text("[data-testid=tx-status]"))
+		require.Equal(t, "Pago", br.text("[data-testid=tx-status]"))
 		require.Len(t, br.text("[data-testid=tx-e2e]"), 32, "the payment's end-to-end id")
 		require.Contains(t, br.text("[data-testid=ledger]"), "+R$ 42,50")
 		require.Contains(t, br.text("[data-testid=event]"), "pix.cashin.paid")
@@ -175,7 +175,7 @@ func TestBrowser(t *testing.T) {
 		// Expire another charge from the panel.
 		require.EqualValues(t, http.StatusOK, br.open("/admin/c/"+cred.ClientID+"/transactions/"+toExpire))
 		require.EqualValues(t, http.StatusOK, br.click("[data-testid=sandbox-expire]"))
-		require.Equal(t, "CANCELLED", br.text("[data-testid=tx-status]"))
+		require.Equal(t, "Cancelado", br.text("[data-testid=tx-status]"))
 
 		// The client's overview counts today's activity.
 		require.EqualValues(t, http.StatusOK, br.click("[data-testid=nav-overview]"))
@@ -347,4 +347,63 @@ func TestTransactionsOnAPhone(t *testing.T) {
 	}
 	require.EqualValues(t, http.StatusOK, br.click("[data-testid=tx-link]"))
 	require.Equal(t, ids[2], br.text("[data-testid=tx-id]"), "the detail page has the whole id")
+}
+
+// TestNavAt1366 opens the longest menu — an operator looking at a client
+// with a long name — on a 1366 px wide screen (the most common laptop
+// width) in Portuguese and in English: every item is on one line and on
+// screen, the menu does not scroll sideways, and the name is cut with its
+// whole text in the tooltip.
+func TestNavAt1366(t *testing.T) {
+	t.Parallel()
+	b := setup(t, openSQLite, "sandbox")
+	const name = "Comércio de Alimentos e Bebidas Nossa Senhora Aparecida do Vale do Paraíba Ltda"
+	long, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: name})
+	require.NoError(t, err)
+	pw := b.user("ops@example.com", pix.RoleOperator, "")
+	root := chromium.Launch(t, 90*time.Second)
+	br := &browser{t: t, ctx: root, base: b.srv.URL}
+	br.login("ops@example.com", pw)
+	ctx, cancel := br.step()
+	defer cancel()
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1366, 768)))
+
+	type item struct {
+		Text   string  `json:"text"`
+		Top    float64 `json:"top"`
+		Right  float64 `json:"right"`
+		Height float64 `json:"height"`
+	}
+	type navInfo struct {
+		Scroll float64 `json:"scroll"`
+		Client float64 `json:"client"`
+		Right  float64 `json:"right"`
+		Title  string  `json:"title"`
+		Cut    bool    `json:"cut"`
+		Items  []item  `json:"items"`
+	}
+	for _, lang := range []string{"pt-BR", "en"} {
+		require.EqualValues(t, http.StatusOK, br.open("/admin/c/"+long.ClientID+"/transactions?lang="+lang))
+		ctx, cancel := br.step()
+		nav, err := chromedp.Run(ctx, chromedp.Evaluate[navInfo](`(() => {
+			const nav = document.querySelector('.main-nav');
+			const r = nav.getBoundingClientRect();
+			return {scroll: nav.scrollWidth, client: nav.clientWidth, right: r.right,
+				title: nav.querySelector('.crumb').title,
+				cut: nav.querySelector('.crumb').scrollWidth > nav.querySelector('.crumb').clientWidth,
+				items: [...nav.children].map(c => { const b = c.getBoundingClientRect();
+					return {text: c.innerText, top: b.top, right: b.right, height: b.height}; })};
+		})()`))
+		cancel()
+		require.NoError(t, err)
+		require.Len(t, nav.Items, 9, "%s: the operator's items, the client's name and the client's items", lang)
+		require.LessOrEqual(t, nav.Scroll, nav.Client, "%s: the menu does not scroll sideways", lang)
+		require.Equal(t, name, nav.Title, "%s: the client's whole name is the tooltip", lang)
+		require.True(t, nav.Cut, "%s: the name is cut (with an ellipsis)", lang)
+		for _, it := range nav.Items {
+			require.InDelta(t, nav.Items[0].Top+nav.Items[0].Height/2, it.Top+it.Height/2, 2, "%s: %q is on the menu's line", lang, it.Text)
+			require.LessOrEqual(t, it.Right, nav.Right+0.5, "%s: %q ends inside the menu", lang, it.Text)
+			require.LessOrEqual(t, it.Right, 1366.0, "%s: %q ends on screen", lang, it.Text)
+		}
+	}
 }

@@ -101,7 +101,7 @@ func TestBrowserDueCharge(t *testing.T) {
 	require.Equal(t, "R$ 99,00", br.text("[data-testid=tx-due-today]"))
 	require.Equal(t, "R$ 100,00", br.text("[data-testid=tx-amount]"))
 	require.EqualValues(t, http.StatusOK, br.click("[data-testid=sandbox-pay]"))
-	require.Equal(t, "PAID", br.text("[data-testid=tx-status]"))
+	require.Equal(t, "Pago", br.text("[data-testid=tx-status]"), "PAID in Portuguese")
 	require.Equal(t, "R$ 99,00", br.text("[data-testid=tx-paid-amount]"))
 	require.Equal(t, "— (não pode mais ser paga)", br.text("[data-testid=tx-due-today]"))
 	require.Contains(t, br.text("[data-testid=ledger]"), "+R$ 99,00")

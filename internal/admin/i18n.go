@@ -152,6 +152,43 @@ func (l lang) Percent(bp int64) string {
 // takes any value whose text is the status.
 func (l lang) Status(s any) string { return l.T("status." + fmt.Sprint(s)) }
 
+// badge is a status as its badge shows it: the code names the badge's
+// style (and is its tooltip), the text is the code translated.
+type badge struct{ Code, Text string }
+
+// Badge is the badge of a status (the "status" template's argument).
+func (l lang) Badge(s any) badge {
+	code := fmt.Sprint(s)
+	return badge{Code: code, Text: l.Status(code)}
+}
+
+// RecurrenceStatus translates a recurrence's status (a pix.RecurrenceStatus):
+// a recurrence (a "recorrência") is feminine where a charge's status word
+// is masculine, so a few statuses have a text of their own.
+func (l lang) RecurrenceStatus(s any) string {
+	if key := "recstatus." + fmt.Sprint(s); messages[key] != [2]string{} {
+		return l.T(key)
+	}
+	return l.Status(s)
+}
+
+// RecurrenceBadge is the badge of a recurrence's status.
+func (l lang) RecurrenceBadge(s any) badge {
+	return badge{Code: fmt.Sprint(s), Text: l.RecurrenceStatus(s)}
+}
+
+// Account translates the kind of a ledger account (a ledger.Kind).
+func (l lang) Account(k any) string { return l.T("account." + fmt.Sprint(k)) }
+
+// ErrorClass translates the class of a failed webhook attempt (webhook's
+// Class* texts); a class without a translation shows as it is.
+func (l lang) ErrorClass(class string) string {
+	if _, ok := messages["errclass."+class]; !ok {
+		return class
+	}
+	return l.T("errclass." + class)
+}
+
 // Frequency translates a recurrence's frequency (a pix.Frequency).
 func (l lang) Frequency(f pix.Frequency) string { return l.T("freq." + string(f)) }
 
@@ -165,7 +202,7 @@ var messages = map[string][2]string{
 	"app.production":           {"produção", "production"},
 	"nav.overview":             {"Visão geral", "Overview"},
 	"nav.transactions":         {"Transações", "Transactions"},
-	"nav.settings":             {"Configurações da API", "API settings"},
+	"nav.settings":             {"Configurações", "API settings"},
 	"nav.clients":              {"Clientes", "Clients"},
 	"nav.statement":            {"Extrato", "Statement"},
 	"nav.logout":               {"Sair", "Log out"},
@@ -348,7 +385,7 @@ var messages = map[string][2]string{
 	"statement.badperiod":     {"Período inválido.", "Invalid period."},
 
 	// Unmatched receipts, suspense and paid amounts.
-	"nav.unmatched":   {"Recebimentos não conciliados", "Unmatched receipts"},
+	"nav.unmatched":   {"Não conciliados", "Unmatched receipts"},
 	"unmatched.title": {"Recebimentos não conciliados", "Unmatched receipts"},
 	"unmatched.intro": {"Pix confirmados pelo PSP que nenhuma cobrança em aberto recebe: um Pix para um txid que nenhuma cobrança tem, ou um segundo Pix para uma cobrança já paga. O valor fica na conta de suspenso da casa, sem mudar o saldo de nenhum cliente, até voltar ao pagador por devolução (automática, a menos que PIXGATE_PSP_UNMATCHED=hold os retenha para um operador).",
 		"Pix the PSP confirmed that no open charge takes: a Pix for a txid no charge holds, or a second Pix for a charge already paid. The money stays in the house's suspense account, moving no client's balance, until it goes back to the payer by devolução (automatically, unless PIXGATE_PSP_UNMATCHED=hold keeps them for an operator)."},
@@ -436,6 +473,30 @@ var messages = map[string][2]string{
 	"status.REJECTED":   {"Recusada", "Rejected"},
 	"status.EXPIRED":    {"Expirada", "Expired"},
 	"status.FINISHED":   {"Encerrada", "Finished"},
+	// A recurrence's own word where a charge's is masculine.
+	"recstatus.CANCELLED": {"Cancelada", "Cancelled"},
+
+	// Ledger accounts (ledger.Kind) and the classes of failed webhook
+	// attempts (webhook.Class*), as the ledger and the attempts show them.
+	"account.available":                   {"Disponível", "Available"},
+	"account.pending":                     {"Reservado", "Pending"},
+	"account.settlement":                  {"Liquidação", "Settlement"},
+	"account.fees":                        {"Tarifas", "Fees"},
+	"account.suspense":                    {"Em suspenso", "Suspense"},
+	"errclass.DNS resolution failed":      {"falha na resolução de DNS", "DNS resolution failed"},
+	"errclass.connection refused":         {"conexão recusada", "connection refused"},
+	"errclass.connection reset":           {"conexão interrompida", "connection reset"},
+	"errclass.timeout":                    {"tempo esgotado", "timeout"},
+	"errclass.TLS error":                  {"erro de TLS", "TLS error"},
+	"errclass.destination not allowed":    {"destino não permitido", "destination not allowed"},
+	"errclass.redirect refused":           {"redirecionamento recusado", "redirect refused"},
+	"errclass.invalid response":           {"resposta inválida", "invalid response"},
+	"errclass.connection failed":          {"falha na conexão", "connection failed"},
+	"errclass.HTTP 3xx":                   {"HTTP 3xx (redirecionamento)", "HTTP 3xx"},
+	"errclass.HTTP 4xx":                   {"HTTP 4xx (recusado pelo receptor)", "HTTP 4xx"},
+	"errclass.HTTP 5xx":                   {"HTTP 5xx (erro do receptor)", "HTTP 5xx"},
+	"errclass.signing secret unavailable": {"segredo de assinatura indisponível", "signing secret unavailable"},
+	"errclass.signing failed":             {"falha ao assinar", "signing failed"},
 
 	// The PSP on the operators' overview.
 	"psp.title":           {"PSP", "PSP"},

@@ -137,8 +137,8 @@ func TestRecurrencePages(t *testing.T) {
 		require.Equal(t, []string{"R$ 49.90", "R$ 49.90", "R$ 49.90"}, fields(p.body, "cycle-amount"))
 		require.Equal(t, []string{"1", "4", "1"}, fields(p.body, "cycle-attempts"))
 		require.Equal(t, "retry on 2026-04-01", field(t, p.body, "cycle-retry"))
-		for _, st := range []string{"PAID", "CANCELLED", "PENDING"} {
-			require.Contains(t, p.body, `<span class="st st-`+st+`">`+st+`</span>`)
+		for st, text := range map[string]string{"PAID": "Paid", "CANCELLED": "Cancelled", "PENDING": "Pending"} {
+			require.Contains(t, p.body, `<span class="st st-`+st+`" title="`+st+`">`+text+`</span>`)
 		}
 		var links []string
 		for _, id := range ids {
@@ -295,13 +295,13 @@ func TestBrowserRecurrence(t *testing.T) {
 	require.Equal(t, 1, br.count("[data-testid=rec-row]"))
 	require.EqualValues(t, http.StatusOK, br.click("[data-testid=rec-link]"))
 	require.Equal(t, rec.ID, br.text("[data-testid=rec-id]"))
-	require.Equal(t, "APPROVED", br.text("[data-testid=rec-status]"))
+	require.Equal(t, "Autorizada", br.text("[data-testid=rec-status]"), "APPROVED in Portuguese")
 	require.Equal(t, "Mensal", br.text("[data-testid=rec-frequency]"))
 	require.Equal(t, 2, br.count("[data-testid=cycle-row]"))
 	require.Equal(t, "31/03/2026", br.text("[data-testid=rec-next-due]"))
 	require.EqualValues(t, http.StatusOK, br.click("[data-testid=cycle-row]:first-child [data-testid=cycle-link]"))
 	require.Equal(t, ids[0], br.text("[data-testid=tx-id]"))
-	require.Equal(t, "PAID", br.text("[data-testid=tx-status]"))
+	require.Equal(t, "Pago", br.text("[data-testid=tx-status]"))
 	require.EqualValues(t, http.StatusOK, br.click("[data-testid=tx-recurrence]"))
 	require.Equal(t, rec.ID, br.text("[data-testid=rec-id]"))
 }

@@ -14,7 +14,7 @@ import (
 // log level. Its own listen address is --api-addr.
 type pspSimCmd struct {
 	APIAddr       string        `name:"api-addr" env:"PIXGATE_PSP_SIM_ADDR" default:"127.0.0.1:8443" help:"Where the simulated PSP's API (mutual TLS) listens."`
-	ControlAddr   string        `name:"control-addr" env:"PIXGATE_PSP_SIM_CONTROL_ADDR" default:"127.0.0.1:8444" help:"Where the control API (plain HTTP: /sim/pay/{txid}, /sim/faults, /sim/settle, /sim/state) listens; keep it on loopback."`
+	ControlAddr   string        `name:"control-addr" env:"PIXGATE_PSP_SIM_CONTROL_ADDR" default:"127.0.0.1:8444" help:"Where the control API (plain HTTP: /sim/pay/{txid}, /sim/paycobv, /sim/faults, /sim/settle, /sim/state) listens; keep it on loopback."`
 	Dir           string        `name:"dir" env:"PIXGATE_PSP_SIM_DIR" help:"Directory for the generated certificates and keys (default: a new temporary directory)."`
 	Key           string        `name:"key" env:"PIXGATE_PSP_SIM_PIX_KEY" help:"The merchant's PIX key at the simulated PSP (default: a random EVP key)."`
 	ClientID      string        `name:"client-id" env:"PIXGATE_PSP_SIM_CLIENT_ID" help:"OAuth 2.0 client id (default: generated)."`

@@ -144,17 +144,22 @@ func TestDueChargesAtThePSP(t *testing.T) {
 		require.False(t, got.AmountMismatch())
 
 		// Paid at the PSP for a day after its due date (the payer's bank
-		// priced it so): the PSP's amount is credited, and it differs from
-		// what pixgate says is due today.
-		late := f.charge(t, "late", "250.00", terms(f.today(t, 0), "30"))
-		day := f.today(t, 9)
+		// priced it so; a due date on a business day, which BACEN's rules
+		// do not move): the PSP's amount is credited, and since the Pix is
+		// dated that day it is pixgate's amount due that day too.
+		dueIn := 0
+		for !pspsim.BusinessDay(f.clock.Now().AddDate(0, 0, dueIn)) {
+			dueIn++
+		}
+		late := f.charge(t, "late", "250.00", terms(f.today(t, dueIn), "30"))
+		day := f.today(t, dueIn+9)
 		psp, payable, err := f.sim.CobVDue(late.TxID, day)
 		require.NoError(t, err)
 		require.True(t, payable)
 		e2e, valor, err = f.sim.PayCobV(ctx, late.TxID, day)
 		require.NoError(t, err)
 		require.Equal(t, psp.Final, valor)
-		require.Greater(t, valor, int64(25000), "late: a fine and interest")
+		require.Equal(t, int64(25000+500+75), valor, "late: the 2% fine and 9 days of 1% a month")
 		require.NoError(t, f.gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: e2e, TxID: late.TxID}}))
 		got, err = f.gw.Charge(ctx, f.c, late.ID)
 		require.NoError(t, err)
@@ -162,7 +167,26 @@ func TestDueChargesAtThePSP(t *testing.T) {
 		require.Equal(t, pix.Amount(valor), got.PaidAmount, "the PSP's confirmed amount")
 		require.Equal(t, pix.Amount(25000), got.Amount)
 		require.Equal(t, min(pix.FeeRule{PercentBP: 100}.Fee(pix.Amount(valor)), pix.Amount(valor)), got.Tax, "the fee on what was paid")
-		require.Equal(t, pix.Amount(25000), got.ExpectedAmount, "pixgate's amount due today, the due date")
+		require.Equal(t, pix.Amount(valor), got.ExpectedAmount, "pixgate's amount due on the day the Pix is dated")
+		require.False(t, got.AmountMismatch())
+
+		// Due on a Saturday and paid on the Monday after: BACEN moves the
+		// due date to a business day, so the PSP charges no fine; pixgate's
+		// terms do not move it, and amount_mismatch says so.
+		sat := 0
+		for f.clock.Now().AddDate(0, 0, sat).In(time.FixedZone("BRT", -3*3600)).Weekday() != time.Saturday {
+			sat++
+		}
+		moved := f.charge(t, "moved", "250.00", terms(f.today(t, sat), "30"))
+		e2e, valor, err = f.sim.PayCobV(ctx, moved.TxID, f.today(t, sat+2))
+		require.NoError(t, err)
+		require.Equal(t, int64(25000), valor, "no fine on the Monday after a Saturday due date")
+		require.NoError(t, f.gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: e2e, TxID: moved.TxID}}))
+		got, err = f.gw.Charge(ctx, f.c, moved.ID)
+		require.NoError(t, err)
+		require.Equal(t, pix.StatusPaid, got.Status)
+		require.Equal(t, pix.Amount(25000), got.PaidAmount)
+		require.Equal(t, pix.Amount(25000+500+17), got.ExpectedAmount, "pixgate's fine and two days of interest")
 		require.True(t, got.AmountMismatch())
 
 		// Expiry reads the cobv before removing it.

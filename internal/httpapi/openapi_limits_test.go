@@ -422,6 +422,11 @@ func (g *limitGen) walk(op, where string, path []string, sref *openapi3.SchemaRe
 	}
 	s := sref.Value
 	key := op + " " + where + " " + strings.Join(path, ".")
+	// An allOf part constrains the same value (a request's "one of these
+	// identifiers" rule): its limits are the value's.
+	for _, part := range s.AllOf {
+		g.walk(op, where, path, part, base, pre)
+	}
 	if len(s.Properties) > 0 || len(s.AnyOf) > 0 || len(s.OneOf) > 0 {
 		obj, _ := base.(map[string]any)
 		for _, name := range s.Required {
@@ -549,7 +554,11 @@ func (g *limitGen) walkNamed(op, where string, path []string, sref *openapi3.Sch
 			require.NoError(g.t, visit(s, where, good), "%s %s: generated value %v is outside the document", key, rule, good)
 		}
 		if bad != nil {
-			require.Error(g.t, visit(s, where, bad), "%s %s: generated value %v is within the document", key, rule, bad)
+			err := visit(s, where, bad)
+			if err == nil {
+				err = tooManyDecimals(g.t, s, bad)
+			}
+			require.Error(g.t, err, "%s %s: generated value %v is within the document", key, rule, bad)
 		}
 	}
 	addPair := func(rule string, good, bad any) {
@@ -689,11 +698,15 @@ func (g *limitGen) enumBad(op, where string, path []string, s *openapi3.Schema, 
 }
 
 // numberLimits adds the bounds of a number (exact decimal arithmetic: the
-// step is multipleOf, or 1 for integers).
+// step is multipleOf, or 10^-n for x-decimals n, or 1 for integers).
 func (g *limitGen) numberLimits(s *openapi3.Schema, where string, addPair func(rule string, good, bad any)) {
 	step := big.NewRat(1, 1)
 	if s.MultipleOf != nil {
 		step = ratOf(*s.MultipleOf)
+	}
+	decimals, hasDecimals := xDecimals(g.t, s)
+	if hasDecimals {
+		step = new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil))
 	}
 	val := func(r *big.Rat) any {
 		txt := ratText(r)
@@ -720,10 +733,52 @@ func (g *limitGen) numberLimits(s *openapi3.Schema, where string, addPair func(r
 		m := ratOf(*s.ExclusiveMax.Value)
 		addPair("exclusiveMaximum "+ratText(m), val(minus(m, step)), val(m))
 	}
-	if s.MultipleOf != nil {
+	if s.MultipleOf != nil || hasDecimals {
 		one := big.NewRat(1, 1)
-		addPair("multipleOf "+ratText(step), val(plus(one, step)), val(plus(one, new(big.Rat).Quo(step, big.NewRat(10, 1)))))
+		addPair("step "+ratText(step), val(plus(one, step)), val(plus(one, new(big.Rat).Quo(step, big.NewRat(10, 1)))))
 	}
+	if hasDecimals {
+		// The number JSON Schema validators read badly as a multiple of
+		// 0.01 (19.9 / 0.01 is not an integer in binary floating point)
+		// is a valid amount: the server reads the text exactly.
+		addPair("x-decimals 19.9", val(big.NewRat(199, 10)), val(big.NewRat(19999, 1000)))
+	}
+}
+
+// tooManyDecimals is the document's x-decimals limit on v (a number's
+// text), which JSON Schema validators do not know: an error when v has more
+// decimals than s allows.
+func tooManyDecimals(t *testing.T, s *openapi3.Schema, v any) error {
+	n, ok := xDecimals(t, s)
+	if !ok {
+		return nil
+	}
+	txt := fmt.Sprint(v)
+	if _, frac, found := strings.Cut(txt, "."); found && len(frac) > n {
+		return fmt.Errorf("%s has more than %d decimals", txt, n)
+	}
+	return nil
+}
+
+// xDecimals reads the x-decimals extension of s: the most decimals its
+// numbers may have.
+func xDecimals(t *testing.T, s *openapi3.Schema) (int, bool) {
+	v, ok := s.Extensions["x-decimals"]
+	if !ok {
+		return 0, false
+	}
+	switch n := v.(type) {
+	case float64:
+		return int(n), true
+	case json.Number:
+		i, err := n.Int64()
+		require.NoError(t, err)
+		return int(i), true
+	case int:
+		return n, true
+	}
+	t.Fatalf("x-decimals is %T %v, not a number", v, v)
+	return 0, false
 }
 
 func ratOf(f float64) *big.Rat {

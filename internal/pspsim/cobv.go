@@ -430,9 +430,9 @@ func (s *Server) payDay(date string) (day, error) {
 
 // PayCobV has a payer pay the ATIVA cobv txid on date (YYYY-MM-DD; "" is
 // today in São Paulo by the simulator's clock) for what BACEN's terms make
-// due that day: the cobv becomes CONCLUIDA, the Pix (timed now by the
-// clock, whatever the date) is recorded and the webhook receives it before
-// PayCobV returns. It returns the Pix's end-to-end id and the amount paid
+// due that day: the cobv becomes CONCLUIDA, the Pix (its horario on that
+// date, at the clock's São Paulo time of day) is recorded and the webhook
+// receives it before PayCobV returns. It returns the Pix's end-to-end id and the amount paid
 // in centavos. ErrNotPayable: the cobv is not ATIVA, the date is before
 // its creation or after its last day.
 func (s *Server) PayCobV(ctx context.Context, txid, date string) (string, int64, error) {
@@ -461,7 +461,10 @@ func (s *Server) PayCobV(ctx context.Context, txid, date string) (string, int64,
 		s.mu.Unlock()
 		return "", 0, err
 	}
-	p := &pixRec{E2EID: newE2EID("E", now), TxID: txid, Valor: amount.Final, Chave: c.Chave, Horario: now, InfoPagador: "pago pelo simulador"}
+	// The Pix is stamped on the day it pays for: the receiver prices a
+	// cobv by the date of its horario, as a real PSP's payment shows it.
+	paid := payTime(now, d)
+	p := &pixRec{E2EID: newE2EID("E", paid), TxID: txid, Valor: amount.Final, Chave: c.Chave, Horario: paid, InfoPagador: "pago pelo simulador"}
 	c.Status = CobConcluida
 	c.Pix = append(c.Pix, p)
 	item := s.record(p)
@@ -470,25 +473,58 @@ func (s *Server) PayCobV(ctx context.Context, txid, date string) (string, int64,
 	return p.E2EID, amount.Final, nil
 }
 
+// payTime is the instant of a payment made on São Paulo date d: now's São
+// Paulo time of day on that date (now itself when d is today).
+func payTime(now time.Time, d day) time.Time {
+	if dayOf(now).Equal(d) {
+		return now
+	}
+	sp := now.In(saoPaulo)
+	y, m, dd := d.Date()
+	return time.Date(y, m, dd, sp.Hour(), sp.Minute(), sp.Second(), sp.Nanosecond(), saoPaulo)
+}
+
+// txidOfCobVCode is the txid of the cobv whose copy-and-paste code is
+// code, or "" when no cobv has it.
+func (s *Server) txidOfCobVCode(code string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for txid, c := range s.st.cobvs {
+		if c.BRCode == code {
+			return txid
+		}
+	}
+	return ""
+}
+
 // cobvControl adds to the control API:
 //
 //	POST /sim/paycobv/{txid}  a payer pays the cobv on {"date": "YYYY-MM-DD"}
 //	                          (optional; default today) what is due then →
-//	                          {"endToEndId": …, "valor": "10.20"}
+//	                          {"endToEndId": …, "txid": …, "valor": "10.20"}
+//	POST /sim/paycobv         the same for the cobv whose copy-and-paste
+//	                          code (pixgate's qrcode) is {"code": "…"}
 func (s *Server) cobvControl(mux *http.ServeMux) {
-	mux.HandleFunc("POST /sim/paycobv/{txid}", func(w http.ResponseWriter, r *http.Request) {
+	pay := func(w http.ResponseWriter, r *http.Request, byCode bool) {
 		var req struct {
 			Date string `json:"date"`
+			Code string `json:"code"`
 		}
 		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if err == nil && len(strings.TrimSpace(string(b))) > 0 {
 			err = json.Unmarshal(b, &req)
+		}
+		if err == nil && byCode && strings.TrimSpace(req.Code) == "" {
+			err = errors.New(`the body needs "code": the cobv's copy-and-paste code`)
 		}
 		if err != nil {
 			writeProblem(w, http.StatusBadRequest, "RequisicaoInvalida", "Requisição inválida", err.Error(), nil)
 			return
 		}
 		txid := r.PathValue("txid")
+		if byCode {
+			txid = s.txidOfCobVCode(strings.TrimSpace(req.Code))
+		}
 		e2eid, valor, err := s.PayCobV(r.Context(), txid, req.Date)
 		switch {
 		case errors.Is(err, ErrUnknownCharge):
@@ -500,5 +536,7 @@ func (s *Server) cobvControl(mux *http.ServeMux) {
 		default:
 			writeJSON(w, http.StatusOK, map[string]string{"endToEndId": e2eid, "txid": txid, "valor": formatValor(valor)})
 		}
-	})
+	}
+	mux.HandleFunc("POST /sim/paycobv/{txid}", func(w http.ResponseWriter, r *http.Request) { pay(w, r, false) })
+	mux.HandleFunc("POST /sim/paycobv", func(w http.ResponseWriter, r *http.Request) { pay(w, r, true) })
 }

@@ -184,3 +184,52 @@ func TestCobVPaidThroughTheControlAPI(t *testing.T) {
 	require.Equal(t, "1022.33", b["valor"], "seven days after Monday the 14th")
 	require.Len(t, b["endToEndId"], 32)
 }
+
+// TestCobVPaidByCode: a person has pixgate's qrcode, not the txid. GET
+// /sim/state lists the cobvs with their codes, POST /sim/paycobv pays the
+// one whose code it is given, and the Pix is stamped with the day it was
+// paid for (the receiver prices a cobv by that date), at the clock's São
+// Paulo time of day.
+func TestCobVPaidByCode(t *testing.T) {
+	t.Parallel()
+	e := startSim(t, func(o *pspsim.Options) {
+		o.ControlAddr = "127.0.0.1:0"
+		o.Now = func() time.Time { return cobvNow }
+	})
+	st, b := e.do(http.MethodPut, "/v2/cobv/"+txid(1), cobvBody("1000.00"))
+	require.Equal(t, http.StatusCreated, st, "%v", b)
+	code := b["pixCopiaECola"].(string)
+	require.NotEmpty(t, code)
+
+	cobvs := e.State().CobVs
+	require.Len(t, cobvs, 1)
+	require.Equal(t, txid(1), cobvs[0]["txid"])
+	require.Equal(t, code, cobvs[0]["pixCopiaECola"])
+	require.Equal(t, "ATIVA", cobvs[0]["status"])
+
+	post := func(body string) (int, map[string]any) {
+		resp, err := http.Post(e.ControlURL()+"/sim/paycobv", "application/json", bytes.NewReader([]byte(body)))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		return resp.StatusCode, out
+	}
+	st, b = post(`{"date":"2026-12-15"}`)
+	require.Equal(t, http.StatusBadRequest, st, "no code: %v", b)
+	st, b = post(`{"code":"00020101021226","date":"2026-12-15"}`)
+	require.Equal(t, http.StatusNotFound, st, "no cobv has that code: %v", b)
+	body, err := json.Marshal(map[string]string{"code": code, "date": "2026-12-15"})
+	require.NoError(t, err)
+	st, b = post(string(body))
+	require.Equal(t, http.StatusOK, st, "%v", b)
+	require.Equal(t, txid(1), b["txid"])
+	require.Equal(t, "1020.33", b["valor"], "one day after the due date moved to Monday the 14th")
+
+	st, b = e.do(http.MethodGet, "/v2/pix/"+b["endToEndId"].(string), nil)
+	require.Equal(t, http.StatusOK, st, "%v", b)
+	horario, err := time.Parse(time.RFC3339Nano, b["horario"].(string))
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2026, 12, 15, 15, 0, 0, 0, time.UTC), horario.UTC(), "the day paid for, at noon in São Paulo as the clock reads")
+	require.Equal(t, "CONCLUIDA", e.State().CobVs[0]["status"])
+}

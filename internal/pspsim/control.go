@@ -26,6 +26,9 @@ type State struct {
 	Deliveries []Delivery       `json:"deliveries"`
 	Recs       []RecFact        `json:"recs"`
 	CobRs      []CobRFact       `json:"cobrs"`
+	// CobVs are the charges with a due date as GET /v2/cobv/{txid} shows
+	// them (txid, status, pixCopiaECola, …), by location id.
+	CobVs []map[string]any `json:"cobvs"`
 }
 
 // State returns a snapshot of every cob, Pix, send, counter and fault.
@@ -43,6 +46,15 @@ func (s *Server) State() State {
 		st.Cobs = append(st.Cobs, c.json())
 	}
 	sort.Slice(st.Cobs, func(i, j int) bool { return st.Cobs[i].Loc.ID < st.Cobs[j].Loc.ID })
+	cobvs := make([]*cobv, 0, len(s.st.cobvs))
+	for _, c := range s.st.cobvs {
+		cobvs = append(cobvs, c)
+	}
+	sort.Slice(cobvs, func(i, j int) bool { return cobvs[i].LocID < cobvs[j].LocID })
+	st.CobVs = make([]map[string]any, 0, len(cobvs))
+	for _, c := range cobvs {
+		st.CobVs = append(st.CobVs, s.cobvJSON(c))
+	}
 	for _, p := range s.st.pixOrder {
 		st.Pix = append(st.Pix, p.json())
 	}
@@ -104,6 +116,8 @@ type FaultsRequest struct {
 //	POST /sim/faults       FaultsRequest
 //	POST /sim/paycobv/{txid} a payer pays the cobv on {"date": "YYYY-MM-DD"}
 //	                       (optional, default today) what is due that day
+//	POST /sim/paycobv      the same, the body naming the cobv by its
+//	                       copy-and-paste code: {"code": "…", "date": …}
 //	POST /sim/rec/{idRec}/approve|reject|cancel-by-payer
 //	                       the payer answers a recurrence at their bank
 //	POST /sim/cobr/{txid}/debit|fail

@@ -59,7 +59,7 @@ func newPSPE2E(t *testing.T, db string) *pspE2E {
 	} else {
 		t.Logf("%s unset: the API Pix exchanges are not checked against the OpenAPI", testkit.BACENOpenAPIEnv)
 	}
-	e.sim = pspsim.New(pspsim.Options{SettleDelay: -1, Wrap: func(next http.Handler) http.Handler {
+	e.sim = pspsim.New(pspsim.Options{SettleDelay: -1, ControlAddr: "127.0.0.1:0", Wrap: func(next http.Handler) http.Handler {
 		if e.conf != nil {
 			next = e.conf.Wrap(next)
 		}

@@ -220,7 +220,8 @@ func TestDueChargesAgainstTheSimulator(t *testing.T) {
 	require.Equal(t, int64(want), valor)
 	pays, err = c.DueChargePayments(ctx, ids[0])
 	require.NoError(t, err)
-	require.Equal(t, []provider.Payment{{TxID: ids[0], Amount: want, EndToEndID: e2e, PaidAt: simNow,
+	// Dated the day paid for, at the simulator's time of day.
+	require.Equal(t, []provider.Payment{{TxID: ids[0], Amount: want, EndToEndID: e2e, PaidAt: simNow.AddDate(0, 0, 10),
 		PayerName: "Fulano de Tal", PayerDocument: "52998224725"}}, pays, "the pagador the simulator reports: the cobv's debtor")
 	got, err := c.ConfirmPayment(ctx, e2e)
 	require.NoError(t, err)

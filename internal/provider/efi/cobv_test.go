@@ -52,7 +52,8 @@ func TestDueChargesWithEfi(t *testing.T) {
 	require.Equal(t, int64(want), valor, "R$ 250.00 + 5.00 + four days at 2% a month")
 	pays, err := dc.DueChargePayments(ctx, ch.TxID)
 	require.NoError(t, err)
-	require.Equal(t, []provider.Payment{{TxID: ch.TxID, Amount: want, EndToEndID: e2e, PaidAt: now,
+	// Dated the day paid for, at the simulator's time of day.
+	require.Equal(t, []provider.Payment{{TxID: ch.TxID, Amount: want, EndToEndID: e2e, PaidAt: now.AddDate(0, 0, 13),
 		PayerName: "Maria", PayerDocument: "52998224725"}}, pays, "the pagador Efí reports: the cobv's debtor")
 
 	ch.TxID = "pixgateEfiDue0000000000000000002"
