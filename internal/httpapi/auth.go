@@ -18,11 +18,10 @@ import (
 // puts the client in the request context.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A failure to check the credentials (the database out of reach: 503)
+		// is limited and answered as a bad credential is, per remote IP, so
+		// that it too carries the X-RateLimit-* headers.
 		c, authErr := s.gw.Authenticate(r.Context(), r.Header.Get("stpi"), r.Header.Get("stps"))
-		if authErr != nil && pix.ErrorCode(authErr) != pix.EUnauthorized {
-			s.writeError(w, r, authErr)
-			return
-		}
 		key := "client:" + c.ID
 		if authErr != nil {
 			key = "ip:" + remoteIP(r)

@@ -58,6 +58,9 @@ type Options struct {
 	Limited, LimiterFailed func()
 	// RateLimit is the configured limit, shown when the limiter is down.
 	RateLimit int
+	// LimiterBudget is how long a request waits for a shared limiter;
+	// zero means ratelimit.DefaultBudget (50 ms).
+	LimiterBudget time.Duration
 	// Metrics, when set, is served at /metrics.
 	Metrics http.Handler
 	// Admin, when set, is the administration panel, served at /admin/.
@@ -86,7 +89,8 @@ func New(o Options) (*Server, error) {
 	if _, local := limiter.(*ratelimit.Memory); limiter != nil && !local && o.RateLimit > 0 {
 		// A shared limiter gets 50 ms per request; while it fails, this
 		// node limits on its own (ratelimit.FailOpen counts and logs it).
-		limiter = &ratelimit.FailOpen{Shared: limiter, Local: ratelimit.NewMemory(o.RateLimit), Failed: limiterFailed, Log: o.Log}
+		limiter = &ratelimit.FailOpen{Shared: limiter, Local: ratelimit.NewMemory(o.RateLimit), Budget: o.LimiterBudget,
+			Failed: limiterFailed, Log: o.Log}
 		limiterFailed = nil
 	}
 	return &Server{gw: o.Gateway, now: now, log: o.Log, sandbox: o.Gateway.SandboxPayments(), loc: loc, ready: ready, metrics: o.Observe,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -44,6 +45,10 @@ func NewOpenAPI(t testing.TB, doc []byte) *OpenAPI {
 		t.Fatalf("openapi: invalid document: %v", err)
 		return nil
 	}
+	// The document limits a number's decimals with x-decimals, which
+	// generated clients read without rounding trouble; the checker
+	// enforces it as the multipleOf it stands for.
+	decimalsAsMultipleOf(spec)
 	// Route on the path alone: the servers of the document are relative or
 	// name other hosts than the test servers on 127.0.0.1:<random port>.
 	spec.Servers = nil
@@ -198,4 +203,85 @@ func clip(b []byte) string {
 		return string(b[:limit]) + "…"
 	}
 	return string(b)
+}
+
+// decimalsAsMultipleOf sets multipleOf 10^-n on every schema of spec that
+// carries x-decimals n, in components and inline alike.
+func decimalsAsMultipleOf(spec *openapi3.T) {
+	seen := map[*openapi3.Schema]bool{}
+	var walk func(*openapi3.SchemaRef)
+	walk = func(ref *openapi3.SchemaRef) {
+		if ref == nil || ref.Value == nil || seen[ref.Value] {
+			return
+		}
+		sc := ref.Value
+		seen[sc] = true
+		if n, ok := decimalsOf(sc.Extensions["x-decimals"]); ok && sc.MultipleOf == nil {
+			step := math.Pow10(-n)
+			sc.MultipleOf = &step
+		}
+		for _, p := range sc.Properties {
+			walk(p)
+		}
+		walk(sc.Items)
+		walk(sc.Not)
+		if sc.AdditionalProperties.Schema != nil {
+			walk(sc.AdditionalProperties.Schema)
+		}
+		for _, group := range []openapi3.SchemaRefs{sc.AllOf, sc.AnyOf, sc.OneOf} {
+			for _, r := range group {
+				walk(r)
+			}
+		}
+	}
+	if spec.Components != nil {
+		for _, r := range spec.Components.Schemas {
+			walk(r)
+		}
+		for _, r := range spec.Components.Responses {
+			if r.Value != nil {
+				for _, mt := range r.Value.Content {
+					walk(mt.Schema)
+				}
+			}
+		}
+		for _, r := range spec.Components.RequestBodies {
+			if r.Value != nil {
+				for _, mt := range r.Value.Content {
+					walk(mt.Schema)
+				}
+			}
+		}
+	}
+	for _, item := range spec.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				for _, mt := range op.RequestBody.Value.Content {
+					walk(mt.Schema)
+				}
+			}
+			for _, r := range op.Responses.Map() {
+				if r.Value != nil {
+					for _, mt := range r.Value.Content {
+						walk(mt.Schema)
+					}
+				}
+			}
+		}
+	}
+}
+
+// decimalsOf reads an x-decimals value as the loader decoded it.
+func decimalsOf(v any) (int, bool) {
+	switch n := v.(type) {
+	case float64:
+		return int(n), n == float64(int(n)) && n >= 0
+	case int:
+		return n, n >= 0
+	case int64:
+		return int(n), n >= 0
+	case uint64:
+		return int(n), true
+	}
+	return 0, false
 }

@@ -143,9 +143,11 @@ const (
 		`"status":"PENDING","expires_at":"2025-02-01T13:45:00.000Z"}`
 	validTransaction = `{"payment_id":"` + uuid1 + `","external_id":"order-1","type":"cashin","status":"PAID",` +
 		`"amount":1000000,"tax":0.29,"refunded_amount":1.15,"created_at":"2025-01-31T13:45:00.000Z",` +
-		`"confirmed_date":"2025-01-31T13:47:12.345Z","paid_amount":1000000,"amount_mismatch":false}`
+		`"confirmed_date":"2025-01-31T13:47:12.345Z","paid_amount":1000000,"amount_mismatch":false,` +
+		`"end_to_end_id":"E00000000202501311347abcdef01234","txid":"pixgate0000000000000000001","payer_name":"Maria Souza","payer_document":"***.247.250-**"}`
 	pendingPayoutTransaction = `{"payment_id":"` + uuid2 + `","external_id":null,"type":"cashout","status":"PENDING",` +
-		`"amount":25,"tax":0,"refunded_amount":0,"created_at":"2025-01-31T13:45:00.000Z","confirmed_date":null,"paid_amount":null}`
+		`"amount":25,"tax":0,"refunded_amount":0,"created_at":"2025-01-31T13:45:00.000Z","confirmed_date":null,"paid_amount":null,` +
+		`"end_to_end_id":null,"txid":null,"payer_name":null,"payer_document":null}`
 	validBalance = `{"statusCode":200,"message":"Saldo consultado com sucesso.",` +
 		`"data":{"available_cents":152075,"currency":"BRL","pending_cents":0},"timestamp":"2025-01-31T10:45:00.000-03:00"}`
 	gateway401 = `{"statusCode":401,"message":"Invalid credentials","error":"Unauthorized"}`
