@@ -280,8 +280,6 @@ func decimalsOf(v any) (int, bool) {
 		return n, n >= 0
 	case int64:
 		return int(n), n >= 0
-	case uint64:
-		return int(n), true
 	}
 	return 0, false
 }
