@@ -12,7 +12,7 @@ import (
 )
 
 // MaxClockOffset bounds how far a sandbox client may advance its clock in
-// all (CONTRACT §14): past a year and a month nothing more is learnt, and
+// all (docs/api.md, "Sandbox clock"): past a year and a month nothing more is learnt, and
 // every date stays far from the calendar's end.
 const MaxClockOffset = 400 * 24 * time.Hour
 

@@ -13,7 +13,7 @@ import (
 // may well try sooner.
 const unavailableRetry = 5 * time.Second
 
-// unavailableMessage is the message of that 503 (CONTRACT §7).
+// unavailableMessage is the message of that 503 (docs/production.md, "Outages of the database").
 const unavailableMessage = "Service temporarily unavailable"
 
 // outageLog says that requests fail because the database is out of reach

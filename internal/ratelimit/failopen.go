@@ -10,7 +10,7 @@ import (
 // Defaults of FailOpen.
 const (
 	// DefaultBudget is how long a request waits for the shared limiter's
-	// answer (CONTRACT §7: no answer within 50 ms is an outage).
+	// answer (docs/production.md: no answer within 50 ms is an outage).
 	DefaultBudget = 50 * time.Millisecond
 	// DefaultPause is how long the shared limiter is left alone after it
 	// failed: requests meanwhile do not each pay the budget.

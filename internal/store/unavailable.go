@@ -16,7 +16,7 @@ var ErrUnavailable = errors.New("store: database unavailable")
 // shutting down, a disk full, an I/O error), as opposed to a request that
 // is wrong or a row that does not fit: nothing a client or a job can fix,
 // only waiting until the database is back. This is the one place that
-// tells those errors apart (CONTRACT §7, "Database outages").
+// tells those errors apart (docs/production.md, "Outages of the database").
 func (db *DB) Unavailable(err error) bool {
 	if err == nil {
 		return false

@@ -235,7 +235,7 @@ func (d *Dispatcher) dispatch(ctx, base context.Context, wait bool) (int, error)
 	// off at once rather than kept waiting in a worker: a receiver that
 	// hangs would otherwise take every worker, and its events, oldest due,
 	// would come back first at every claim, so no other host's event
-	// would ever be claimed (CONTRACT §5, Fairness).
+	// would ever be claimed (docs/webhooks.md: another host is first attempted within 5 s).
 	run := make([]pix.Event, 0, len(events))
 	hosts := make([]*host, 0, len(events))
 	var held []store.Deferral

@@ -61,7 +61,7 @@ func (h *hangingReceiver) state() (got, inflight, maxInflight, ended int) {
 // TestHangingReceiverDoesNotStarveOtherHosts: ≈2,000 events of two clients
 // wait for a receiver that accepts connections and never answers; another
 // client's events, written after them, are all attempted while the hanging
-// receiver still holds its slots (CONTRACT §5, Fairness). Before, a claim
+// receiver still holds its slots (docs/webhooks.md: another host is first attempted within 5 s). Before, a claim
 // took the oldest due events, the hanging host's, and an event that found
 // no free slot was given back still due first, so the healthy client's
 // events were never claimed. The two clients on the hanging host share its
