@@ -17,17 +17,17 @@ const RefundEventType = "refund"
 
 // EventBody is the JSON body of a transaction's webhook.
 type EventBody struct {
-	ID                string     `json:"id"`
-	Event             string     `json:"event"`
-	StatusTransaction TxStatus   `json:"statusTransaction"`
-	Value             Amount     `json:"value"`
-	PaymentID         string     `json:"payment_id"`
-	TransactionID     string     `json:"transaction_id,omitempty"`
-	RefundID          string     `json:"refund_id,omitempty"`
-	ExternalID        *string    `json:"external_id"`
-	Type              string     `json:"type"`
-	Tax               Amount     `json:"tax"`
-	OccurredAt        string     `json:"occurred_at"`
+	ID                string   `json:"id"`
+	Event             string   `json:"event"`
+	StatusTransaction TxStatus `json:"statusTransaction"`
+	Value             Amount   `json:"value"`
+	PaymentID         string   `json:"payment_id"`
+	TransactionID     string   `json:"transaction_id,omitempty"`
+	RefundID          string   `json:"refund_id,omitempty"`
+	ExternalID        *string  `json:"external_id"`
+	Type              string   `json:"type"`
+	Tax               Amount   `json:"tax"`
+	OccurredAt        string   `json:"occurred_at"`
 	// PaidAmount and AmountMismatch are set on pix.cashin.paid: what the
 	// payer paid (also Value), and whether it differs from the charge's
 	// amount.
