@@ -670,9 +670,9 @@ func TestOverviewAddsUp(t *testing.T) {
 		// comes back, the refund leaves.
 		for range 4 {
 			b.clock.Advance(time.Second)
-			_, err := b.gw.SettleDue(ctx, 100)
+			_, err := b.gw.Transfers().StepDue(ctx, pix.TransferPayout, 100)
 			require.NoError(t, err)
-			_, err = b.gw.SettleRefundsDue(ctx, 100)
+			_, err = b.gw.Transfers().StepDue(ctx, pix.TransferRefund, 100)
 			require.NoError(t, err)
 		}
 		st, err := b.db.Balances(ctx, b.merchant.ClientID)

@@ -211,11 +211,11 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 
 		// The PSP completes the return: RETURNED with its end-to-end id,
 		// and the suspense balance drops by its amount.
-		_, err = b.gw.ReturnUnmatchedDue(ctx, 10)
+		_, err = b.gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
 		b.sim.Settle(ctx)
 		b.clock.Advance(time.Minute)
-		_, err = b.gw.ReturnUnmatchedDue(ctx, 10)
+		_, err = b.gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
 		got, err = b.gw.UnmatchedReceipt(ctx, dup.ID)
 		require.NoError(t, err)

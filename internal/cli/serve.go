@@ -157,7 +157,7 @@ func (a *app) serve(ctx context.Context) error {
 		// (the gateway spaces the readings and runs them on one node).
 		{Name: "psp-reconcile", Run: gw.ReconcileReceived},
 		// A PSP that lists its sent payouts settles many of them per call.
-		{Name: "psp-sent-reading", Run: gw.ReadSent},
+		{Name: "psp-sent-reading", Run: gw.Transfers().ReadSent},
 		// Cobs left behind by a crash are withdrawn.
 		{Name: "psp-orphan-cobs", Run: gw.SweepOrphanCobs},
 		// Recurrences: each cycle's charge, retries, approvals left
@@ -170,7 +170,7 @@ func (a *app) serve(ctx context.Context) error {
 	wg.Add(6)
 	// Payouts, refunds and the returns of money that matched no open
 	// charge go to the PSP as they are committed, many at once.
-	go func() { defer wg.Done(); gw.RunSender(jobsCtx, interval) }()
+	go func() { defer wg.Done(); gw.Transfers().Run(jobsCtx, interval) }()
 	go func() {
 		defer wg.Done()
 		a.startPSP(jobsCtx, psp, pspStartRetry)

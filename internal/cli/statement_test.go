@@ -85,7 +85,7 @@ func TestStatement(t *testing.T) {
 		ext := "st-p"
 		po, _, err := gw.CreatePayout(ctx, c, &gateway.PayoutRequest{Amount: json.RawMessage("1.00"), Description: "x",
 			CallbackURL: "https://merchant.example.com/p", ExternalID: &ext,
-			CreditParty: &gateway.CreditParty{Name: "F", KeyType: "EMAIL", Key: "f@example.com"}}, "k1", []byte(`{}`))
+			CreditParty: &pix.CreditParty{Name: "F", KeyType: "EMAIL", Key: "f@example.com"}}, "k1", []byte(`{}`))
 		require.NoError(t, err)
 		to := time.Now().Add(time.Minute)
 		fromS, toS := from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano)

@@ -302,7 +302,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 		}
 		return ChargeResponse{}, false, err
 	}
-	dueCharger, canDue := s.Provider.(provider.DueCharger)
+	dueCharger, canDue := s.psp.(provider.DueCharger)
 	if due != nil && !canDue {
 		return ChargeResponse{}, false, pix.Errorf(pix.EUnprocessable, msgNoDueCharges)
 	}
@@ -320,8 +320,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 	// must not create a second cob: look for the earlier charge before
 	// that. A charge the provider only writes locally (a static BR Code)
 	// leaves nothing behind, so the insert's unique indexes find a replay.
-	remote := !s.caps.LocalCharges
-	if remote {
+	if s.cobs.lookFirst() {
 		prev, ok, err := find(s.db)
 		if err != nil {
 			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
@@ -335,16 +334,14 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
-	if remote {
-		// Committed before the PSP call: if this process dies before the
-		// charge is stored, the sweep withdraws the cob (orphan.go).
-		if err := s.db.InsertCobIntent(ctx, store.CobIntent{TxID: txid, ClientID: c.ID, CreatedAt: now, Due: due != nil}); err != nil {
-			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
-		}
+	// Committed before the PSP call: if this process dies before the
+	// charge is stored, the sweep withdraws the cob (orphan.go).
+	if err := s.cobs.intend(ctx, txid, c.ID, now, due != nil); err != nil {
+		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
 	expires := now.Add(s.ChargeTTL)
 	create := func(ctx context.Context) (string, error) {
-		return s.Provider.CreateCharge(ctx, provider.Charge{TxID: txid, Amount: amount, TTL: s.ChargeTTL,
+		return s.psp.CreateCharge(ctx, provider.Charge{TxID: txid, Amount: amount, TTL: s.ChargeTTL,
 			PayerName: r.Payer.Name, PayerDocument: r.Payer.Document, Question: r.PayerQuestion})
 	}
 	if due != nil {
@@ -370,30 +367,21 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
-	fee := min(c.CashinFee.Fee(amount), amount)
-	t := pix.Transaction{
-		ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashin, ExternalID: r.ExternalID, IdempotencyKey: r.IdempotencyKey, RequestHash: hash,
-		Status: pix.StatusPending, Amount: amount, Tax: fee, CreatedAt: now, ExpiresAt: expires,
-		TxID: txid, QRCode: code, CallbackURL: r.PostbackURL, Details: string(details), Due: due,
-	}
+	t := pix.NewCashIn(s.newUUID(), c, amount, txid, now, expires)
+	t.ExternalID, t.IdempotencyKey, t.RequestHash, t.QRCode = r.ExternalID, r.IdempotencyKey, hash, code
+	t.CallbackURL, t.Details, t.Due = r.PostbackURL, string(details), due
 	// The row is the whole change (no money moves until it is paid), so it
 	// is written by one autocommitted INSERT: one round trip. On a
 	// duplicate, PostgreSQL has waited for the other insert to commit, so
 	// the earlier charge is readable.
 	inserted, err := s.db.InsertTransaction(ctx, t)
+	// Without a stored charge (the write failed, or a concurrent
+	// duplicate won the insert) no charge exists to pay the cob for.
+	s.cobs.stored(ctx, txid, due != nil, err == nil && inserted)
 	if err != nil {
-		if remote {
-			s.withdrawCharge(ctx, txid, due != nil) // no charge exists to pay it for
-		}
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
-	if inserted && remote {
-		s.intentDone(ctx, txid)
-	}
 	if !inserted {
-		if remote {
-			s.withdrawCharge(ctx, txid, due != nil) // a concurrent duplicate won the insert
-		}
 		prev, ok, err := find(s.db)
 		if err == nil && !ok {
 			err = fmt.Errorf("charge %s conflicted with no visible row", t.ID)

@@ -143,7 +143,7 @@ func (s *Service) applyRecurrence(ctx context.Context, st provider.RecurrenceSta
 			by = pix.CancelledByPayer
 		}
 		var withdrawn []string
-		if rec, ok := s.Provider.(provider.Recurrer); ok {
+		if rec, ok := s.psp.(provider.Recurrer); ok {
 			if withdrawn, err = s.withdrawCycles(ctx, rec, r); err != nil {
 				return fmt.Errorf("withdraw cycles of %s: %w", r.ID, err)
 			}
@@ -201,7 +201,7 @@ const recurrenceCycles = "recurrence-cycles"
 // and asks the PSP for the retries failed debits are owed. limit bounds
 // each part; it returns how many cycle charges it created.
 func (s *Service) RunRecurrences(ctx context.Context, limit int) (int, error) {
-	rec, ok := s.Provider.(provider.Recurrer)
+	rec, ok := s.psp.(provider.Recurrer)
 	if !ok {
 		return 0, nil
 	}
@@ -314,10 +314,8 @@ func (s *Service) createCycle(ctx context.Context, rec provider.Recurrer, r pix.
 			if err != nil {
 				return err
 			}
-			t = pix.Transaction{ID: s.newUUID(), ClientID: r.ClientID, Type: pix.TypeCashin, RequestHash: "cycle",
-				Status: pix.StatusPending, Amount: r.Amount, Tax: min(c.CashinFee.Fee(r.Amount), r.Amount), CreatedAt: now,
-				ExpiresAt: pix.CycleExpiresAt(r.Retry, due, s.loc).UTC(), TxID: txid, CallbackURL: r.CallbackURL,
-				Details: string(details), RecurrenceID: r.ID}
+			t = pix.NewCashIn(s.newUUID(), c, r.Amount, txid, now, pix.CycleExpiresAt(r.Retry, due, s.loc).UTC())
+			t.RequestHash, t.CallbackURL, t.Details, t.RecurrenceID = "cycle", r.CallbackURL, string(details), r.ID
 			if err := tx.CreateTransaction(ctx, t); err != nil {
 				return err
 			}
@@ -401,7 +399,7 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 		return fmt.Errorf("cycle of %s: %w", t.ID, err)
 	}
 	for _, p := range st.Payments {
-		confirmed, err := s.Provider.ConfirmPayment(ctx, p.EndToEndID)
+		confirmed, err := s.psp.ConfirmPayment(ctx, p.EndToEndID)
 		if errors.Is(err, provider.ErrNotFound) {
 			continue
 		}
@@ -573,7 +571,7 @@ func (s *Service) expireCycle(ctx context.Context, t pix.Transaction) (bool, err
 // applies each, so that nothing waits on a webhook. One node reads at a
 // time, at most every RecurrenceEvery. limit is unused.
 func (s *Service) ReadRecurrences(ctx context.Context, _ int) (int, error) {
-	rec, ok := s.Provider.(provider.Recurrer)
+	rec, ok := s.psp.(provider.Recurrer)
 	if !ok {
 		return 0, nil
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/qr"
 	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/transfer"
 )
 
 // Environments a Service runs in.
@@ -103,9 +104,9 @@ type Service struct {
 	// Rand is the source of secrets, ids and txids.
 	Rand io.Reader
 	QR   *qr.Encoder
-	// Provider is the PSP; caps is what it can do.
-	Provider provider.Provider
-	caps     provider.Capabilities
+	// psp is the PSP; txidLen is the length of its charges' txids.
+	psp     provider.Provider
+	txidLen int
 	// ReconcileEvery spaces the readings of the PSP's received payments.
 	ReconcileEvery time.Duration
 	// retry holds when a PSP check that failed may be tried again.
@@ -123,11 +124,10 @@ type Service struct {
 	HoldUnmatched bool
 	// sweep spaces this node's looks for orphan cobs.
 	sweep *sweepClock
-	// kick wakes this node's sender (RunSender) when a transfer is committed.
-	kick chan struct{}
-	// payoutFinishes writes the payouts' finishes of the same moment
-	// together (finishPayouts).
-	payoutFinishes *store.Batch[payoutFinish, bool]
+	// cobs registers the charges' cobs at the provider.
+	cobs cobs
+	// transfers sends the payouts and refunds the use cases accept.
+	transfers *transfer.Engine
 	// loc is America/Sao_Paulo, whose calendar dates due terms and payments.
 	loc *time.Location
 	// clocks is the real time and this node's view of the sandbox
@@ -145,14 +145,21 @@ func New(c Config) (*Service, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	s := &Service{loc: loc, db: c.DB, Env: c.Env, ChargeTTL: c.ChargeTTL,
-		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, Provider: c.Provider, caps: c.Provider.Capabilities(), retry: &backoffs{},
+		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, psp: c.Provider, retry: &backoffs{},
 		ReconcileEvery: c.ReconcileEvery, CheckWebhookURL: c.CheckWebhookURL,
-		HoldUnmatched: c.HoldUnmatched, sweep: &sweepClock{}, kick: make(chan struct{}, 1)}
+		HoldUnmatched: c.HoldUnmatched, sweep: &sweepClock{}}
 	// The hooks are read through s: a test may replace them after New.
 	s.w = &outbox.Writer{DB: c.DB, Courier: c.Courier, Wake: c.Wake, Now: func() time.Time { return s.Now() },
 		Rand: readerFunc(func(p []byte) (int, error) { return s.Rand.Read(p) })}
 	s.clocks = &clock.Clients{DB: c.DB, Log: c.Log, Real: func() time.Time { return s.Now() }, Advancing: s.SandboxPayments, Loc: loc}
-	s.payoutFinishes = store.NewBatch(c.DB.GroupSlots(), 64, s.finishPayouts)
+	// What the provider is decides, here and once, how charges are
+	// registered and payouts sent.
+	caps := c.Provider.Capabilities()
+	s.txidLen, s.cobs = caps.TxIDLength, newCobs(s, caps.LocalCharges)
+	s.transfers, err = transfer.New(transfer.Config{DB: c.DB, Provider: c.Provider, Writer: s.w, Clocks: s.clocks, Log: c.Log})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	s.SendWebhook = c.SendWebhook
 	if s.ReconcileEvery <= 0 {
 		s.ReconcileEvery = DefaultReconcileEvery
@@ -168,6 +175,10 @@ func New(c Config) (*Service, error) {
 	}
 	return s, nil
 }
+
+// Transfers is the send engine of the payouts, refunds and returns this
+// Service accepts: the composition root runs it (Run, ReadSent).
+func (s *Service) Transfers() *transfer.Engine { return s.transfers }
 
 // Sandbox reports whether the Service runs in the sandbox environment.
 func (s *Service) Sandbox() bool { return s.Env == EnvSandbox }

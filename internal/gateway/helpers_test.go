@@ -29,7 +29,7 @@ func chargeRequestAmount(ext, amount string) *gateway.ChargeRequest {
 
 func payoutRequest(ext string) *gateway.PayoutRequest {
 	return &gateway.PayoutRequest{Amount: json.RawMessage("1.00"), Description: "x", CallbackURL: "https://merchant.example.com/p",
-		ExternalID: &ext, CreditParty: &gateway.CreditParty{Name: "F", KeyType: "EMAIL", Key: "f@example.com"}}
+		ExternalID: &ext, CreditParty: &pix.CreditParty{Name: "F", KeyType: "EMAIL", Key: "f@example.com"}}
 }
 
 // sandboxClient builds a sandbox gateway on db (payouts settle after

@@ -82,7 +82,7 @@ func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool, d
 			if err != nil {
 				return fmt.Errorf("client of charge %s: %w", t.ID, err)
 			}
-			tax = min(c.CashinFee.Fee(p.Amount), p.Amount)
+			tax = c.CashinFee.CashInFee(p.Amount)
 		}
 		if p.Amount != expected {
 			s.Log.WarnContext(ctx, "a payment's amount differs from what its charge asked; the amount received is credited",

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/ledger"
@@ -14,20 +12,13 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// CreditParty is a payout's beneficiary.
-type CreditParty struct {
-	Name    string `json:"name"`
-	KeyType string `json:"keyType"`
-	Key     string `json:"key"`
-}
-
 // PayoutRequest is the body of POST /api/v1/gateway/pix-payment.
 type PayoutRequest struct {
-	Amount      json.RawMessage `json:"amount"`
-	Description string          `json:"description"`
-	CreditParty *CreditParty    `json:"creditParty"`
-	CallbackURL string          `json:"callbackUrl"`
-	ExternalID  *string         `json:"external_id"`
+	Amount      json.RawMessage  `json:"amount"`
+	Description string           `json:"description"`
+	CreditParty *pix.CreditParty `json:"creditParty"`
+	CallbackURL string           `json:"callbackUrl"`
+	ExternalID  *string          `json:"external_id"`
 }
 
 // PayoutResponse is the 200 body of a created payout (and of its replays).
@@ -38,12 +29,6 @@ type PayoutResponse struct {
 	Amount        pix.Amount   `json:"amount"`
 	Tax           pix.Amount   `json:"tax"`
 	Status        pix.TxStatus `json:"status"`
-}
-
-// payoutDetails is what a payout keeps of its request besides money.
-type payoutDetails struct {
-	Description string      `json:"description"`
-	CreditParty CreditParty `json:"creditParty"`
 }
 
 // ValidIdempotencyKey reports whether an Idempotency-Key header value is
@@ -104,8 +89,8 @@ func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, 
 // Idempotency-Key header). Errors: EInvalid, EInvalidKey,
 // EInsufficientBalance, EIdempotencyMismatch.
 func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutRequest, idemKey string, body []byte) (PayoutResponse, bool, error) {
-	if !s.caps.Payouts {
-		return PayoutResponse{}, false, pix.Errorf(pix.EUnprocessable, "Payouts are not available with this provider")
+	if err := s.transfers.Available(pix.TransferPayout); err != nil {
+		return PayoutResponse{}, false, err
 	}
 	amount, err := s.validatePayout(r, idemKey)
 	if err != nil {
@@ -126,7 +111,7 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 
 	now := s.clocks.At(ctx)
 	tax := c.PayoutFee.Fee(amount)
-	d := payoutDetails{Description: r.Description, CreditParty: *r.CreditParty}
+	d := pix.PayoutDetails{Description: r.Description, CreditParty: *r.CreditParty}
 	details, err := json.Marshal(d)
 	if err != nil {
 		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
@@ -134,11 +119,9 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 	t := pix.Transaction{
 		ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashout, ExternalID: ext, IdempotencyKey: idemKey,
 		RequestHash: hash, Status: pix.StatusPending, Amount: amount, Tax: tax, CreatedAt: now,
-		SettleAt: now, CallbackURL: r.CallbackURL, Details: string(details), SendState: store.SendToSend,
+		SettleAt: now, CallbackURL: r.CallbackURL, Details: string(details), SendState: pix.SendToSend,
 	}
-	if s.caps.StatelessSends {
-		s.sendStateless(ctx, &t, d)
-	}
+	s.transfers.Accept(ctx, &t, d)
 	// One transaction, shared with the payouts created at the same moment
 	// (store.DB.CreatePayout). A duplicate fails the insert with
 	// ErrConflict (after waiting for the other request's transaction, whose
@@ -167,24 +150,8 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 	if err != nil {
 		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
 	}
-	s.Kick()
+	s.transfers.Kick()
 	return payoutResponse(t), false, nil
-}
-
-// sendStateless sends payout t as it is accepted, with a provider whose
-// sends change nothing (Capabilities.StatelessSends): t is then stored
-// already sent, to be read when the provider expects it to change, and
-// its claim and step to sent are never written. A send that fails leaves
-// t to the sender, as any payout.
-func (s *Service) sendStateless(ctx context.Context, t *pix.Transaction, d payoutDetails) {
-	st, err := s.Provider.Send(ctx, transferOf(*t, d))
-	if err != nil {
-		return
-	}
-	t.SendState, t.SettleAt = store.SendSent, t.CreatedAt
-	if !st.ReadAt.IsZero() && st.ReadAt.After(t.CreatedAt) {
-		t.SettleAt = st.ReadAt.UTC().Truncate(time.Millisecond)
-	}
 }
 
 // replayPayout answers a duplicate of prev, the earlier request found for
@@ -205,13 +172,4 @@ func payoutResponse(t pix.Transaction) PayoutResponse {
 		resp.ExternalID = &ext
 	}
 	return resp
-}
-
-func parsePayoutDetails(t pix.Transaction) (payoutDetails, error) {
-	var d payoutDetails
-	if err := json.Unmarshal([]byte(t.Details), &d); err != nil {
-		return d, fmt.Errorf("payout %s details: %w", t.ID, err)
-	}
-	d.CreditParty.KeyType = strings.ToUpper(d.CreditParty.KeyType)
-	return d, nil
 }

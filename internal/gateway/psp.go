@@ -8,14 +8,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/pixgate/pixgate/internal/brcode"
 	"github.com/pixgate/pixgate/internal/clock"
 	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/transfer"
 )
 
 // Timing of the work with a real PSP (docs/production.md, Moving real money).
@@ -29,25 +28,11 @@ const (
 	readOverlap = 2 * time.Minute
 	// firstReading is how far back the first reading ever looks.
 	firstReading = time.Hour
-	// pspCallTimeout bounds one call to the PSP, unless the provider says
-	// otherwise (provider.Capabilities.CallTimeout).
-	pspCallTimeout = 15 * time.Second
-	// pollFirst and pollMax bound the backoff between readings of a
-	// transfer's status, and between retries after an unknown outcome.
-	pollFirst = time.Second
-	pollMax   = 30 * time.Second
-	// maxRateWait bounds how long a transfer waits on a PSP's 429, whatever
-	// its Retry-After says.
-	maxRateWait = time.Minute
+	// pspCallTimeout bounds one call to the PSP.
+	pspCallTimeout = provider.DefaultCallTimeout
 	// expiryRetry spaces the attempts to cancel an expired charge at a PSP
 	// that did not answer.
 	expiryRetry = 30 * time.Second
-	// pspWorkers is how many payouts (or refunds) one node takes a step of
-	// at once. A step waits mostly on the PSP, so the send rate is about
-	// pspWorkers / the PSP's latency until the database or the CPU is the
-	// bound: 16 sent 104 payouts/s to a PSP taking 150 ms per call, against
-	// 1,927/s to one answering at once (docs/decisions.md).
-	pspWorkers = 512
 	// maxReported is the most payments one PSP webhook may report.
 	maxReported = 1000
 )
@@ -65,14 +50,14 @@ type ReportedPix struct {
 // newTxID returns a new txid of the provider's length, of [A-Za-z0-9].
 func (s *Service) newTxID() (string, error) {
 	var b strings.Builder
-	for b.Len() < s.caps.TxIDLength {
+	for b.Len() < s.txidLen {
 		id, err := brcode.NewTxID(s.Rand)
 		if err != nil {
 			return "", err
 		}
 		b.WriteString(id)
 	}
-	return b.String()[:s.caps.TxIDLength], nil
+	return b.String()[:s.txidLen], nil
 }
 
 // createAtProvider registers the charge txid at the PSP with create and
@@ -100,9 +85,9 @@ var errNoDueCharges = fmt.Errorf("%w: the provider has no charges with a due dat
 // date (due) through provider.DueCharger — and returns its payments.
 func (s *Service) chargePayments(ctx context.Context, txid string, due bool) ([]provider.Payment, error) {
 	if !due {
-		return s.Provider.ChargePayments(ctx, txid)
+		return s.psp.ChargePayments(ctx, txid)
 	}
-	dc, ok := s.Provider.(provider.DueCharger)
+	dc, ok := s.psp.(provider.DueCharger)
 	if !ok {
 		return nil, errNoDueCharges
 	}
@@ -114,9 +99,9 @@ func (s *Service) chargePayments(ctx context.Context, txid string, due bool) ([]
 // paid.
 func (s *Service) cancelAtProvider(ctx context.Context, txid string, due bool) error {
 	if !due {
-		return s.Provider.CancelCharge(ctx, txid)
+		return s.psp.CancelCharge(ctx, txid)
 	}
-	dc, ok := s.Provider.(provider.DueCharger)
+	dc, ok := s.psp.(provider.DueCharger)
 	if !ok {
 		return errNoDueCharges
 	}
@@ -174,7 +159,7 @@ func (s *Service) PSPReported(ctx context.Context, reported []ReportedPix) error
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
-		p, err := s.Provider.ConfirmPayment(cctx, r.EndToEndID)
+		p, err := s.psp.ConfirmPayment(cctx, r.EndToEndID)
 		cancel()
 		if errors.Is(err, provider.ErrNotFound) {
 			s.Log.WarnContext(ctx, "a PSP webhook reported a payment the PSP does not know; nothing moved", "end_to_end_id", r.EndToEndID)
@@ -188,65 +173,10 @@ func (s *Service) PSPReported(ctx context.Context, reported []ReportedPix) error
 			errs = append(errs, err)
 		}
 	}
-	if err := s.sendsReported(ctx, sends); err != nil {
+	if err := s.transfers.SendsReported(ctx, sends); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// sendsReported reads back the payouts whose sends (their ids at the PSP,
-// the payout's UUID without dashes) a webhook reported, and finishes each
-// one the PSP itself reports final, as a reading of the payout on its own
-// would: a payout finishes as soon as the PSP says so rather than at its
-// next reading. The report says nothing by itself: an id that names no
-// payout still waiting on the PSP is ignored, and what the PSP answers is
-// all that is written, guarded by the row as read.
-func (s *Service) sendsReported(ctx context.Context, sendIDs []string) error {
-	var ids []string
-	seen := make(map[string]bool, len(sendIDs))
-	for _, h := range sendIDs {
-		// A payout is sent under its UUID's 32 hex digits (provider.HexID),
-		// which uuid.Parse reads back.
-		u, err := uuid.Parse(h)
-		id, ok := u.String(), err == nil && len(h) == 32
-		if !ok {
-			s.Log.WarnContext(ctx, "a PSP webhook reported a send that is no payout's; ignored")
-			continue
-		}
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	rows, err := s.db.PendingPayouts(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("reported sends: %w", err)
-	}
-	_, err = eachN(ctx, pspWorkers, rows, func(t pix.Transaction) (int, error) {
-		tr, err := payoutTransfer(t)
-		if err != nil {
-			return 0, err
-		}
-		cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
-		st, err := s.Provider.Status(cctx, tr)
-		cancel()
-		if errors.Is(err, provider.ErrNotFound) {
-			s.Log.WarnContext(ctx, "a PSP webhook reported a send the PSP does not find; left to its readings", "payout", t.ID)
-			return 0, nil
-		}
-		if err != nil {
-			return 0, fmt.Errorf("read reported payout %s: %w", t.ID, err)
-		}
-		if st.Status != provider.Completed && st.Status != provider.Failed && st.Status != provider.Returned {
-			return 0, nil // still processing: read again on its schedule
-		}
-		it := sendItem{id: t.ID, state: t.SendState, settleAt: t.SettleAt, payout: t, transfer: tr}
-		return s.finishSend(ctx, it, store.SendStep{ID: t.ID, WasState: t.SendState, WasSettleAt: t.SettleAt}, st)
-	})
-	return err
 }
 
 // receiveConfirmed credits a payment the PSP itself reported (its list, its
@@ -289,9 +219,9 @@ func (s *Service) refundReported(ctx context.Context, charge pix.Transaction, rs
 			if err != nil {
 				return err
 			}
-			return s.finishRefund(ctx, tx, o, r, c, rs, now)
+			return s.transfers.FinishRefund(ctx, tx, o, r, c, rs, now)
 		})
-		if err != nil && !errors.Is(err, errChanged) {
+		if err != nil && !errors.Is(err, transfer.ErrChanged) {
 			return fmt.Errorf("settle reported refund %s: %w", r.ID, err)
 		}
 	}
@@ -311,7 +241,7 @@ func (s *Service) ReconcileReceived(ctx context.Context, _ int) (int, error) {
 		return 0, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.ReconcileEvery+pspCallTimeout)
-	pays, err := s.Provider.Received(cctx, from.Add(-readOverlap), now)
+	pays, err := s.psp.Received(cctx, from.Add(-readOverlap), now)
 	cancel()
 	if err != nil {
 		return 0, fmt.Errorf("read received payments: %w", err)
@@ -447,278 +377,6 @@ func (b *backoffs) done(key string) {
 	delete(b.next, key)
 }
 
-// sendItem is a payout, refund or return of an unmatched receipt due for
-// a step with the PSP.
-type sendItem struct {
-	refund    bool
-	unmatched bool // the return of an unmatched receipt
-	id        string
-	state     string
-	settleAt  time.Time
-	attempts  int
-	transfer  provider.Transfer
-	// chargeID, for a refund: the charge whose payment it returns (its
-	// end-to-end id is read at the step).
-	chargeID string
-	// clientID, for a refund: its client, whose clock it runs on.
-	clientID string
-	// stray: a row with no send state to take (see unschedule).
-	stray bool
-	// payout is the payout's row as read, when it is one: its finish is
-	// guarded by the row's send state, so it need not be read again.
-	payout pix.Transaction
-}
-
-// client is the id of the client whose transfer it is ("" for the return
-// of an unmatched receipt, which no client's clock times).
-func (it sendItem) client() string {
-	if it.payout.ClientID != "" {
-		return it.payout.ClientID
-	}
-	return it.clientID
-}
-
-// errChanged marks a step another node, or a report of the PSP, took
+// errChanged marks a change another node, or a report of the PSP, made
 // first: nothing to do.
-var errChanged = errors.New("changed concurrently")
-
-// errStillSent marks a transfer the PSP accepted but cannot find now: it
-// is never sent again, only read again later.
-var errStillSent = errors.New("the PSP accepted this transfer but does not find it now")
-
-// errSendRefused marks a transfer the PSP refused and does not know: final.
-var errSendRefused = errors.New("refused by the PSP")
-
-// unschedule stops the payout or refund of st (ID, Refund, WasState,
-// WasSettleAt), which has no send state (a version before every provider
-// shared the send path settled it in its own way), from being due again:
-// it is left for an operator rather than sent to whatever PSP runs now.
-func (s *Service) unschedule(ctx context.Context, st store.SendStep) error {
-	s.Log.WarnContext(ctx, "a transfer not sent through this PSP is left as it is", "id", st.ID, "refund", st.Refund)
-	st.State, st.Next = st.WasState, time.Time{}
-	_, err := s.stepSend(ctx, st)
-	return err
-}
-
-// advance takes one step of a transfer with the PSP. The step is claimed
-// first by a committed update that also moves a never-sent transfer to
-// "unknown": whatever happens to this process during the send, the next
-// step reads the PSP before it sends again. It returns 1 if the transfer
-// reached its final state. A step the PSP refused for its rate (429) did
-// nothing at the PSP: the transfer goes back to the state it was claimed
-// from, due after the PSP's wait, and the step is not counted among the
-// attempts that polling backs off on.
-func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
-	claimed := it.state
-	if claimed == store.SendToSend {
-		claimed = store.SendUnknown
-	}
-	// The hold outlasts the step's calls (twice their bound), so that no
-	// other node reads "unknown to the PSP" while a send is in flight.
-	stepTimeout := s.caps.CallTimeout
-	if stepTimeout <= 0 {
-		stepTimeout = pspCallTimeout
-	}
-	held := store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state, WasSettleAt: it.settleAt, Attempt: true}
-	if it.state != store.SendSent {
-		// A step that may send is claimed first (the claims of the same
-		// moment are one statement: store.DB.StepSendGrouped). A step that
-		// only reads a transfer the PSP accepted is not: two nodes reading
-		// it at once cost a call, and its outcome is written guarded by
-		// the row as read, so only one of them writes it.
-		// The claim holds the row rather than moving its settle_at, which
-		// the due-work index covers: on PostgreSQL it is then a HOT update.
-		now := s.now()
-		lease := now.Add(2 * stepTimeout)
-		ok, err := s.stepSend(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id, WasState: it.state,
-			WasSettleAt: it.settleAt, State: claimed, Hold: lease, Now: now})
-		if err != nil || !ok {
-			return 0, err // another node took this step
-		}
-		held.WasState, held.Held = claimed, lease
-	}
-	cctx, cancel := context.WithTimeout(ctx, stepTimeout)
-	st, err := s.exchange(cctx, it.state, it.transfer)
-	cancel()
-	delay := backoff(it.attempts + 1)
-	// kind names the transfer in logs (its key holds the id); noun in text.
-	kind, noun, refusal := "payout", "payout", "it fails"
-	switch {
-	case it.refund:
-		kind, noun = "refund", "refund"
-	case it.unmatched:
-		kind, noun, refusal = "unmatched_receipt", "return of an unmatched receipt", "it is held for an operator"
-	}
-	switch {
-	case errors.Is(err, provider.ErrRateLimited):
-		// Every call of the step before the 429 was a read or a refused
-		// PUT, so the claimed-from state is still true; a never-sent
-		// transfer is then sent without a GET first.
-		wait := rateLimitWait(err)
-		s.Log.InfoContext(ctx, "the PSP limited its rate; the "+noun+" waits and is taken up again", kind, it.id, "retry_after", wait.String())
-		held.State, held.Next, held.Attempt = it.state, s.clocks.At(ctx).Add(wait), false
-		_, err := s.stepSend(ctx, held)
-		return 0, err
-	case errors.Is(err, errSendRefused):
-		s.Log.WarnContext(ctx, "the PSP refused a "+noun+"; "+refusal, kind, it.id, "error", err.Error())
-		return s.finishSend(ctx, it, held, provider.TransferState{ID: it.id, Status: provider.Failed})
-	case errors.Is(err, errStillSent):
-		s.Log.WarnContext(ctx, "the PSP does not find a "+noun+" it accepted; reading it again later", kind, it.id)
-		held.State, held.Next = store.SendSent, s.clocks.At(ctx).Add(pollMax)
-		_, err := s.stepSend(ctx, held)
-		return 0, err
-	case err != nil:
-		s.Log.WarnContext(ctx, "the outcome of a "+noun+" at the PSP is unknown; its status is read before any resend",
-			kind, it.id, "error", err.Error())
-		// A transfer the PSP accepted stays accepted: it is read again,
-		// never sent.
-		held.State, held.Next = store.SendUnknown, s.clocks.At(ctx).Add(delay)
-		if it.state == store.SendSent {
-			held.State = store.SendSent
-		}
-		_, err := s.stepSend(ctx, held)
-		return 0, err
-	case st.Status == provider.Completed || st.Status == provider.Failed || st.Status == provider.Returned:
-		return s.finishSend(ctx, it, held, st)
-	}
-	if _, lists := s.Provider.(provider.SentLister); lists && !it.refund && !it.unmatched {
-		// The list of sent payouts (ReadSent) will usually settle it first.
-		delay = max(delay, listedFirstRead)
-	}
-	held.State, held.Next, held.EndToEndID = store.SendSent, s.nextRead(ctx, st, delay), st.EndToEndID
-	_, err = s.stepSend(ctx, held)
-	return 0, err
-}
-
-// exchange is the PSP side of one step from state: send a transfer never
-// sent; read one whose send's outcome is unknown, and send it only if the
-// PSP does not know it; read one the PSP accepted.
-func (s *Service) exchange(ctx context.Context, state string, t provider.Transfer) (provider.TransferState, error) {
-	switch state {
-	case store.SendToSend:
-		return s.send(ctx, t)
-	case store.SendUnknown:
-		st, err := s.Provider.Status(ctx, t)
-		if errors.Is(err, provider.ErrNotFound) {
-			return s.send(ctx, t)
-		}
-		return st, err
-	}
-	st, err := s.Provider.Status(ctx, t)
-	if errors.Is(err, provider.ErrNotFound) {
-		return st, errStillSent
-	}
-	return st, err
-}
-
-// send sends t. A refusal is final only if the PSP does not know t: the
-// API Pix also refuses a reused devolução id, which a resend after a lost
-// answer would be.
-func (s *Service) send(ctx context.Context, t provider.Transfer) (provider.TransferState, error) {
-	st, err := s.Provider.Send(ctx, t)
-	if !errors.Is(err, provider.ErrRejected) && !errors.Is(err, provider.ErrUnsupported) {
-		return st, err
-	}
-	known, serr := s.Provider.Status(ctx, t)
-	if errors.Is(serr, provider.ErrNotFound) {
-		return provider.TransferState{}, fmt.Errorf("%w: %w", errSendRefused, err)
-	}
-	return known, serr
-}
-
-// stepSend applies one guarded step in a transaction of its own.
-func (s *Service) stepSend(ctx context.Context, st store.SendStep) (bool, error) {
-	ok, err := s.db.StepSendGrouped(ctx, st)
-	if err != nil {
-		return false, fmt.Errorf("send step: %w", err)
-	}
-	return ok, nil
-}
-
-// finishSend records the final state st of a transfer held by this node
-// (held) in one transaction: the step, the status, the posting and the
-// event; it returns 1 if it moved the transfer's status. If the hold was
-// lost, nothing is written. A payout the PSP reports completed but due to
-// change (st.ReadAt: it will be returned) is PAID and stays sent, to be
-// read again then.
-func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendStep, st provider.TransferState) (int, error) {
-	now := s.clocks.At(ctx)
-	step := held
-	step.State, step.Next, step.EndToEndID = store.SendDone, time.Time{}, st.EndToEndID
-	if !it.refund && !it.unmatched && st.Status == provider.Completed && !st.ReadAt.IsZero() {
-		step.State, step.Next = store.SendSent, s.nextRead(ctx, st, pollMax)
-	}
-	if !it.refund && !it.unmatched {
-		t := it.payout
-		if t.ID == "" {
-			var err error
-			if t, err = s.db.TransactionByID(ctx, it.id); err != nil {
-				return 0, fmt.Errorf("finish %s: %w", it.id, err)
-			}
-		}
-		ok, err := s.payoutFinishes.Do(ctx, payoutFinish{t: t, step: step, st: st})
-		if err != nil || !ok {
-			return 0, err // not applied: another node or step finished it
-		}
-		return 1, nil
-	}
-	err := s.w.WriteGrouped(ctx, func(tx *store.Tx, o *outbox.Events) error {
-		ok, err := tx.StepSend(ctx, step)
-		if err != nil || !ok {
-			return errors.Join(err, errChanged)
-		}
-		if it.unmatched {
-			return s.finishUnmatched(ctx, tx, it.id, st, now)
-		}
-		r, err := tx.RefundForUpdate(ctx, it.id)
-		if err != nil {
-			return err
-		}
-		charge, err := tx.TransactionForUpdate(ctx, r.ClientID, r.TransactionID)
-		if err != nil {
-			return err
-		}
-		return s.finishRefund(ctx, tx, o, r, charge, st, now)
-	})
-	if errors.Is(err, errChanged) {
-		return 0, nil // another node or the PSP's webhook finished it
-	}
-	if err != nil {
-		return 0, fmt.Errorf("finish %s: %w", it.id, err)
-	}
-	return 1, nil
-}
-
-// nextRead is when a transfer the PSP left st is read again: when the
-// PSP expects it to change, if it said, else after wait.
-func (s *Service) nextRead(ctx context.Context, st provider.TransferState, wait time.Duration) time.Time {
-	now := s.clocks.At(ctx)
-	if st.ReadAt.IsZero() {
-		return now.Add(wait)
-	}
-	at := st.ReadAt.UTC().Truncate(time.Millisecond)
-	if at.Before(now) {
-		return now
-	}
-	return at
-}
-
-// rateLimitWait is how long a transfer waits after the PSP's 429 err: the
-// PSP's Retry-After (pollFirst when it gave none), at most maxRateWait.
-func rateLimitWait(err error) time.Duration {
-	d, _ := provider.RetryAfter(err)
-	if d <= 0 {
-		d = pollFirst
-	}
-	return min(d, maxRateWait)
-}
-
-// backoff is the wait before the n-th reading of a transfer (n ≥ 1):
-// pollFirst, doubling, at most pollMax.
-func backoff(n int) time.Duration {
-	d := pollFirst
-	for i := 1; i < n && d < pollMax; i++ {
-		d *= 2
-	}
-	return min(d, pollMax)
-}
+var errChanged = transfer.ErrChanged

@@ -228,8 +228,15 @@ func newPSPFixture(t *testing.T, open testkit.Opener) *pspFixture {
 // node returns another gateway process on the same database and PSP.
 func (f *pspFixture) node(t *testing.T) *gateway.Service {
 	t.Helper()
+	return f.nodeWith(t, f.psp)
+}
+
+// nodeWith returns another gateway process on the same database, with p
+// as its PSP.
+func (f *pspFixture) nodeWith(t *testing.T, p provider.Provider) *gateway.Service {
+	t.Helper()
 	gw, err := gateway.New(gateway.Config{DB: f.db, Env: "production", ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
-		Provider: f.psp, Now: f.clock.Now, ReconcileEvery: 20 * time.Second})
+		Provider: p, Now: f.clock.Now, ReconcileEvery: 20 * time.Second})
 	require.NoError(t, err)
 	return gw
 }
@@ -264,9 +271,9 @@ func (f *pspFixture) status(t *testing.T, id string) pix.Transaction {
 func (f *pspFixture) settle(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := f.gw.SettleDue(ctx, 100)
+	_, err := f.gw.Transfers().StepDue(ctx, pix.TransferPayout, 100)
 	require.NoError(t, err)
-	_, err = f.gw.SettleRefundsDue(ctx, 100)
+	_, err = f.gw.Transfers().StepDue(ctx, pix.TransferRefund, 100)
 	require.NoError(t, err)
 }
 
@@ -576,19 +583,19 @@ func TestPSPPayoutNodeDiesDuringSend(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_, _ = f.gw.SettleDue(ctx, 10) // the dying node
+			_, _ = f.gw.Transfers().StepDue(ctx, pix.TransferPayout, 10) // the dying node
 		}()
 		<-blocked
 		// The hold is taken: another node finds nothing to do.
 		other := f.node(t)
-		_, err := other.SettleDue(context.Background(), 10)
+		_, err := other.Transfers().StepDue(context.Background(), pix.TransferPayout, 10)
 		require.NoError(t, err)
 		require.Equal(t, []string{"send " + id}, f.psp.callLog())
 		die()
 		<-done
 
 		f.clock.Advance(2 * time.Minute)
-		_, err = other.SettleDue(context.Background(), 10)
+		_, err = other.Transfers().StepDue(context.Background(), pix.TransferPayout, 10)
 		require.NoError(t, err)
 		require.Equal(t, []string{"send " + id, "status " + id, "send " + id}, f.psp.callLog())
 		require.Equal(t, 1, f.psp.sent(id))
@@ -683,7 +690,7 @@ func TestPSPSentListSettlesPayouts(t *testing.T) {
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		f := payoutFixture(t, open)
 		lp := &listingPSP{scriptedPSP: f.psp}
-		f.gw.Provider = lp
+		f.gw = f.nodeWith(t, lp)
 		ctx := context.Background()
 		var ids []string
 		for i := range 5 {
@@ -695,7 +702,7 @@ func TestPSPSentListSettlesPayouts(t *testing.T) {
 		}
 		f.psp.finish(ids[3], provider.Failed)
 		f.clock.Advance(time.Second)
-		n, err := f.gw.ReadSent(ctx, 0)
+		n, err := f.gw.Transfers().ReadSent(ctx, 0)
 		require.NoError(t, err)
 		require.Equal(t, 4, n)
 		for i, id := range ids {
@@ -705,14 +712,14 @@ func TestPSPSentListSettlesPayouts(t *testing.T) {
 		for _, c := range f.psp.callLog() {
 			require.NotContains(t, c, "status ", "no payout was read on its own: %v", f.psp.callLog())
 		}
-		n, err = f.gw.ReadSent(ctx, 0)
+		n, err = f.gw.Transfers().ReadSent(ctx, 0)
 		require.NoError(t, err)
 		require.Zero(t, n, "one reading per interval")
 		require.Equal(t, 1, lp.listings)
 
 		// The next reading settles nothing twice.
 		f.clock.Advance(time.Second)
-		n, err = f.gw.ReadSent(ctx, 0)
+		n, err = f.gw.Transfers().ReadSent(ctx, 0)
 		require.NoError(t, err)
 		require.Zero(t, n)
 		// The payout the list left processing is read on its own once due.

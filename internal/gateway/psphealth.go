@@ -7,7 +7,7 @@ import "github.com/pixgate/pixgate/internal/provider"
 // operators' overview; ok is false when the provider calls no PSP (the
 // simulated network of the sandbox).
 func (s *Service) PSPHealth() (h provider.Health, ok bool) {
-	r, ok := s.Provider.(provider.HealthReporter)
+	r, ok := s.psp.(provider.HealthReporter)
 	if !ok {
 		return provider.Health{}, false
 	}

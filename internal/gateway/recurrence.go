@@ -133,7 +133,7 @@ func RecurrenceViewOf(r pix.Recurrence, cycles []pix.CycleCharge) RecurrenceView
 // recurrer is the provider's recurrences, or the 422 of a provider
 // without them.
 func (s *Service) recurrer() (provider.Recurrer, error) {
-	rec, ok := s.Provider.(provider.Recurrer)
+	rec, ok := s.psp.(provider.Recurrer)
 	if !ok {
 		return nil, pix.Errorf(pix.EUnprocessable, msgNoRecurrences)
 	}
@@ -184,7 +184,6 @@ func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.Rec
 		Schedule: terms.Schedule, Amount: terms.Amount, Retry: terms.Retry, FirstPayment: terms.FirstPayment,
 		CallbackURL: r.PostbackURL, NextDue: terms.Schedule.Start, CreatedAt: now, UpdatedAt: now}
 	var first pix.Transaction
-	remote := !s.caps.LocalCharges
 	if terms.FirstPayment > 0 {
 		txid, err := s.newTxID()
 		if err != nil {
@@ -197,15 +196,12 @@ func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.Rec
 		if err != nil {
 			return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
 		}
-		first = pix.Transaction{ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashin, RequestHash: hash, Status: pix.StatusPending,
-			Amount: terms.FirstPayment, Tax: min(c.CashinFee.Fee(terms.FirstPayment), terms.FirstPayment), CreatedAt: now,
-			ExpiresAt: now.Add(s.ChargeTTL), TxID: txid, CallbackURL: r.PostbackURL, Details: string(details), RecurrenceID: row.ID}
+		first = pix.NewCashIn(s.newUUID(), c, terms.FirstPayment, txid, now, now.Add(s.ChargeTTL))
+		first.RequestHash, first.CallbackURL, first.Details, first.RecurrenceID = hash, r.PostbackURL, string(details), row.ID
 		row.FirstPaymentID = first.ID
-		if remote {
-			// As a charge's: a first payment's cob left by a crash is withdrawn.
-			if err := s.db.InsertCobIntent(ctx, store.CobIntent{TxID: txid, ClientID: c.ID, CreatedAt: now}); err != nil {
-				return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
-			}
+		// As a charge's: a first payment's cob left by a crash is withdrawn.
+		if err := s.cobs.intend(ctx, txid, c.ID, now, false); err != nil {
+			return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
 		}
 	}
 	created, err := rec.CreateRecurrence(ctx, provider.Recurrence{Payer: terms.Payer, Contract: terms.Contract,
@@ -253,8 +249,8 @@ func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.Rec
 		}
 		return s.replayRecurrence(prev, hash, r.ExternalID)
 	}
-	if first.TxID != "" && remote {
-		s.intentDone(ctx, first.TxID)
+	if first.TxID != "" {
+		s.cobs.stored(ctx, first.TxID, false, true)
 	}
 	resp, err := s.recurrenceCreated(row)
 	return resp, false, err
@@ -269,8 +265,8 @@ func (s *Service) withdrawRecurrence(ctx context.Context, rec provider.Recurrer,
 	if err := rec.CancelRecurrence(cctx, pspID); err != nil {
 		s.Log.WarnContext(ctx, "could not withdraw a recurrence no row holds; it expires unanswered", "psp_id", pspID, "error", err.Error())
 	}
-	if firstTxID != "" && !s.caps.LocalCharges {
-		s.withdrawCharge(ctx, firstTxID, false)
+	if firstTxID != "" {
+		s.cobs.stored(ctx, firstTxID, false, false)
 	}
 }
 

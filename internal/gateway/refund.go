@@ -9,9 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/ledger"
-	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
-	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -92,7 +90,7 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundReque
 
 	now := s.clocks.At(ctx)
 	ref := pix.Refund{ID: s.newUUID(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: idemKey, RequestHash: hash,
-		Status: pix.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: now, SendState: store.SendToSend}
+		Status: pix.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: now, SendState: pix.SendToSend}
 	var prev pix.Refund
 	inserted := false
 	err = s.db.Write(ctx, func(tx *store.Tx) error {
@@ -146,7 +144,7 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundReque
 	if !inserted {
 		return replayRefund(prev, hash)
 	}
-	s.Kick()
+	s.transfers.Kick()
 	return refundResponse(ref), false, nil
 }
 
@@ -200,36 +198,4 @@ func refundView(r pix.Refund) RefundView {
 		v.SettledAt = &at
 	}
 	return v
-}
-
-// finishRefund applies the final state st of refund r of charge (locked by
-// tx): completed (the charge's refunded_amount grows, REFUNDED once whole,
-// pix.refund.completed) or failed (funds back, pix.refund.failed). It
-// returns errChanged if r was finished meanwhile.
-func (s *Service) finishRefund(ctx context.Context, tx *store.Tx, o *outbox.Events, r pix.Refund, charge pix.Transaction,
-	st provider.TransferState, now time.Time) error {
-	status, event := pix.RefundCompleted, pix.EventRefundCompleted
-	posting := ledger.RefundCompleted(r.Amount)
-	settled := r.Amount
-	if st.Status == provider.Failed {
-		status, event, posting, settled = pix.RefundFailed, pix.EventRefundFailed, ledger.RefundFailed(r.Amount), 0
-	}
-	ok, err := tx.FinishRefundSend(ctx, r.ID, status, now, st.EndToEndID)
-	if err != nil || !ok {
-		return errors.Join(err, errChanged)
-	}
-	if err := tx.AddRefundPending(ctx, charge.ID, -r.Amount, settled); err != nil {
-		return err
-	}
-	if err := tx.Post(ctx, s.w.OrderedID(), r.ClientID, r.ID, posting, now); err != nil {
-		return err
-	}
-	charge.RefundedAmount += settled
-	if charge.RefundedAmount >= charge.Refundable() && charge.Status == pix.StatusPaid {
-		if err := tx.SetStatus(ctx, charge.ID, pix.StatusRefunded); err != nil {
-			return err
-		}
-		charge.Status = pix.StatusRefunded
-	}
-	return s.w.Emit(ctx, tx, o, charge, event, charge.Status, r.Amount, 0, r.ID, now)
 }

@@ -13,7 +13,7 @@ import (
 // sandbox environment, with a provider whose payers do (provider.Payer).
 // With a real PSP only real payers pay.
 func (s *Service) SandboxPayments() bool {
-	_, ok := s.Provider.(provider.Payer)
+	_, ok := s.psp.(provider.Payer)
 	return s.Sandbox() && ok
 }
 
@@ -42,7 +42,7 @@ const (
 // ENotFound (the provider's payers do not pay on request, or no such
 // charge), EUnprocessable (the charge can no longer be paid).
 func (s *Service) SandboxPayOn(ctx context.Context, charge pix.Transaction, day pix.Date) (pix.Transaction, error) {
-	payer, ok := s.Provider.(provider.Payer)
+	payer, ok := s.psp.(provider.Payer)
 	if !ok {
 		// The routes exist only where SandboxPayments; this guards a future one.
 		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
@@ -90,7 +90,7 @@ func (s *Service) SandboxPayOn(ctx context.Context, charge pix.Transaction, day 
 	if err != nil {
 		return pix.Transaction{}, fmt.Errorf("sandbox pay: %w", err)
 	}
-	confirmed, err := s.Provider.ConfirmPayment(ctx, p.EndToEndID)
+	confirmed, err := s.psp.ConfirmPayment(ctx, p.EndToEndID)
 	if err != nil {
 		return pix.Transaction{}, fmt.Errorf("sandbox pay: confirm: %w", err)
 	}

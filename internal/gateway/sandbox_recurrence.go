@@ -30,21 +30,24 @@ func (s *Service) SandboxRecurrence(ctx context.Context, c pix.Client, id, actio
 	if err != nil {
 		return RecurrenceView{}, err
 	}
-	st := provider.RecurrenceState{ID: r.PSPID}
+	payer, ok := s.psp.(provider.RecurrencePayer)
+	if !ok {
+		return RecurrenceView{}, pix.Errorf(pix.ENotFound, msgRecurrenceNotFound)
+	}
+	var answer func() (provider.RecurrenceState, error)
 	switch action {
 	case SandboxApprove, SandboxReject:
 		if r.Status != pix.RecurrenceCreated {
 			return RecurrenceView{}, pix.Errorf(pix.EUnprocessable, "Recurrence is %s and can no longer be answered", r.Status)
 		}
-		st.Status = pix.RecurrenceRejected
-		if action == SandboxApprove {
-			st.Status = pix.RecurrenceApproved
+		answer = func() (provider.RecurrenceState, error) {
+			return payer.AnswerRecurrence(ctx, r.PSPID, action == SandboxApprove)
 		}
 	case SandboxCancelByPayer:
 		if r.Status != pix.RecurrenceApproved {
 			return RecurrenceView{}, pix.Errorf(pix.EUnprocessable, "Recurrence is %s and cannot be cancelled by the payer", r.Status)
 		}
-		st.Status, st.CancelledBy = pix.RecurrenceCancelled, pix.CancelledByPayer
+		answer = func() (provider.RecurrenceState, error) { return payer.CancelRecurrenceAsPayer(ctx, r.PSPID) }
 	default:
 		return RecurrenceView{}, pix.Errorf(pix.ENotFound, "Not found")
 	}
@@ -59,6 +62,10 @@ func (s *Service) SandboxRecurrence(ctx context.Context, c pix.Client, id, actio
 				return RecurrenceView{}, err
 			}
 		}
+	}
+	st, err := answer()
+	if err != nil {
+		return RecurrenceView{}, fmt.Errorf("sandbox %s of %s: %w", action, r.ID, err)
 	}
 	if err := s.applyRecurrence(ctx, st); err != nil {
 		return RecurrenceView{}, err
@@ -123,10 +130,14 @@ func (s *Service) SandboxFailCharge(ctx context.Context, c pix.Client, paymentID
 	if t.Status != pix.StatusPending {
 		return pix.Transaction{}, pix.Errorf(pix.EUnprocessable, "Charge is %s and has no debit to fail", t.Status)
 	}
+	payer, ok := s.psp.(provider.RecurrencePayer)
+	if !ok {
+		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+	}
 	// Every earlier debit of a PENDING cycle charge failed; this one too.
-	st := provider.CycleState{TxID: t.TxID, DueDate: cy.DueDate, Status: provider.CyclePending}
-	for i := 0; i <= cy.Attempts; i++ {
-		st.Attempts = append(st.Attempts, provider.Attempt{Status: provider.AttemptFailed, Retry: i > 0})
+	st, err := payer.FailDebit(ctx, t.TxID, cy.DueDate, cy.Attempts)
+	if err != nil {
+		return pix.Transaction{}, fmt.Errorf("sandbox fail-debit of %s: %w", t.ID, err)
 	}
 	if err := s.applyCycle(ctx, st); err != nil {
 		return pix.Transaction{}, err

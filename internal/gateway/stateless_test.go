@@ -13,7 +13,6 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
-	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
@@ -48,22 +47,22 @@ func TestStatelessSendsStoreThePayoutSent(t *testing.T) {
 		require.NoError(t, err)
 		p, err := db.TransactionByID(ctx, resp.TransactionID)
 		require.NoError(t, err)
-		require.Equal(t, store.SendSent, p.SendState)
+		require.Equal(t, pix.SendSent, p.SendState)
 		require.Equal(t, p.CreatedAt.Add(2*time.Second), p.SettleAt)
 		require.Zero(t, p.SendAttempts)
 
 		// Nothing to do before the delay; then read and PAID.
-		n, err := gw.SettleDue(ctx, 100)
+		n, err := gw.Transfers().StepDue(ctx, pix.TransferPayout, 100)
 		require.NoError(t, err)
 		require.Zero(t, n)
 		clock.Advance(2 * time.Second)
-		n, err = gw.SettleDue(ctx, 100)
+		n, err = gw.Transfers().StepDue(ctx, pix.TransferPayout, 100)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		p, err = db.TransactionByID(ctx, resp.TransactionID)
 		require.NoError(t, err)
 		require.Equal(t, pix.StatusPaid, p.Status)
-		require.Equal(t, store.SendDone, p.SendState)
+		require.Equal(t, pix.SendDone, p.SendState)
 		require.NoError(t, db.CheckLedger(ctx))
 	})
 }

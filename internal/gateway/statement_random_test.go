@@ -122,11 +122,11 @@ func runStatementRandom(t *testing.T, open testkit.Opener, seed uint64) {
 	go func() {
 		defer background.Done()
 		for {
-			if _, err := s.SettleDue(ctx, 100); err != nil {
+			if _, err := s.Transfers().StepDue(ctx, pix.TransferPayout, 100); err != nil {
 				errs <- fmt.Errorf("settle payouts: %w", err)
 				return
 			}
-			if _, err := s.SettleRefundsDue(ctx, 100); err != nil {
+			if _, err := s.Transfers().StepDue(ctx, pix.TransferRefund, 100); err != nil {
 				errs <- fmt.Errorf("settle refunds: %w", err)
 				return
 			}
@@ -164,9 +164,9 @@ func runStatementRandom(t *testing.T, open testkit.Opener, seed uint64) {
 	// PayoutDelay after completing).
 	for idle := 0; idle < 3; {
 		time.Sleep(5 * time.Millisecond)
-		n, err := s.SettleDue(ctx, 100)
+		n, err := s.Transfers().StepDue(ctx, pix.TransferPayout, 100)
 		require.NoError(t, err)
-		m, err := s.SettleRefundsDue(ctx, 100)
+		m, err := s.Transfers().StepDue(ctx, pix.TransferRefund, 100)
 		require.NoError(t, err)
 		if n+m == 0 {
 			idle++
@@ -271,7 +271,7 @@ func randomAction(ctx context.Context, s *gateway.Service, rc *randomClient, r *
 		}
 		ext := "p-" + tag
 		req := &gateway.PayoutRequest{Amount: cents(amount), Description: "x", CallbackURL: "https://merchant.example.com/p",
-			ExternalID: &ext, CreditParty: &gateway.CreditParty{Name: "F", KeyType: "EMAIL", Key: key}}
+			ExternalID: &ext, CreditParty: &pix.CreditParty{Name: "F", KeyType: "EMAIL", Key: key}}
 		po, _, err := s.CreatePayout(ctx, rc.c, req, "", []byte(`{}`))
 		if pix.ErrorCode(err) == pix.EInsufficientBalance {
 			rc.add("")

@@ -12,14 +12,11 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/transfer"
 )
 
 // UnmatchedReceipt is money the PSP confirmed that no open charge takes.
 type UnmatchedReceipt = store.UnmatchedReceipt
-
-// returnDescription is the text the payer's bank shows with the return of
-// money that matched no open charge (descricao of the devolução).
-const returnDescription = "Devolucao de Pix sem cobranca em aberto"
 
 // recordUnmatched records payment p, which no open charge takes, as an
 // unmatched receipt inside tx: its amount goes from the PIX network into
@@ -38,7 +35,7 @@ func (s *Service) recordUnmatched(ctx context.Context, tx *store.Tx, p provider.
 	}
 	action := "held for an operator"
 	if !s.HoldUnmatched {
-		u.Status, u.ReturnID, u.SendState, u.SettleAt = store.UnmatchedReturning, s.newUUID(), store.SendToSend, now
+		u.Status, u.ReturnID, u.SendState, u.SettleAt = store.UnmatchedReturning, s.newUUID(), pix.SendToSend, now
 		action = "returning it to the payer"
 	}
 	// The end-to-end id is the PSP's as it confirmed it: a form this code
@@ -102,7 +99,7 @@ func (s *Service) ReturnUnmatched(ctx context.Context, id string) (UnmatchedRece
 		if err != nil || !ok {
 			return errors.Join(err, errChanged)
 		}
-		u.Status, u.ReturnID, u.ReturnError, u.SendState, u.SettleAt = store.UnmatchedReturning, returnID, "", store.SendToSend, now
+		u.Status, u.ReturnID, u.ReturnError, u.SendState, u.SettleAt = store.UnmatchedReturning, returnID, "", pix.SendToSend, now
 		out = u
 		return nil
 	})
@@ -113,30 +110,6 @@ func (s *Service) ReturnUnmatched(ctx context.Context, id string) (UnmatchedRece
 		return UnmatchedReceipt{}, fmt.Errorf("return unmatched receipt: %w", err)
 	}
 	return out, nil
-}
-
-// finishUnmatched applies the final state st of the return of unmatched
-// receipt id inside tx: returned (suspense → PIX network) or failed (held
-// again for an operator, the money still in suspense). It returns
-// errChanged if the return was finished meanwhile.
-func (s *Service) finishUnmatched(ctx context.Context, tx *store.Tx, id string, st provider.TransferState, now time.Time) error {
-	u, err := tx.UnmatchedForUpdate(ctx, id)
-	if err != nil {
-		return err
-	}
-	if st.Status == provider.Failed {
-		ok, err := tx.FinishUnmatchedReturn(ctx, id, now, "", "the PSP did not complete the return")
-		if err != nil || !ok {
-			return errors.Join(err, errChanged)
-		}
-		s.Log.ErrorContext(ctx, "the return of an unmatched receipt failed; it is held for an operator", "unmatched_receipt", id)
-		return nil
-	}
-	ok, err := tx.FinishUnmatchedReturn(ctx, id, now, st.EndToEndID, "")
-	if err != nil || !ok {
-		return errors.Join(err, errChanged)
-	}
-	return tx.Post(ctx, s.w.OrderedID(), store.HouseID, u.ID, ledger.UnmatchedReturned(u.Amount), now)
 }
 
 // unmatchedReported settles the return of the unmatched receipt of payment
@@ -160,8 +133,8 @@ func (s *Service) unmatchedReported(ctx context.Context, p provider.Payment) err
 			continue
 		}
 		now := s.now()
-		err := s.w.Write(ctx, func(tx *store.Tx, _ *outbox.Events) error { return s.finishUnmatched(ctx, tx, u.ID, rs, now) })
-		if err != nil && !errors.Is(err, errChanged) {
+		err := s.w.Write(ctx, func(tx *store.Tx, _ *outbox.Events) error { return s.transfers.FinishReturn(ctx, tx, u.ID, rs, now) })
+		if err != nil && !errors.Is(err, transfer.ErrChanged) {
 			return fmt.Errorf("settle reported return of %s: %w", u.ID, err)
 		}
 	}

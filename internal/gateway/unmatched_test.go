@@ -181,17 +181,17 @@ func TestPSPUnmatchedReturned(t *testing.T) {
 		// The first send's answer is lost after the PSP accepted it: the
 		// next step reads it and never sends it again.
 		f.psp.set(func(p *scriptedPSP) { p.fault = "commit-then-fail" })
-		_, err = f.gw.ReturnUnmatchedDue(ctx, 10)
+		_, err = f.gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
 		f.clock.Advance(time.Minute)
-		_, err = f.gw.ReturnUnmatchedDue(ctx, 10)
+		_, err = f.gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
 		for _, u := range held {
 			require.Equal(t, 1, f.psp.sent(u.ReturnID), "return %s sent once", u.ReturnID)
 			f.psp.finish(u.ReturnID, provider.Completed)
 		}
 		f.clock.Advance(time.Minute)
-		_, err = f.gw.ReturnUnmatchedDue(ctx, 10)
+		_, err = f.gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
 		for _, u := range held {
 			got, err := f.gw.UnmatchedReceipt(ctx, u.ID)
@@ -231,7 +231,7 @@ func TestPSPUnmatchedHeld(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, list, 1)
 		u := list[0]
-		_, err = gw.ReturnUnmatchedDue(ctx, 10)
+		_, err = gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
 		require.Empty(t, f.psp.callLog(), "nothing is sent while held")
 
@@ -242,12 +242,12 @@ func TestPSPUnmatchedHeld(t *testing.T) {
 		require.Equal(t, pix.EUnprocessable, pix.ErrorCode(err), "not twice")
 		_, err = gw.ReturnUnmatched(ctx, "no-such-receipt")
 		require.Equal(t, pix.ENotFound, pix.ErrorCode(err))
-		_, err = gw.ReturnUnmatchedDue(ctx, 10)
+		_, err = gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, f.psp.sent(started.ReturnID))
 		f.psp.finish(started.ReturnID, provider.Failed)
 		f.clock.Advance(time.Minute)
-		_, err = gw.ReturnUnmatchedDue(ctx, 10)
+		_, err = gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
 		got, err := gw.UnmatchedReceipt(ctx, u.ID)
 		require.NoError(t, err)
@@ -259,11 +259,11 @@ func TestPSPUnmatchedHeld(t *testing.T) {
 		again, err := gw.ReturnUnmatched(ctx, u.ID)
 		require.NoError(t, err)
 		require.NotEqual(t, started.ReturnID, again.ReturnID)
-		_, err = gw.ReturnUnmatchedDue(ctx, 10)
+		_, err = gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
 		f.psp.finish(again.ReturnID, provider.Completed)
 		f.clock.Advance(time.Minute)
-		_, err = gw.ReturnUnmatchedDue(ctx, 10)
+		_, err = gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
 		got, err = gw.UnmatchedReceipt(ctx, u.ID)
 		require.NoError(t, err)

@@ -56,7 +56,7 @@ func TestAuthentication(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, b.do("GET", "/api/v1/wallet/balance", nil, rotated).status)
 
 		// Credentials of the other environment never work here.
-		prodGW, err := gateway.New(gateway.Config{DB: b.db, Env: "production", ChargeTTL: b.gw.ChargeTTL, Log: b.gw.Log, Provider: b.gw.Provider})
+		prodGW, err := gateway.New(gateway.Config{DB: b.db, Env: "production", ChargeTTL: b.gw.ChargeTTL, Log: b.gw.Log, Provider: b.psp})
 		require.NoError(t, err)
 		prod, err := prodGW.CreateClient(ctx, gateway.ClientParams{Name: "live"})
 		require.NoError(t, err)

@@ -244,10 +244,10 @@ func TestSandboxClockSettlesPayouts(t *testing.T) {
 		require.Equal(t, http.StatusOK, ref.status, string(ref.body))
 		refundID := ref.json["refund_id"].(string)
 		settle := func() {
-			_, err := b.gw.SettleDue(ctx, 100)
+			_, err := b.gw.Transfers().StepDue(ctx, pix.TransferPayout, 100)
 			require.NoError(t, err)
 			for range 3 { // a refund is sent, then read back
-				_, err = b.gw.SettleRefundsDue(ctx, 100)
+				_, err = b.gw.Transfers().StepDue(ctx, pix.TransferRefund, 100)
 				require.NoError(t, err)
 			}
 		}

@@ -42,6 +42,10 @@ type bundle struct {
 	cred  gateway.Credentials
 	clock clock
 	logs  *testkit.Buffer
+	// psp is the bundle's PSP; node builds another gateway process on the
+	// same database and clock with PSP p.
+	psp  provider.Provider
+	node func(p provider.Provider) *gateway.Service
 }
 
 // clock is the bundle's clock: the real time moved forward by Advance.
@@ -98,10 +102,14 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 	if o.provider != nil {
 		psp = o.provider(psp)
 	}
-	gw, err := gateway.New(gateway.Config{DB: db, Env: o.env,
-		ChargeTTL: 24 * time.Hour, Log: log, Provider: psp, Now: clk.Now,
-		CheckWebhookURL: webhook.Guard{AllowPrivate: o.env == "sandbox", RequireHTTPS: o.env == "production"}.CheckURL})
-	require.NoError(t, err)
+	newNode := func(p provider.Provider) *gateway.Service {
+		gw, err := gateway.New(gateway.Config{DB: db, Env: o.env,
+			ChargeTTL: 24 * time.Hour, Log: log, Provider: p, Now: clk.Now,
+			CheckWebhookURL: webhook.Guard{AllowPrivate: o.env == "sandbox", RequireHTTPS: o.env == "production"}.CheckURL})
+		require.NoError(t, err)
+		return gw
+	}
+	gw := newNode(psp)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Now: clk.Now, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(o.rateLimit)})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())
@@ -110,7 +118,7 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 	require.NoError(t, err)
 	doc := testkit.NewOpenAPI(t, httpapi.OpenAPIDocument())
 	return &bundle{t: t, db: db, gw: gw, srv: srv, http: doc.Client(t, http.DefaultTransport), raw: &http.Client{},
-		cred: cred, clock: clk, logs: logs}
+		cred: cred, clock: clk, logs: logs, psp: psp, node: newNode}
 }
 
 // response is a decoded HTTP response.

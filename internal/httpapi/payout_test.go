@@ -43,9 +43,9 @@ func (b *bundle) settle() {
 	b.t.Helper()
 	b.clock.Advance(time.Hour + time.Second)
 	for {
-		n, err := b.gw.SettleDue(context.Background(), 100)
+		n, err := b.gw.Transfers().StepDue(context.Background(), pix.TransferPayout, 100)
 		require.NoError(b.t, err)
-		m, err := b.gw.SettleRefundsDue(context.Background(), 100)
+		m, err := b.gw.Transfers().StepDue(context.Background(), pix.TransferRefund, 100)
 		require.NoError(b.t, err)
 		if n+m == 0 {
 			return
@@ -172,7 +172,7 @@ func TestPayoutLifecycle(t *testing.T) {
 		fail := b.do("POST", "/api/v1/gateway/pix-payment", payout("10", "EMAIL", "someone@fail.sandbox")).json["transaction_id"].(string)
 		rev := b.do("POST", "/api/v1/gateway/pix-payment", payout("20", "EMAIL", "someone@reverse.sandbox")).json["transaction_id"].(string)
 		require.Equal(t, "PENDING", b.lookup(ok)["status"])
-		n, err := b.gw.SettleDue(ctx, 100)
+		n, err := b.gw.Transfers().StepDue(ctx, pix.TransferPayout, 100)
 		require.NoError(t, err)
 		require.Zero(t, n, "nothing settles before the delay")
 		b.settle()
@@ -245,6 +245,11 @@ func (p *flakyProvider) Send(ctx context.Context, t provider.Transfer) (provider
 	return p.Provider.Send(ctx, t)
 }
 
+// Pay is the sandbox's payer, which funds the client.
+func (p *flakyProvider) Pay(ctx context.Context, c provider.Charge) (provider.Payment, error) {
+	return p.Provider.(provider.Payer).Pay(ctx, c)
+}
+
 func (p *flakyProvider) Status(ctx context.Context, t provider.Transfer) (provider.TransferState, error) {
 	if t.Amount == p.amount && p.down.Load() {
 		return provider.TransferState{}, errors.New("PSP unreachable")
@@ -258,12 +263,14 @@ func (p *flakyProvider) Status(ctx context.Context, t provider.Transfer) (provid
 func TestSendSurvivesAFailingPayout(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
-		b := setup(t, open, options{})
+		var flaky *flakyProvider
+		b := setup(t, open, options{provider: func(p provider.Provider) provider.Provider {
+			flaky = &flakyProvider{Provider: p, amount: 777}
+			return flaky
+		}})
 		b.fund("1000")
 		ctx := context.Background()
-		flaky := &flakyProvider{Provider: b.gw.Provider, amount: 777}
 		flaky.down.Store(true)
-		b.gw.Provider = flaky
 
 		var ids []string
 		for i := range 40 {
@@ -276,7 +283,7 @@ func TestSendSurvivesAFailingPayout(t *testing.T) {
 			ids = append(ids, r.json["transaction_id"].(string))
 		}
 		b.clock.Advance(time.Hour + time.Second)
-		n, err := b.gw.SettleDue(ctx, 100)
+		n, err := b.gw.Transfers().StepDue(ctx, pix.TransferPayout, 100)
 		require.NoError(t, err, "an unknown outcome is the transfer's state, not the job's failure")
 		require.Equal(t, 39, n)
 		for i, id := range ids {
@@ -369,26 +376,25 @@ func TestSettlementRaceWithAnotherNode(t *testing.T) {
 		// The last payout is not due for 30 s (the clock runs on); the
 		// others are past the sandbox's delay.
 		b.clock.Advance(-30 * time.Second)
-		other := *b.gw // another node on the same database
 		var mu sync.Mutex
 		sends := map[string]int{}
 		// The first node's provider answers once it holds a send of each
-		// payout; the other node's would answer at once.
-		slow := &gateProvider{Provider: b.gw.Provider, want: len(ids), entered: make(chan struct{}), released: make(chan struct{}),
+		// payout; the other node's, on the same database, would answer at
+		// once.
+		slow := &gateProvider{Provider: b.psp, want: len(ids), entered: make(chan struct{}), released: make(chan struct{}),
 			mu: &mu, sends: sends}
-		b.gw.Provider = slow
-		other.Provider = &gateProvider{Provider: other.Provider, mu: &mu, sends: sends}
+		firstNode, other := b.node(slow), b.node(&gateProvider{Provider: b.psp, mu: &mu, sends: sends})
 		type result struct {
 			n   int
 			err error
 		}
 		first := make(chan result, 1)
 		go func() {
-			n, err := b.gw.SettleDue(ctx, 100)
+			n, err := firstNode.Transfers().StepDue(ctx, pix.TransferPayout, 100)
 			first <- result{n, err}
 		}()
 		<-slow.entered
-		n, err := other.SettleDue(ctx, 100)
+		n, err := other.Transfers().StepDue(ctx, pix.TransferPayout, 100)
 		require.NoError(t, err)
 		require.Zero(t, n, "the first node holds them all")
 		close(slow.released)

@@ -100,10 +100,10 @@ func (f *efiSent) payout(t *testing.T, key, amount, idem string) (string, string
 	t.Helper()
 	ctx := context.Background()
 	resp, _, err := f.gw.CreatePayout(ctx, f.c, &gateway.PayoutRequest{Amount: json.RawMessage(amount), Description: "x",
-		CallbackURL: "https://merchant.example.com/p", CreditParty: &gateway.CreditParty{Name: "F", KeyType: "EMAIL", Key: key}},
+		CallbackURL: "https://merchant.example.com/p", CreditParty: &pix.CreditParty{Name: "F", KeyType: "EMAIL", Key: key}},
 		idem, []byte(`{"k":"`+idem+`"}`))
 	require.NoError(t, err)
-	_, err = f.gw.SettleDue(ctx, 10)
+	_, err = f.gw.Transfers().StepDue(ctx, pix.TransferPayout, 10)
 	require.NoError(t, err)
 	idEnvio := strings.ReplaceAll(resp.TransactionID, "-", "")
 	require.Equal(t, pspsim.Count{Puts: 1, Accepted: 1}, f.sim.SendCount(idEnvio))

@@ -240,10 +240,10 @@ func TestRandomConcurrentMix(t *testing.T) {
 						}
 					}
 				case 4:
-					if _, err := b.gw.SettleDue(ctx, 10); err != nil {
+					if _, err := b.gw.Transfers().StepDue(ctx, pix.TransferPayout, 10); err != nil {
 						return fmt.Errorf("settle payouts: %w", err)
 					}
-					if _, err := b.gw.SettleRefundsDue(ctx, 10); err != nil {
+					if _, err := b.gw.Transfers().StepDue(ctx, pix.TransferRefund, 10); err != nil {
 						return fmt.Errorf("settle refunds: %w", err)
 					}
 				}

@@ -56,6 +56,10 @@ func (r FeeRule) Fee(amount Amount) Amount {
 	return p + r.Fixed
 }
 
+// CashInFee is the fee on money received, amount: Fee, but never more
+// than the amount itself, so that a payment never leaves its client owing.
+func (r FeeRule) CashInFee(amount Amount) Amount { return min(r.Fee(amount), amount) }
+
 // FormatPercent formats basis points as a percentage with the fewest
 // decimals: 150 → "1.5", 225 → "2.25", 0 → "0", 10000 → "100".
 func FormatPercent(bp int64) string {

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -139,4 +140,22 @@ func TestParsePercentErrorIsShort(t *testing.T) {
 	_, err := ParsePercent(strings.Repeat("9", 10_000))
 	require.Error(t, err)
 	require.Less(t, len(err.Error()), 200)
+}
+
+func TestCashInFeeIsCappedByTheAmount(t *testing.T) {
+	t.Parallel()
+	r := FeeRule{PercentBP: 150, Fixed: 50}
+	for _, tc := range []struct{ amount, want Amount }{
+		{1, 1},       // the fixed part alone exceeds a centavo
+		{50, 50},     // 0.75 ¢ rounds to 1 ¢, plus 50 ¢: capped at 50
+		{10000, 200}, // 1.5 % of R$ 100 + 50 ¢
+		{0, 0},
+	} {
+		require.Equal(t, tc.want, r.CashInFee(tc.amount), "fee on %s", tc.amount)
+	}
+	c := Client{ID: "c", CashinFee: r}
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	ch := NewCashIn("t", c, 40, "txid", at, at.Add(time.Hour))
+	require.Equal(t, Transaction{ID: "t", ClientID: "c", Type: TypeCashin, Status: StatusPending, Amount: 40, Tax: 40,
+		CreatedAt: at, ExpiresAt: at.Add(time.Hour), TxID: "txid"}, ch)
 }

@@ -71,7 +71,7 @@ type Refund struct {
 	SettleAt       time.Time
 	// EndToEndID is the PIX network's id of the return (rtrId); "" until known.
 	EndToEndID string
-	// SendState is where the refund stands at a real PSP (store.SendToSend, …);
+	// SendState is where the refund stands at a real PSP (SendToSend, …);
 	// "" with the sandbox simulator.
 	SendState    string
 	SendAttempts int
@@ -102,7 +102,7 @@ type Transaction struct {
 	// EndToEndID is the PIX network's id of the credited payment (charges)
 	// or of the send (payouts); "" until known.
 	EndToEndID string
-	// SendState is where a payout stands at a real PSP (store.SendToSend, …);
+	// SendState is where a payout stands at a real PSP (SendToSend, …);
 	// "" with the sandbox simulator.
 	SendState    string
 	SendAttempts int
@@ -157,4 +157,14 @@ func (t Transaction) AmountDueOn(day Date) (Amount, bool) {
 		return 0, false
 	}
 	return t.Due.AmountOn(t.Amount, day)
+}
+
+// NewCashIn is a new PENDING charge of amount for client c, to be paid by
+// txid until expires: the one row every kind of charge starts from (an API
+// charge, a recurrence's first payment, a cycle's charge), its fee the
+// client's cash-in fee at most the amount. The caller fills in what its
+// kind adds.
+func NewCashIn(id string, c Client, amount Amount, txid string, now, expires time.Time) Transaction {
+	return Transaction{ID: id, ClientID: c.ID, Type: TypeCashin, Status: StatusPending, Amount: amount,
+		Tax: c.CashinFee.CashInFee(amount), CreatedAt: now, ExpiresAt: expires, TxID: txid}
 }

@@ -71,6 +71,10 @@ func RetryAfter(err error) (time.Duration, bool) {
 	return 0, errors.Is(err, ErrRateLimited)
 }
 
+// DefaultCallTimeout bounds one call to a PSP, unless its provider says
+// otherwise (Capabilities.CallTimeout).
+const DefaultCallTimeout = 15 * time.Second
+
 // Capabilities say what a provider can do and how its charges look.
 type Capabilities struct {
 	// Payouts is whether Send accepts payouts (refunds are always accepted).

@@ -179,3 +179,19 @@ type Recurrer interface {
 	// ErrRejected: the PSP keeps it (due, paid or failed): read it.
 	CancelCycleCharge(ctx context.Context, txid string) error
 }
+
+// RecurrencePayer is a provider whose payers answer on request (the
+// sandbox's), as Payer pays: each action returns the state the provider
+// then reports, which the gateway applies as it applies a PSP's report.
+type RecurrencePayer interface {
+	// AnswerRecurrence has the payer approve (or reject) the recurrence
+	// id waiting for an answer.
+	AnswerRecurrence(ctx context.Context, id string, approve bool) (RecurrenceState, error)
+	// CancelRecurrenceAsPayer has the payer cancel the APPROVED
+	// recurrence id.
+	CancelRecurrenceAsPayer(ctx context.Context, id string) (RecurrenceState, error)
+	// FailDebit has the payer's bank fail the next debit of cycle charge
+	// txid, due on due, after earlier failed attempts: every attempt so far
+	// failed.
+	FailDebit(ctx context.Context, txid string, due pix.Date, earlier int) (CycleState, error)
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+
 	"github.com/pixgate/pixgate/internal/pix"
 )
 

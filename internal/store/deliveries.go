@@ -5,9 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/pixgate/pixgate/internal/pix"
 	"strings"
 	"time"
+
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 const eventColumns = `id, client_id, transaction_id, type, url, payload, created_at, status, attempts, next_attempt_at`

@@ -3,8 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
-	"github.com/pixgate/pixgate/internal/pix"
 	"strings"
+
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // InsertEvent adds an event to the outbox, due at once. Like Post, it waits

@@ -3,8 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
-	"github.com/pixgate/pixgate/internal/pix"
 	"strings"
+
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // maxGroup bounds a grouped statement's rows: 19 parameters each stays far

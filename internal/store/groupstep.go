@@ -98,10 +98,10 @@ func (tx *Tx) StepSends(ctx context.Context, steps []SendStep) ([]bool, error) {
 
 // stepTable is the table whose row st steps.
 func stepTable(st SendStep) string {
-	switch {
-	case st.Refund:
+	switch st.Kind {
+	case pix.TransferRefund:
 		return "refunds"
-	case st.Unmatched:
+	case pix.TransferReturn:
 		return "unmatched_receipts"
 	}
 	return "transactions"

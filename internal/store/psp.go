@@ -11,22 +11,8 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
-// Send states of a payout or refund at a real PSP (the send_state column).
-// The simulator's transfers keep "".
-const (
-	// SendToSend: committed, never sent.
-	SendToSend = "to_send"
-	// SendUnknown: a send may have reached the PSP; its status must be read
-	// before any resend. A transfer is moved here, committed, before every
-	// send, so a crash during the send leaves it here.
-	SendUnknown = "unknown"
-	// SendSent: the PSP accepted it; its outcome is polled.
-	SendSent = "sent"
-	// SendDone: final.
-	SendDone = "done"
-)
-
-// SendStep moves one payout (or, with Refund, one refund) from the send
+// SendStep moves one transfer of Kind (its row: a payout's transaction, a
+// refund, an unmatched receipt's return) from the send
 // state and settle_at it was read with to State and Next, only if the row
 // still has them: the claim of a step by one node, and its outcome.
 //
@@ -37,8 +23,7 @@ const (
 // holds it name the hold (Held) and apply only while the row still has
 // it; every step that is not a claim drops the hold.
 type SendStep struct {
-	Refund      bool
-	Unmatched   bool // the return of an unmatched receipt
+	Kind        pix.TransferKind
 	ID          string
 	WasState    string
 	WasSettleAt time.Time
@@ -62,13 +47,7 @@ func leaseGuard(table, hold, now, held string) string {
 
 // StepSend applies st and reports whether the row was still as read.
 func (tx *Tx) StepSend(ctx context.Context, st SendStep) (bool, error) {
-	table := "transactions"
-	switch {
-	case st.Refund:
-		table = "refunds"
-	case st.Unmatched:
-		table = "unmatched_receipts"
-	}
+	table := stepTable(st)
 	attempt := 0
 	if st.Attempt {
 		attempt = 1

@@ -12,9 +12,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // Errors returned by store methods. Callers test them with errors.Is.

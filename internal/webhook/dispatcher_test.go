@@ -162,14 +162,14 @@ func (f *fixture) everyEventKind(t *testing.T, url string) string {
 	for i, key := range []string{"a@example.com", "b@fail.sandbox", "c@reverse.sandbox"} {
 		ext := []string{"p1", "p2", "p3"}[i]
 		_, _, err := f.gw.CreatePayout(ctx, f.c, &gateway.PayoutRequest{Amount: json.RawMessage("1"), Description: "d", CallbackURL: url,
-			ExternalID: &ext, CreditParty: &gateway.CreditParty{Name: "n", KeyType: "EMAIL", Key: key}}, "", []byte(`{"p":"`+ext+`"}`))
+			ExternalID: &ext, CreditParty: &pix.CreditParty{Name: "n", KeyType: "EMAIL", Key: key}}, "", []byte(`{"p":"`+ext+`"}`))
 		require.NoError(t, err)
 	}
 	for i := 0; i < 3; i++ {
 		f.clock.Advance(2 * time.Second)
-		_, err = f.gw.SettleDue(ctx, 100)
+		_, err = f.gw.Transfers().StepDue(ctx, pix.TransferPayout, 100)
 		require.NoError(t, err)
-		_, err = f.gw.SettleRefundsDue(ctx, 100)
+		_, err = f.gw.Transfers().StepDue(ctx, pix.TransferRefund, 100)
 		require.NoError(t, err)
 	}
 	return paid

@@ -85,7 +85,7 @@ func TestWebhookURLIssues(t *testing.T) {
 		}
 		require.Equal(t, tc.want, issueOf(t, err, "postbackUrl"), "%s %s", tc.env, tc.url)
 		_, _, err = gw.CreatePayout(ctx, f.c, &gateway.PayoutRequest{Amount: json.RawMessage("1"), Description: "d", CallbackURL: tc.url,
-			ExternalID: &ext, CreditParty: &gateway.CreditParty{Name: "n", KeyType: "EMAIL", Key: "a@example.com"}}, "", []byte(`{}`))
+			ExternalID: &ext, CreditParty: &pix.CreditParty{Name: "n", KeyType: "EMAIL", Key: "a@example.com"}}, "", []byte(`{}`))
 		require.Equal(t, tc.want, issueOf(t, err, "callbackUrl"), "%s %s", tc.env, tc.url)
 	}
 }

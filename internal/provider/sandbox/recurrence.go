@@ -103,4 +103,31 @@ func (*Provider) CancelCycleCharge(context.Context, string) error { return nil }
 // StartRecurrences does nothing: there are no webhooks to register.
 func (*Provider) StartRecurrences(context.Context) error { return nil }
 
-var _ provider.Recurrer = (*Provider)(nil)
+// AnswerRecurrence reports the payer's answer to recurrence id.
+func (*Provider) AnswerRecurrence(_ context.Context, id string, approve bool) (provider.RecurrenceState, error) {
+	st := provider.RecurrenceState{ID: id, Status: pix.RecurrenceRejected}
+	if approve {
+		st.Status = pix.RecurrenceApproved
+	}
+	return st, nil
+}
+
+// CancelRecurrenceAsPayer reports recurrence id cancelled by its payer.
+func (*Provider) CancelRecurrenceAsPayer(_ context.Context, id string) (provider.RecurrenceState, error) {
+	return provider.RecurrenceState{ID: id, Status: pix.RecurrenceCancelled, CancelledBy: pix.CancelledByPayer}, nil
+}
+
+// FailDebit reports cycle charge txid still open with every attempt so
+// far, earlier ones and this one, failed.
+func (*Provider) FailDebit(_ context.Context, txid string, due pix.Date, earlier int) (provider.CycleState, error) {
+	st := provider.CycleState{TxID: txid, DueDate: due, Status: provider.CyclePending}
+	for i := 0; i <= earlier; i++ {
+		st.Attempts = append(st.Attempts, provider.Attempt{Status: provider.AttemptFailed, Retry: i > 0})
+	}
+	return st, nil
+}
+
+var (
+	_ provider.Recurrer        = (*Provider)(nil)
+	_ provider.RecurrencePayer = (*Provider)(nil)
+)

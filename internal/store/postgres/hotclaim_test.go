@@ -31,7 +31,7 @@ func TestClaimIsHOT(t *testing.T) {
 	require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 		for range n {
 			p := pix.Transaction{ID: uuid.NewString(), ClientID: c.ID, Type: pix.TypeCashout, Status: pix.StatusPending,
-				RequestHash: "h", Amount: 1000, CreatedAt: t0, SettleAt: t0, SendState: store.SendToSend}
+				RequestHash: "h", Amount: 1000, CreatedAt: t0, SettleAt: t0, SendState: pix.SendToSend}
 			if _, err := tx.InsertTransaction(ctx, p); err != nil {
 				return err
 			}
@@ -40,8 +40,8 @@ func TestClaimIsHOT(t *testing.T) {
 		return nil
 	}))
 	for _, p := range payouts {
-		ok, err := db.StepSendGrouped(ctx, store.SendStep{ID: p.ID, WasState: store.SendToSend, WasSettleAt: t0,
-			State: store.SendUnknown, Hold: t0.Add(time.Minute), Now: t0})
+		ok, err := db.StepSendGrouped(ctx, store.SendStep{ID: p.ID, WasState: pix.SendToSend, WasSettleAt: t0,
+			State: pix.SendUnknown, Hold: t0.Add(time.Minute), Now: t0})
 		require.NoError(t, err)
 		require.True(t, ok)
 	}

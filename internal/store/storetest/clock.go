@@ -66,7 +66,7 @@ func exerciseClock(t *testing.T, open Opener) {
 		a, b := NewClient(t, db), NewClient(t, db)
 		ca, cb := newTx(a, pix.TypeCashin, "", 100, t0), newTx(b, pix.TypeCashin, "", 100, t0)
 		pa, pb := newPayout(a, "pa", t0.Add(time.Hour)), newPayout(b, "pb", t0.Add(time.Hour))
-		pa.SendState, pb.SendState = store.SendSent, store.SendSent
+		pa.SendState, pb.SendState = pix.SendSent, pix.SendSent
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			for _, tr := range []pix.Transaction{ca, cb, pa, pb} {
 				if _, err := tx.InsertTransaction(ctx, tr); err != nil {
@@ -75,9 +75,9 @@ func exerciseClock(t *testing.T, open Opener) {
 			}
 			for _, r := range []pix.Refund{
 				{ID: "rf-a", ClientID: a.ID, TransactionID: ca.ID, RequestHash: "h", Status: pix.RefundPending, Amount: 10,
-					CreatedAt: t0, SettleAt: t0.Add(time.Hour), SendState: store.SendToSend},
+					CreatedAt: t0, SettleAt: t0.Add(time.Hour), SendState: pix.SendToSend},
 				{ID: "rf-b", ClientID: b.ID, TransactionID: cb.ID, RequestHash: "h", Status: pix.RefundPending, Amount: 10,
-					CreatedAt: t0, SettleAt: t0.Add(time.Hour), SendState: store.SendToSend},
+					CreatedAt: t0, SettleAt: t0.Add(time.Hour), SendState: pix.SendToSend},
 			} {
 				if _, err := tx.InsertRefund(ctx, r); err != nil {
 					return err
@@ -112,8 +112,8 @@ func exerciseClock(t *testing.T, open Opener) {
 		// A node's hold is on the real clock: it keeps the payout from
 		// being due however far the client's clock runs.
 		hold := early.Add(time.Minute)
-		ok, err := db.StepSendGrouped(ctx, store.SendStep{ID: pa.ID, WasState: store.SendSent, WasSettleAt: pa.SettleAt,
-			State: store.SendSent, Hold: hold, Now: early})
+		ok, err := db.StepSendGrouped(ctx, store.SendStep{ID: pa.ID, WasState: pix.SendSent, WasSettleAt: pa.SettleAt,
+			State: pix.SendSent, Hold: hold, Now: early})
 		require.NoError(t, err)
 		require.True(t, ok)
 		payouts, err = db.ClientDueSettlements(ctx, a.ID, late, early, 10)

@@ -26,9 +26,9 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		expired := newTx(c, pix.TypeCashin, "", 100, t0)
 		notExpired := newTx(c, pix.TypeCashin, "", 100, t0.Add(2*time.Hour))
 		payout := newPayout(c, "", t0.Add(time.Second))
-		payout.SendState = store.SendToSend
+		payout.SendState = pix.SendToSend
 		later := newPayout(c, "", t0.Add(2*time.Hour))
-		later.SendState = store.SendToSend
+		later.SendState = pix.SendToSend
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			for _, tr := range []pix.Transaction{expired, notExpired, payout, later} {
 				if _, err := tx.InsertTransaction(ctx, tr); err != nil {
@@ -43,7 +43,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		due, err := db.DueSettlements(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
 		require.Equal(t, []string{payout.ID}, ids(due))
-		require.Equal(t, store.SendToSend, due[0].SendState)
+		require.Equal(t, pix.SendToSend, due[0].SendState)
 	})
 
 	t.Run("Send steps apply only to the row as read", func(t *testing.T) {
@@ -51,7 +51,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		db := open(t)
 		c := NewClient(t, db)
 		payout := newPayout(c, "", t0)
-		payout.SendState = store.SendToSend
+		payout.SendState = pix.SendToSend
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			_, err := tx.InsertTransaction(ctx, payout)
 			return err
@@ -67,19 +67,19 @@ func exerciseSettlement(t *testing.T, open Opener) {
 			return ok
 		}
 		lease := t0.Add(30 * time.Second)
-		claim := store.SendStep{ID: payout.ID, WasState: store.SendToSend, WasSettleAt: t0, State: store.SendUnknown, Next: lease}
+		claim := store.SendStep{ID: payout.ID, WasState: pix.SendToSend, WasSettleAt: t0, State: pix.SendUnknown, Next: lease}
 		require.True(t, step(claim), "claimed")
 		require.False(t, step(claim), "claimed once: the row is no longer as read")
 		due, err := db.DueSettlements(ctx, t0.Add(time.Second), 10)
 		require.NoError(t, err)
 		require.Empty(t, due, "a claimed transfer is not due while its node holds it")
 
-		sent := store.SendStep{ID: payout.ID, WasState: store.SendUnknown, WasSettleAt: lease, State: store.SendSent,
+		sent := store.SendStep{ID: payout.ID, WasState: pix.SendUnknown, WasSettleAt: lease, State: pix.SendSent,
 			Next: t0.Add(time.Minute), EndToEndID: "E00000000202603011200aBcDeFgHiJk", Attempt: true}
 		require.True(t, step(sent))
 		got, err := db.TransactionByID(ctx, payout.ID)
 		require.NoError(t, err)
-		require.Equal(t, store.SendSent, got.SendState)
+		require.Equal(t, pix.SendSent, got.SendState)
 		require.Equal(t, 1, got.SendAttempts)
 		require.Equal(t, "E00000000202603011200aBcDeFgHiJk", got.EndToEndID)
 		require.Equal(t, t0.Add(time.Minute), got.SettleAt)
@@ -88,7 +88,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		require.Equal(t, []string{payout.ID}, ids(pending), "a sent payout waits on the PSP's word")
 
-		done := store.SendStep{ID: payout.ID, WasState: store.SendSent, WasSettleAt: t0.Add(time.Minute), State: store.SendDone}
+		done := store.SendStep{ID: payout.ID, WasState: pix.SendSent, WasSettleAt: t0.Add(time.Minute), State: pix.SendDone}
 		require.True(t, step(done))
 		due, err = db.DueSettlements(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
@@ -106,9 +106,9 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		db := open(t)
 		c := NewClient(t, db)
 		payout := newPayout(c, "", t0)
-		payout.SendState = store.SendToSend
+		payout.SendState = pix.SendToSend
 		other := newPayout(c, "", t0)
-		other.SendState = store.SendToSend
+		other.SendState = pix.SendToSend
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			if _, err := tx.InsertTransaction(ctx, payout); err != nil {
 				return err
@@ -139,11 +139,11 @@ func exerciseSettlement(t *testing.T, open Opener) {
 			return ids(due)
 		}
 		hold1, hold2 := t0.Add(30*time.Second), t0.Add(60*time.Second)
-		require.True(t, single(store.SendStep{ID: payout.ID, WasState: store.SendToSend, WasSettleAt: t0, State: store.SendUnknown,
+		require.True(t, single(store.SendStep{ID: payout.ID, WasState: pix.SendToSend, WasSettleAt: t0, State: pix.SendUnknown,
 			Hold: hold1, Now: t0.Add(time.Second)}), "claimed")
 		got, err := db.TransactionByID(ctx, payout.ID)
 		require.NoError(t, err)
-		require.Equal(t, store.SendUnknown, got.SendState)
+		require.Equal(t, pix.SendUnknown, got.SendState)
 		require.Equal(t, t0, got.SettleAt, "the claim leaves settle_at as it was")
 		require.Equal(t, []string{other.ID}, dueIDs(t0.Add(10*time.Second)), "held: not due for anyone")
 		require.ElementsMatch(t, []string{payout.ID, other.ID}, dueIDs(hold1), "due again once the hold ends")
@@ -152,7 +152,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.Equal(t, []string{other.ID}, ids(except), "a row being read is left out")
 
 		// Another node's claim while the hold lives fails, by either path.
-		reclaim := store.SendStep{ID: payout.ID, WasState: store.SendUnknown, WasSettleAt: t0, State: store.SendUnknown,
+		reclaim := store.SendStep{ID: payout.ID, WasState: pix.SendUnknown, WasSettleAt: t0, State: pix.SendUnknown,
 			Hold: hold2, Now: t0.Add(10 * time.Second)}
 		require.False(t, single(reclaim))
 		require.False(t, grouped(reclaim))
@@ -160,7 +160,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		reclaim.Now = hold1
 		require.True(t, grouped(reclaim))
 		// ...and the first holder's late step changes nothing.
-		late := store.SendStep{ID: payout.ID, WasState: store.SendUnknown, WasSettleAt: t0, Held: hold1, State: store.SendSent,
+		late := store.SendStep{ID: payout.ID, WasState: pix.SendUnknown, WasSettleAt: t0, Held: hold1, State: pix.SendSent,
 			Next: t0.Add(45 * time.Second), Attempt: true}
 		require.False(t, grouped(late))
 		require.False(t, single(late))
@@ -169,22 +169,22 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.True(t, grouped(mine))
 		got, err = db.TransactionByID(ctx, payout.ID)
 		require.NoError(t, err)
-		require.Equal(t, store.SendSent, got.SendState)
+		require.Equal(t, pix.SendSent, got.SendState)
 		require.Equal(t, t0.Add(45*time.Second), got.SettleAt)
 		require.Equal(t, 1, got.SendAttempts)
 		require.ElementsMatch(t, []string{payout.ID, other.ID}, dueIDs(t0.Add(50*time.Second)),
 			"a step drops the hold: due at its settle_at, before the hold would have ended")
 
 		// A payout's finish is guarded by the hold too.
-		require.True(t, grouped(store.SendStep{ID: other.ID, WasState: store.SendToSend, WasSettleAt: t0, State: store.SendUnknown,
+		require.True(t, grouped(store.SendStep{ID: other.ID, WasState: pix.SendToSend, WasSettleAt: t0, State: pix.SendUnknown,
 			Hold: hold1, Now: t0}))
 		finish := func(held time.Time) bool {
 			t.Helper()
 			var oks []bool
 			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 				var err error
-				oks, err = tx.StepPayouts(ctx, []store.PayoutStep{{Step: store.SendStep{ID: other.ID, WasState: store.SendUnknown,
-					WasSettleAt: t0, Held: held, State: store.SendDone}, From: pix.StatusPending, To: pix.StatusPaid, Confirmed: t0}})
+				oks, err = tx.StepPayouts(ctx, []store.PayoutStep{{Step: store.SendStep{ID: other.ID, WasState: pix.SendUnknown,
+					WasSettleAt: t0, Held: held, State: pix.SendDone}, From: pix.StatusPending, To: pix.StatusPaid, Confirmed: t0}})
 				return err
 			}))
 			return oks[0]
@@ -202,7 +202,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			for range 20 {
 				p := newPayout(c, "", t0)
-				p.SendState = store.SendToSend
+				p.SendState = pix.SendToSend
 				if _, err := tx.InsertTransaction(ctx, p); err != nil {
 					return err
 				}
@@ -219,8 +219,8 @@ func exerciseSettlement(t *testing.T, open Opener) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					ok, err := db.StepSendGrouped(ctx, store.SendStep{ID: p.ID, WasState: store.SendToSend, WasSettleAt: t0,
-						State: store.SendUnknown, Next: t0.Add(time.Duration(node+1) * time.Second)})
+					ok, err := db.StepSendGrouped(ctx, store.SendStep{ID: p.ID, WasState: pix.SendToSend, WasSettleAt: t0,
+						State: pix.SendUnknown, Next: t0.Add(time.Duration(node+1) * time.Second)})
 					if err != nil {
 						errs <- err
 					}
@@ -239,7 +239,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 			require.Equal(t, int32(1), wins[i].Load(), "payout %d claimed once", i)
 			got, err := db.TransactionByID(ctx, p.ID)
 			require.NoError(t, err)
-			require.Equal(t, store.SendUnknown, got.SendState)
+			require.Equal(t, pix.SendUnknown, got.SendState)
 		}
 		// A row named twice in one transaction: the second step sees the first's work.
 		var oks []bool
@@ -248,8 +248,8 @@ func exerciseSettlement(t *testing.T, open Opener) {
 			if err != nil {
 				return err
 			}
-			first := store.SendStep{ID: got.ID, WasState: store.SendUnknown, WasSettleAt: got.SettleAt, State: store.SendSent, Next: t0.Add(time.Minute)}
-			second := store.SendStep{ID: got.ID, WasState: store.SendSent, WasSettleAt: t0.Add(time.Minute), State: store.SendDone}
+			first := store.SendStep{ID: got.ID, WasState: pix.SendUnknown, WasSettleAt: got.SettleAt, State: pix.SendSent, Next: t0.Add(time.Minute)}
+			second := store.SendStep{ID: got.ID, WasState: pix.SendSent, WasSettleAt: t0.Add(time.Minute), State: pix.SendDone}
 			stale := first
 			oks, err = tx.StepSends(ctx, []store.SendStep{first, second, stale})
 			return err
@@ -265,7 +265,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			for range 3 {
 				p := newPayout(c, "", t0)
-				p.SendState = store.SendSent
+				p.SendState = pix.SendSent
 				if _, err := tx.InsertTransaction(ctx, p); err != nil {
 					return err
 				}
@@ -274,7 +274,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 			return nil
 		}))
 		done := func(p pix.Transaction, wasAt time.Time) store.SendStep {
-			return store.SendStep{ID: p.ID, WasState: store.SendSent, WasSettleAt: wasAt, State: store.SendDone, EndToEndID: "E00000000202603011200aBcDeFgHiJk"}
+			return store.SendStep{ID: p.ID, WasState: pix.SendSent, WasSettleAt: wasAt, State: pix.SendDone, EndToEndID: "E00000000202603011200aBcDeFgHiJk"}
 		}
 		var oks []bool
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
@@ -290,14 +290,14 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		got, err := db.TransactionByID(ctx, ps[0].ID)
 		require.NoError(t, err)
 		require.Equal(t, pix.StatusPaid, got.Status)
-		require.Equal(t, store.SendDone, got.SendState)
+		require.Equal(t, pix.SendDone, got.SendState)
 		require.Equal(t, t0.Add(time.Second), got.ConfirmedAt)
 		require.Equal(t, "E00000000202603011200aBcDeFgHiJk", got.EndToEndID)
 		for _, p := range ps[1:] {
 			got, err := db.TransactionByID(ctx, p.ID)
 			require.NoError(t, err)
 			require.Equal(t, pix.StatusPending, got.Status, "unchanged")
-			require.Equal(t, store.SendSent, got.SendState, "unchanged")
+			require.Equal(t, pix.SendSent, got.SendState, "unchanged")
 		}
 	})
 
@@ -313,7 +313,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 			for i, id := range []string{"rf-2", "rf-1"} {
 				if _, err := tx.InsertRefund(ctx, pix.Refund{ID: id, ClientID: c.ID, TransactionID: charge.ID, RequestHash: "h",
 					Status: pix.RefundPending, Amount: 10, CreatedAt: t0, SettleAt: t0.Add(time.Duration(2-i) * time.Second),
-					SendState: store.SendToSend}); err != nil {
+					SendState: pix.SendToSend}); err != nil {
 					return err
 				}
 			}
@@ -340,7 +340,7 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		r, err := db.RefundByID(ctx, "rf-1")
 		require.NoError(t, err)
 		require.Equal(t, pix.RefundCompleted, r.Status)
-		require.Equal(t, store.SendDone, r.SendState)
+		require.Equal(t, pix.SendDone, r.SendState)
 		require.Equal(t, "D00000000202603011200aBcDeFgHiJk", r.EndToEndID)
 	})
 }

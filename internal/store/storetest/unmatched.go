@@ -84,14 +84,14 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		require.Len(t, due, 1)
 		require.Equal(t, "ret-1", due[0].ReturnID)
-		require.Equal(t, store.SendToSend, due[0].SendState)
+		require.Equal(t, pix.SendToSend, due[0].SendState)
 
 		// The send state machine steps it like a refund.
 		var stepped bool
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			var err error
-			stepped, err = tx.StepSend(ctx, store.SendStep{Unmatched: true, ID: u.ID, WasState: store.SendToSend,
-				WasSettleAt: due[0].SettleAt, State: store.SendUnknown, Next: t0.Add(time.Minute), Attempt: true})
+			stepped, err = tx.StepSend(ctx, store.SendStep{Kind: pix.TransferReturn, ID: u.ID, WasState: pix.SendToSend,
+				WasSettleAt: due[0].SettleAt, State: pix.SendUnknown, Next: t0.Add(time.Minute), Attempt: true})
 			return err
 		}))
 		require.True(t, stepped)

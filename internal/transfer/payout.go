@@ -1,4 +1,4 @@
-package gateway
+package transfer
 
 import (
 	"context"
@@ -57,10 +57,10 @@ func payoutMoves(t pix.Transaction, st provider.TransferState, now time.Time) []
 // insert and one PostAll). It reports which applied; one whose row was no
 // longer as read is left to whoever changed it. A payout named twice is
 // finished in rounds, each against the row as the earlier left it.
-func (s *Service) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool, error) {
-	now := s.now()
+func (e *Engine) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool, error) {
+	now := e.clocks.Now()
 	var applied []bool
-	err := s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
+	err := e.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
 		applied = make([]bool, len(fs))
 		var events []pix.Event
 		var posts []store.PostingWrite
@@ -83,7 +83,7 @@ func (s *Service) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool,
 			steps := make([]store.PayoutStep, len(round))
 			for k, i := range round {
 				f := fs[i]
-				plans[k] = payoutMoves(f.t, f.st, now.Add(s.clocks.Offset(f.t.ClientID)))
+				plans[k] = payoutMoves(f.t, f.st, now.Add(e.clocks.Offset(f.t.ClientID)))
 				steps[k] = store.PayoutStep{Step: f.step, From: f.t.Status}
 				if len(plans[k]) > 0 {
 					steps[k].To, steps[k].Confirmed = plans[k][0].to, plans[k][0].confirmed
@@ -99,7 +99,7 @@ func (s *Service) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool,
 				}
 				applied[i] = true
 				t := fs[i].t
-				at := now.Add(s.clocks.Offset(t.ClientID)) // on the client's clock
+				at := now.Add(e.clocks.Offset(t.ClientID)) // on the client's clock
 				if fs[i].st.EndToEndID != "" {
 					t.EndToEndID = fs[i].st.EndToEndID
 				}
@@ -115,12 +115,12 @@ func (s *Service) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool,
 					if !m.confirmed.IsZero() {
 						t.ConfirmedAt = m.confirmed
 					}
-					e, err := s.w.Event(t, m.event, m.to, t.Amount, t.Tax, "", at)
+					ev, err := e.w.Event(t, m.event, m.to, t.Amount, t.Tax, "", at)
 					if err != nil {
 						return err
 					}
-					events = append(events, e)
-					posts = append(posts, store.PostingWrite{ID: s.w.OrderedID(), ClientID: t.ClientID, TransactionID: t.ID, Posting: m.posting, At: at})
+					events = append(events, ev)
+					posts = append(posts, store.PostingWrite{ID: e.w.OrderedID(), ClientID: t.ClientID, TransactionID: t.ID, Posting: m.posting, At: at})
 				}
 			}
 			pending = later
