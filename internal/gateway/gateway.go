@@ -23,6 +23,7 @@ import (
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/qr"
 	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/store/batch"
 )
 
 // Environments a Service runs in.
@@ -127,7 +128,7 @@ type Service struct {
 	kick chan struct{}
 	// payoutFinishes writes the payouts' finishes of the same moment
 	// together (finishPayouts).
-	payoutFinishes *store.Batch[payoutFinish, bool]
+	payoutFinishes *batch.Batch[payoutFinish, bool]
 	// loc is America/Sao_Paulo, whose calendar dates due terms and payments.
 	loc *time.Location
 	// clocks is the real time and this node's view of the sandbox
@@ -152,7 +153,7 @@ func New(c Config) (*Service, error) {
 	s.w = &outbox.Writer{DB: c.DB, Courier: c.Courier, Wake: c.Wake, Now: func() time.Time { return s.Now() },
 		Rand: readerFunc(func(p []byte) (int, error) { return s.Rand.Read(p) })}
 	s.clocks = &clock.Clients{DB: c.DB, Log: c.Log, Real: func() time.Time { return s.Now() }, Advancing: s.SandboxPayments, Loc: loc}
-	s.payoutFinishes = store.NewBatch(c.DB.GroupSlots(), 64, s.finishPayouts)
+	s.payoutFinishes = batch.New(c.DB.GroupSlots(), 64, s.finishPayouts)
 	s.SendWebhook = c.SendWebhook
 	if s.ReconcileEvery <= 0 {
 		s.ReconcileEvery = DefaultReconcileEvery

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store/batch"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 )
@@ -102,16 +103,16 @@ type DB struct {
 	d      *Dialect
 	// inserts groups concurrent InsertTransaction calls into one statement;
 	// clients groups concurrent Client reads.
-	inserts *group[pix.Transaction, bool]
+	inserts *batch.Batch[pix.Transaction, bool]
 	// payouts groups concurrent CreatePayout calls into one transaction.
-	payouts *group[NewPayout, struct{}]
-	clients *group[string, clientRead]
+	payouts *batch.Batch[NewPayout, struct{}]
+	clients *batch.Batch[string, clientRead]
 	// finishes groups concurrent FinishAttempt calls into one transaction.
-	finishes *group[Finish, bool]
+	finishes *batch.Batch[Finish, bool]
 	// writes groups concurrent WriteGrouped calls into one transaction.
-	writes *group[func(*Tx) error, struct{}]
+	writes *batch.Batch[func(*Tx) error, struct{}]
 	// steps groups concurrent StepSendGrouped calls into one statement.
-	steps *group[SendStep, bool]
+	steps *batch.Batch[SendStep, bool]
 	// cache holds authenticated clients while WatchClients listens
 	// (dialects with Clients only; nil otherwise).
 	cache *clientCache
