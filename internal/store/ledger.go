@@ -101,9 +101,9 @@ type postingPlan struct {
 	latest  map[string]int64     // per available account, its last movement's time (ms)
 }
 
-// postingPlace is where a posting sits among its available account's movements in
-// one PostAll: balance and seq are what the account's later postings in the
-// batch add, at the time it is recorded at (ms).
+// postingPlace is where a posting sits among its available account's
+// movements in one PostAll: balance and seq are what the account's later
+// postings in the batch add, and at is the time it is recorded at (ms).
 type postingPlace struct{ balance, seq, at int64 }
 
 // planPostings validates ps and sums their entries per account.
