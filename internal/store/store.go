@@ -1,8 +1,12 @@
-// Package store owns persistence: the schema and its embedded migrations, and
-// the one SQL implementation shared by SQLite and PostgreSQL. The driver
-// packages (store/sqlite, store/postgres) open connections and supply the
-// Dialect; everything else about storage lives here and is exercised by
-// store/storetest against both.
+// Package store owns persistence: the schema and its embedded migrations,
+// and the one SQL implementation shared by SQLite and PostgreSQL — its
+// queries, its transactions (pipelined on PostgreSQL, pipeline.go) and the
+// grouped statements that give concurrent calls one statement or one commit
+// (group*.go, and the grouped reads and finishes beside their queries).
+// Collecting concurrent calls into runs is store/batch's, a group-commit
+// engine that knows no SQL. The driver packages (store/sqlite, store/postgres) open
+// connections and supply the Dialect; everything else about storage lives
+// here and is exercised by store/storetest against both.
 package store
 
 import (
