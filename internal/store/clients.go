@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store/batch"
 )
 
 // clientInsertColumns are the columns a new client is written with; its
@@ -72,7 +73,7 @@ func (db *DB) readClient(ctx context.Context, id string) (pix.Client, error) {
 	if db.d.GroupReads == 0 {
 		return db.Q.Client(ctx, id)
 	}
-	r, err := db.clients.do(ctx, id)
+	r, err := db.clients.Do(ctx, id)
 	if err != nil {
 		return pix.Client{}, err
 	}
@@ -89,8 +90,8 @@ type clientRead struct {
 }
 
 // newClientGroup groups DB.Client calls into one SELECT … WHERE id IN (…).
-func newClientGroup(db *DB) *group[string, clientRead] {
-	return &group[string, clientRead]{slots: db.d.GroupReads, max: maxGroup, run: db.clientsByID}
+func newClientGroup(db *DB) *batch.Batch[string, clientRead] {
+	return batch.New(db.d.GroupReads, maxGroup, db.clientsByID)
 }
 
 // clientsByID reads the clients with the given ids (duplicates allowed) in

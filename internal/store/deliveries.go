@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store/batch"
 )
 
 const eventColumns = `id, client_id, transaction_id, type, url, payload, created_at, status, attempts, next_attempt_at`
@@ -82,13 +83,13 @@ func (tx *Tx) FinishAttempt(ctx context.Context, owner string, a pix.Attempt, st
 
 // FinishAttempt is Tx.FinishAttempt in a transaction of its own, shared
 // with concurrent calls (one transaction and one commit for the group, on
-// PostgreSQL one round trip; see group). Each call gets its own answer.
+// PostgreSQL one round trip; see package batch). Each call gets its own answer.
 func (db *DB) FinishAttempt(ctx context.Context, f Finish) (bool, error) {
-	return db.finishes.do(ctx, f)
+	return db.finishes.Do(ctx, f)
 }
 
-func newFinishGroup(db *DB) *group[Finish, bool] {
-	return &group[Finish, bool]{slots: db.d.GroupInserts, max: maxGroup, run: func(ctx context.Context, fs []Finish) ([]bool, error) {
+func newFinishGroup(db *DB) *batch.Batch[Finish, bool] {
+	return batch.New(db.d.GroupInserts, maxGroup, func(ctx context.Context, fs []Finish) ([]bool, error) {
 		var kept []bool
 		err := db.Write(ctx, func(tx *Tx) error {
 			var err error
@@ -96,7 +97,7 @@ func newFinishGroup(db *DB) *group[Finish, bool] {
 			return err
 		})
 		return kept, err
-	}}
+	})
 }
 
 // finishAttempts records attempts (one multi-row insert) and the next state

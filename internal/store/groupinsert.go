@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store/batch"
 )
 
 // maxGroup bounds a grouped statement's rows: 19 parameters each stays far
@@ -18,8 +19,8 @@ const maxGroup = 64
 // statement, a commit and its WAL flush instead of paying for one each,
 // which is most of what a charge costs the database. A caller is answered
 // only after the statement holding its row has committed.
-func newInsertGroup(db *DB) *group[pix.Transaction, bool] {
-	return &group[pix.Transaction, bool]{slots: db.d.GroupInserts, max: maxGroup, run: db.insertMany}
+func newInsertGroup(db *DB) *batch.Batch[pix.Transaction, bool] {
+	return batch.New(db.d.GroupInserts, maxGroup, db.insertMany)
 }
 
 // insertMany runs one INSERT … ON CONFLICT DO NOTHING RETURNING id for ts and

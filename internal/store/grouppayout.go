@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store/batch"
 )
 
 // NewPayout is a payout for DB.CreatePayout: its transaction row and the
@@ -24,7 +25,7 @@ type NewPayout struct {
 // call, so each call gets its own answer and one refused payout never
 // refuses another.
 func (db *DB) CreatePayout(ctx context.Context, p NewPayout) error {
-	_, err := db.payouts.do(ctx, p)
+	_, err := db.payouts.Do(ctx, p)
 	return err
 }
 
@@ -37,8 +38,8 @@ func (db *DB) CreatePayout(ctx context.Context, p NewPayout) error {
 // group instead of one each. The accounts' CHECK holds for the sum, and
 // every reservation only takes from available, so a group that commits
 // leaves each payout's reservation valid on its own.
-func newPayoutGroup(db *DB) *group[NewPayout, struct{}] {
-	return &group[NewPayout, struct{}]{slots: db.d.GroupPayouts, max: maxGroup, run: db.createPayouts}
+func newPayoutGroup(db *DB) *batch.Batch[NewPayout, struct{}] {
+	return batch.New(db.d.GroupPayouts, maxGroup, db.createPayouts)
 }
 
 func (db *DB) createPayouts(ctx context.Context, ps []NewPayout) ([]struct{}, error) {
@@ -60,3 +61,7 @@ func (db *DB) createPayouts(ctx context.Context, ps []NewPayout) ([]struct{}, er
 	}
 	return make([]struct{}, len(ps)), nil
 }
+
+// GroupSlots is how many grouped writes may be in flight at once on this
+// database (1 on SQLite's single writer).
+func (db *DB) GroupSlots() int { return max(db.d.GroupPayouts, 1) }

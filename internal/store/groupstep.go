@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store/batch"
 )
 
 // StepSendGrouped applies st as Tx.StepSend does, in its own committed
@@ -15,11 +16,11 @@ import (
 // UPDATE (group commit; a group that fails is run again call by call):
 // the claims and steps of many transfers at once cost one statement.
 func (db *DB) StepSendGrouped(ctx context.Context, st SendStep) (bool, error) {
-	return db.steps.do(ctx, st)
+	return db.steps.Do(ctx, st)
 }
 
-func newStepGroup(db *DB) *group[SendStep, bool] {
-	return &group[SendStep, bool]{slots: db.d.GroupPayouts, max: maxGroup, run: db.stepSends}
+func newStepGroup(db *DB) *batch.Batch[SendStep, bool] {
+	return batch.New(db.d.GroupPayouts, maxGroup, db.stepSends)
 }
 
 func (db *DB) stepSends(ctx context.Context, steps []SendStep) ([]bool, error) {

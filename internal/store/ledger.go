@@ -56,39 +56,83 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 		return nil
 	}
 	if tx.deferred != nil {
-		for _, w := range ps {
-			if w.At.IsZero() {
-				w.At = now
-			}
-			*tx.deferred = append(*tx.deferred, w)
-		}
+		tx.deferPostings(ps, now)
 		return nil
 	}
-	deltas := make(map[string]int64)
+	plan, err := planPostings(ps, now)
+	if err != nil {
+		return err
+	}
+	if err := tx.moveBalances(ctx, plan); err != nil {
+		return err
+	}
+	if err := tx.insertPostings(ctx, ps, plan.places, now); err != nil {
+		return err
+	}
+	if err := tx.insertEntries(ctx, ps, plan.entries); err != nil {
+		return err
+	}
+	for _, w := range ps {
+		tx.posted = append(tx.posted, w.Posting.Kind)
+	}
+	return nil
+}
+
+// deferPostings keeps ps, timed, for the grouped write's one PostAll at its
+// end (DB.WriteGrouped), so that the group locks accounts in one order.
+func (tx *Tx) deferPostings(ps []PostingWrite, now time.Time) {
+	for _, w := range ps {
+		if w.At.IsZero() {
+			w.At = now
+		}
+		*tx.deferred = append(*tx.deferred, w)
+	}
+}
+
+// postingPlan is what PostAll writes for a batch of postings, worked out
+// before any statement so that an invalid posting writes nothing.
+type postingPlan struct {
+	deltas map[string]int64 // per account, the sum of its entries
 	// moving holds, per available account, the indexes in ps of the
-	// postings that move it.
-	moving := make(map[string][]int)
-	entries := 0
+	// postings that move it, in the order they are applied.
+	moving  map[string][]int
+	entries int                  // entries of all postings
+	places  map[int]postingPlace // per index in ps of a posting moving available
+	latest  map[string]int64     // per available account, its last movement's time (ms)
+}
+
+// postingPlace is where a posting sits among its available account's
+// movements in one PostAll: balance and seq are what the account's later
+// postings in the batch add, and at is the time it is recorded at (ms).
+type postingPlace struct{ balance, seq, at int64 }
+
+// planPostings validates ps and sums their entries per account.
+func planPostings(ps []PostingWrite, now time.Time) (postingPlan, error) {
+	plan := postingPlan{deltas: make(map[string]int64), moving: make(map[string][]int)}
 	for i, w := range ps {
 		if err := w.Posting.Validate(); err != nil {
-			return err
+			return postingPlan{}, err
 		}
 		for _, e := range w.Posting.Entries {
-			deltas[AccountID(w.ClientID, e.Account)] += int64(e.Amount)
+			plan.deltas[AccountID(w.ClientID, e.Account)] += int64(e.Amount)
 		}
-		entries += len(w.Posting.Entries)
+		plan.entries += len(w.Posting.Entries)
 		if w.Posting.Available() != 0 {
 			a := AccountID(w.ClientID, ledger.Available)
-			moving[a] = append(moving[a], i)
+			plan.moving[a] = append(plan.moving[a], i)
 		}
 	}
-	// An account's movements in one call are numbered credits first, then
-	// debits, each in time order: the batch is applied at once, and in
-	// this order no running balance goes below zero (the account's CHECK
-	// holds for the sum). Times are raised to the latest before them, so
-	// they never go back. The one update of the account below takes them all.
-	type place struct{ balance, seq, at int64 } // balance, seq: what the account's later postings in ps add
-	places := make(map[int]place)
+	plan.places, plan.latest = placeMovements(ps, plan.moving, now)
+	return plan, nil
+}
+
+// placeMovements numbers each available account's movements in one call:
+// credits first, then debits, each in time order. The batch is applied at
+// once, and in this order no running balance goes below zero (the
+// account's CHECK holds for the sum). Times are raised to the latest before
+// them, so they never go back. The one update of the account takes them all.
+func placeMovements(ps []PostingWrite, moving map[string][]int, now time.Time) (map[int]postingPlace, map[string]int64) {
+	places := make(map[int]postingPlace)
 	latest := make(map[string]int64)
 	for a, idx := range moving {
 		slices.SortStableFunc(idx, func(i, j int) int {
@@ -104,42 +148,51 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 		var at int64
 		for _, i := range idx {
 			at = max(at, ms(postingAt(ps[i], now)))
-			places[i] = place{at: at}
+			places[i] = postingPlace{at: at}
 		}
 		latest[a] = at
 		var bal, seq int64
 		for j := len(idx) - 1; j >= 0; j-- {
-			places[idx[j]] = place{balance: bal, seq: seq, at: places[idx[j]].at}
+			places[idx[j]] = postingPlace{balance: bal, seq: seq, at: places[idx[j]].at}
 			bal += int64(ps[idx[j]].Posting.Available())
 			seq++
 		}
 	}
-	accounts := slices.Sorted(maps.Keys(deltas))
-	for _, a := range accounts {
-		if idx := moving[a]; idx != nil {
+	return places, latest
+}
+
+// moveBalances updates each account once by its delta, in account-id
+// order, the one global order of account row locks.
+func (tx *Tx) moveBalances(ctx context.Context, plan postingPlan) error {
+	for _, a := range slices.Sorted(maps.Keys(plan.deltas)) {
+		if idx := plan.moving[a]; idx != nil {
 			// seq and moved_at keep the account's movements in the order
 			// applied, for statements.
 			if err := tx.later(ctx, `UPDATE accounts SET balance = balance + $1, seq = seq + $2, moved_before = moved_at,
 				moved_at = CASE WHEN moved_at > $3 THEN moved_at ELSE $3 END WHERE id = $4`,
-				deltas[a], len(idx), latest[a], a); err != nil {
+				plan.deltas[a], len(idx), plan.latest[a], a); err != nil {
 				return fmt.Errorf("post to %s: %w", a, err)
 			}
 			continue
 		}
-		if deltas[a] == 0 {
+		if plan.deltas[a] == 0 {
 			continue
 		}
-		if err := tx.later(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, deltas[a], a); err != nil {
+		if err := tx.later(ctx, `UPDATE accounts SET balance = balance + $1 WHERE id = $2`, plan.deltas[a], a); err != nil {
 			return fmt.Errorf("post to %s: %w", a, err)
 		}
 	}
+	return nil
+}
 
-	// A posting that moves an available balance reads the account row this
-	// transaction has just updated (and locked), joined once: its balance
-	// after and sequence number are the row's minus what the account's
-	// later postings in ps add, and its time is its own unless a movement
-	// applied before it is later (then that one's: time never goes back on
-	// an account). The other postings join no row and keep NULLs.
+// insertPostings records ps in one multi-row insert. A posting that moves
+// an available balance reads the account row this transaction has just
+// updated (and locked), joined once: its balance after and sequence number
+// are the row's minus what the account's later postings in ps add, and its
+// time is its own unless a movement applied before it is later (then that
+// one's: time never goes back on an account). The other postings join no
+// row and keep NULLs.
+func (tx *Tx) insertPostings(ctx context.Context, ps []PostingWrite, places map[int]postingPlace, now time.Time) error {
 	var q strings.Builder
 	q.WriteString(`INSERT INTO postings (id, client_id, transaction_id, kind, created_at,
 		available_delta, available_fee, available_balance, available_seq)
@@ -162,11 +215,16 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 	if err := tx.later(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("insert postings: %w", err)
 	}
+	return nil
+}
 
-	q.Reset()
+// insertEntries records the entries of ps, entries in all, in one
+// multi-row insert.
+func (tx *Tx) insertEntries(ctx context.Context, ps []PostingWrite, entries int) error {
+	var q strings.Builder
 	q.WriteString(`INSERT INTO entries (posting_id, seq, account_id, amount) VALUES `)
 	tuples(&q, 1, entries, 4)
-	args = make([]any, 0, 4*entries)
+	args := make([]any, 0, 4*entries)
 	for _, w := range ps {
 		for i, e := range w.Posting.Entries {
 			args = append(args, w.ID, i, AccountID(w.ClientID, e.Account), int64(e.Amount))
@@ -174,9 +232,6 @@ func (tx *Tx) PostAll(ctx context.Context, ps []PostingWrite, now time.Time) err
 	}
 	if err := tx.later(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("insert entries: %w", err)
-	}
-	for _, w := range ps {
-		tx.posted = append(tx.posted, w.Posting.Kind)
 	}
 	return nil
 }

@@ -1,8 +1,12 @@
-// Package store owns persistence: the schema and its embedded migrations, and
-// the one SQL implementation shared by SQLite and PostgreSQL. The driver
-// packages (store/sqlite, store/postgres) open connections and supply the
-// Dialect; everything else about storage lives here and is exercised by
-// store/storetest against both.
+// Package store owns persistence: the schema and its embedded migrations,
+// and the one SQL implementation shared by SQLite and PostgreSQL — its
+// queries, its transactions (pipelined on PostgreSQL, pipeline.go) and the
+// grouped statements that give concurrent calls one statement or one commit
+// (group*.go, and the grouped reads and finishes beside their queries).
+// Collecting concurrent calls into runs is store/batch's, a group-commit
+// engine that knows no SQL. The driver packages (store/sqlite, store/postgres) open
+// connections and supply the Dialect; everything else about storage lives
+// here and is exercised by store/storetest against both.
 package store
 
 import (
@@ -16,6 +20,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/store/batch"
 )
 
 // Errors returned by store methods. Callers test them with errors.Is.
@@ -103,16 +108,16 @@ type DB struct {
 	d      *Dialect
 	// inserts groups concurrent InsertTransaction calls into one statement;
 	// clients groups concurrent Client reads.
-	inserts *group[pix.Transaction, bool]
+	inserts *batch.Batch[pix.Transaction, bool]
 	// payouts groups concurrent CreatePayout calls into one transaction.
-	payouts *group[NewPayout, struct{}]
-	clients *group[string, clientRead]
+	payouts *batch.Batch[NewPayout, struct{}]
+	clients *batch.Batch[string, clientRead]
 	// finishes groups concurrent FinishAttempt calls into one transaction.
-	finishes *group[Finish, bool]
+	finishes *batch.Batch[Finish, bool]
 	// writes groups concurrent WriteGrouped calls into one transaction.
-	writes *group[func(*Tx) error, struct{}]
+	writes *batch.Batch[func(*Tx) error, struct{}]
 	// steps groups concurrent StepSendGrouped calls into one statement.
-	steps *group[SendStep, bool]
+	steps *batch.Batch[SendStep, bool]
 	// cache holds authenticated clients while WatchClients listens
 	// (dialects with Clients only; nil otherwise).
 	cache *clientCache

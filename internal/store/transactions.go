@@ -79,7 +79,7 @@ func (tx *Tx) InsertTransaction(ctx context.Context, t pix.Transaction) (bool, e
 // (group commit, see newInsertGroup). A charge is created this way: its row
 // is the whole change.
 func (db *DB) InsertTransaction(ctx context.Context, t pix.Transaction) (bool, error) {
-	return db.inserts.do(ctx, t)
+	return db.inserts.Do(ctx, t)
 }
 
 func (q *Q) insertTransaction(ctx context.Context, t pix.Transaction) (bool, error) {

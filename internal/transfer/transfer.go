@@ -20,6 +20,7 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/store/batch"
 )
 
 // Timing of the sends (docs/production.md, Moving real money).
@@ -90,7 +91,7 @@ type Engine struct {
 	kick chan struct{}
 	// payoutFinishes writes the payouts' finishes of the same moment
 	// together (finishPayouts).
-	payoutFinishes *store.Batch[payoutFinish, bool]
+	payoutFinishes *batch.Batch[payoutFinish, bool]
 }
 
 // New returns the Engine c describes.
@@ -109,7 +110,7 @@ func New(c Config) (*Engine, error) {
 		e.stepTimeout = provider.DefaultCallTimeout
 	}
 	e.lister, _ = c.Provider.(provider.SentLister)
-	e.payoutFinishes = store.NewBatch(c.DB.GroupSlots(), 64, e.finishPayouts)
+	e.payoutFinishes = batch.New(c.DB.GroupSlots(), 64, e.finishPayouts)
 	e.kinds = [3]kind{
 		pix.TransferPayout: {noun: "payout", refusal: "it fails", due: e.duePayouts, finish: e.finishPayout},
 		pix.TransferRefund: {noun: "refund", refusal: "it fails", due: e.dueRefunds, finish: e.finishRefundStep},

@@ -17,6 +17,18 @@ import (
 // ExerciseAdmin runs the storage behaviours of the administration panel:
 // users, sessions, login attempts, fee changes and the overview queries.
 func ExerciseAdmin(t *testing.T, open Opener) {
+	exerciseUsers(t, open)
+	exerciseSessions(t, open)
+	exerciseDisabledClientSessions(t, open)
+	exerciseLoginAttempts(t, open)
+	exerciseFeeRules(t, open)
+	exerciseDayFlows(t, open)
+	exerciseOverview(t, open)
+}
+
+// exerciseUsers checks that users are unique by e-mail, and the schema ties
+// merchant users, and only them, to a client.
+func exerciseUsers(t *testing.T, open Opener) {
 	ctx := context.Background()
 
 	t.Run("Users are unique by e-mail and merchant users need a client", func(t *testing.T) {
@@ -58,6 +70,12 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 			require.Error(t, err, "%+v", bad)
 		}
 	})
+}
+
+// exerciseSessions checks that a session is read with its user until it
+// expires, and can be deleted.
+func exerciseSessions(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Sessions expire and can be deleted", func(t *testing.T) {
 		t.Parallel()
@@ -97,6 +115,12 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		require.ErrorIs(t, err, store.ErrNotFound)
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.DeleteSession(ctx, "sess1") }), "deleting twice is fine")
 	})
+}
+
+// exerciseDisabledClientSessions checks that disabling a client ends its
+// merchant users' sessions, not the operators'.
+func exerciseDisabledClientSessions(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("A disabled client's merchant users have no session", func(t *testing.T) {
 		t.Parallel()
@@ -126,6 +150,12 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		require.NoError(t, err, "operators are unaffected")
 		require.Equal(t, op, got)
 	})
+}
+
+// exerciseLoginAttempts checks that login attempts are counted per e-mail
+// and address and per address within a window, cleared per pair and pruned.
+func exerciseLoginAttempts(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Login attempts are counted per pair and per address within a window", func(t *testing.T) {
 		t.Parallel()
@@ -164,6 +194,11 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		require.Zero(t, ip)
 	})
+}
+
+// exerciseFeeRules checks that a client's fee rules are changed in place.
+func exerciseFeeRules(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Fee rules can be changed", func(t *testing.T) {
 		t.Parallel()
@@ -178,11 +213,21 @@ func ExerciseAdmin(t *testing.T, open Opener) {
 		err = db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientFees(ctx, "nope", in, out) })
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
+}
 
+// exerciseDayFlows checks that a day's money adds up to the change in
+// balance (exerciseFlows).
+func exerciseDayFlows(t *testing.T, open Opener) {
 	t.Run("A day's money adds up to the change in balance", func(t *testing.T) {
 		t.Parallel()
 		exerciseFlows(t, open)
 	})
+}
+
+// exerciseOverview checks the panel's overview queries (activity, flows,
+// total balances and failing events).
+func exerciseOverview(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Activity, total balances and failing events", func(t *testing.T) {
 		t.Parallel()

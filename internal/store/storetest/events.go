@@ -18,6 +18,16 @@ import (
 // exerciseEvents runs the behaviours of the webhook outbox: events stored with
 // their transaction, claimed under leases, and attempts recorded.
 func exerciseEvents(t *testing.T, open Opener) {
+	exerciseEventLeases(t, open)
+	exerciseEventClaims(t, open)
+	exerciseDeferredEvents(t, open)
+	exerciseGroupedAttempts(t, open)
+	exerciseEventsWithTransaction(t, open)
+}
+
+// exerciseEventLeases checks that an event's lease has one holder at a time
+// and is taken over when it runs out.
+func exerciseEventLeases(t *testing.T, open Opener) {
 	ctx := context.Background()
 
 	t.Run("Event leases: one holder at a time, taken over when they run out", func(t *testing.T) {
@@ -58,6 +68,12 @@ func exerciseEvents(t *testing.T, open Opener) {
 		require.Equal(t, "delivered", e.Status)
 		require.Equal(t, 1, e.Attempts)
 	})
+}
+
+// exerciseEventClaims checks that a claim takes the oldest due events;
+// leased ones wait for their lease, and released ones are due again.
+func exerciseEventClaims(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Claims take the oldest due events; leased ones wait for their lease, released ones are due again", func(t *testing.T) {
 		t.Parallel()
@@ -100,6 +116,12 @@ func exerciseEvents(t *testing.T, open Opener) {
 		// node-a and node-b die: their events are due again when their leases run out.
 		require.Equal(t, []string{"evt_q0", "evt_q2", "evt_q3", "evt_q4"}, claim("node-d", now.Add(12*time.Second), 10))
 	})
+}
+
+// exerciseDeferredEvents checks that a deferred event leaves the front of
+// the due order until its new time.
+func exerciseDeferredEvents(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Deferred events leave the front of the due order until their new time", func(t *testing.T) {
 		t.Parallel()
@@ -147,6 +169,12 @@ func exerciseEvents(t *testing.T, open Opener) {
 			"node-b's leases ran out; the deferred events are not due before their new time")
 		require.Equal(t, []string{"evt_d0"}, claim("node-c", later, 10))
 	})
+}
+
+// exerciseGroupedAttempts checks that concurrent attempt records share
+// transactions and each get their own answer.
+func exerciseGroupedAttempts(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Concurrent attempt records share transactions and each get their own answer", func(t *testing.T) {
 		t.Parallel()
@@ -221,6 +249,12 @@ func exerciseEvents(t *testing.T, open Opener) {
 			require.Equal(t, 200+i, a[0].StatusCode)
 		}
 	})
+}
+
+// exerciseEventsWithTransaction checks that events are stored with their
+// transaction.
+func exerciseEventsWithTransaction(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Events are stored with their transaction", func(t *testing.T) {
 		t.Parallel()

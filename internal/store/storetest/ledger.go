@@ -17,13 +17,24 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// exerciseLedger runs the behaviours of ledger postings: balances move, never
-// below zero (also under concurrency and in batches), and agree with the pure
-// ledger model.
 // errBoom is a write's own failure.
 var errBoom = errors.New("boom")
 
+// exerciseLedger runs the behaviours of ledger postings: balances move, never
+// below zero (also under concurrency and in batches), and agree with the pure
+// ledger model.
 func exerciseLedger(t *testing.T, open Opener) {
+	exercisePostings(t, open)
+	exerciseGroupedWrites(t, open)
+	exerciseNegativeAvailable(t, open)
+	exercisePostingBatches(t, open)
+	exerciseConcurrentReservations(t, open)
+	exerciseLedgerModel(t, open)
+}
+
+// exercisePostings checks that postings move balances and keep the ledger
+// consistent.
+func exercisePostings(t *testing.T, open Opener) {
 	ctx := context.Background()
 
 	t.Run("Postings move balances and keep the ledger consistent", func(t *testing.T) {
@@ -49,6 +60,12 @@ func exerciseLedger(t *testing.T, open Opener) {
 		require.Equal(t, ledger.PayoutReserved(900, 75).Entries, ps[1].Entries)
 		require.Error(t, post(ledger.Posting{Kind: "bad", Entries: []ledger.Entry{{Account: ledger.Available, Amount: 1}, {Account: ledger.Fees, Amount: 1}}}))
 	})
+}
+
+// exerciseGroupedWrites checks that concurrent grouped writes each get their
+// own answer and post once.
+func exerciseGroupedWrites(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Concurrent grouped writes each get their own answer and post once", func(t *testing.T) {
 		t.Parallel()
@@ -103,6 +120,12 @@ func exerciseLedger(t *testing.T, open Opener) {
 		}
 		require.NoError(t, db.CheckLedger(ctx))
 	})
+}
+
+// exerciseNegativeAvailable checks that the database itself refuses a
+// negative available balance.
+func exerciseNegativeAvailable(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("The database itself refuses a negative available balance", func(t *testing.T) {
 		t.Parallel()
@@ -113,6 +136,12 @@ func exerciseLedger(t *testing.T, open Opener) {
 		})
 		require.ErrorIs(t, err, store.ErrInsufficientFunds)
 	})
+}
+
+// exercisePostingBatches checks that a batch of postings across clients
+// moves each balance once and never deadlocks with another.
+func exercisePostingBatches(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Batches of postings across clients move each balance once and never deadlock", func(t *testing.T) {
 		t.Parallel()
@@ -187,6 +216,12 @@ func exerciseLedger(t *testing.T, open Opener) {
 		}
 		require.Equal(t, pix.Amount(6*1_000_000-110), total, "only the completed payout left; reservations moved money within each client")
 	})
+}
+
+// exerciseConcurrentReservations checks that concurrent reservations never
+// overdraw.
+func exerciseConcurrentReservations(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Concurrent reservations never overdraw", func(t *testing.T) {
 		t.Parallel()
@@ -220,6 +255,12 @@ func exerciseLedger(t *testing.T, open Opener) {
 		requireBalances(t, db, c.ID, 0, 1000)
 		require.NoError(t, db.CheckLedger(ctx))
 	})
+}
+
+// exerciseLedgerModel checks that thousands of random postings agree with
+// the pure ledger model.
+func exerciseLedgerModel(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Thousands of random postings agree with the pure model", func(t *testing.T) {
 		t.Parallel()

@@ -17,6 +17,16 @@ import (
 // and payouts and refunds stepped through the send state machine, each
 // step guarded by the state and due time it was read with.
 func exerciseSettlement(t *testing.T, open Opener) {
+	exerciseDueWork(t, open)
+	exerciseSendSteps(t, open)
+	exerciseSendClaims(t, open)
+	exerciseGroupedSteps(t, open)
+	exercisePayoutSteps(t, open)
+	exerciseDueRefunds(t, open)
+}
+
+// exerciseDueWork checks that expired charges and due transfers are found.
+func exerciseDueWork(t *testing.T, open Opener) {
 	ctx := context.Background()
 
 	t.Run("Expired charges and due transfers", func(t *testing.T) {
@@ -45,6 +55,12 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.Equal(t, []string{payout.ID}, ids(due))
 		require.Equal(t, pix.SendToSend, due[0].SendState)
 	})
+}
+
+// exerciseSendSteps checks that a send step applies only to the row as it
+// was read.
+func exerciseSendSteps(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Send steps apply only to the row as read", func(t *testing.T) {
 		t.Parallel()
@@ -100,6 +116,12 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		require.Equal(t, "E00000000202603011200aBcDeFgHiJk", got.EndToEndID, "an empty end-to-end id keeps the known one")
 	})
+}
+
+// exerciseSendClaims checks that a claim holds the row without moving its
+// settle_at, and only the holder steps it.
+func exerciseSendClaims(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("A claim holds the row without moving its settle_at; only the holder steps it", func(t *testing.T) {
 		t.Parallel()
@@ -193,6 +215,12 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		require.True(t, finish(hold1))
 		require.Equal(t, []string{payout.ID}, dueIDs(t0.Add(time.Hour)))
 	})
+}
+
+// exerciseGroupedSteps checks that concurrent grouped steps claim each row
+// once and each get their own answer.
+func exerciseGroupedSteps(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Concurrent grouped steps: each row claimed once, each step its own answer", func(t *testing.T) {
 		t.Parallel()
@@ -256,6 +284,12 @@ func exerciseSettlement(t *testing.T, open Opener) {
 		}))
 		require.Equal(t, []bool{true, true, false}, oks)
 	})
+}
+
+// exercisePayoutSteps checks that a payout's step with its status change
+// applies only to the row as it was read.
+func exercisePayoutSteps(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Payout steps with their status change apply only to the row as read", func(t *testing.T) {
 		t.Parallel()
@@ -300,6 +334,11 @@ func exerciseSettlement(t *testing.T, open Opener) {
 			require.Equal(t, pix.SendSent, got.SendState, "unchanged")
 		}
 	})
+}
+
+// exerciseDueRefunds checks that refunds are due in order and finished once.
+func exerciseDueRefunds(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Refunds are due in order and finished once", func(t *testing.T) {
 		t.Parallel()

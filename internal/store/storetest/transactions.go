@@ -19,6 +19,16 @@ import (
 // exerciseTransactions runs the behaviours of transaction rows: unique inserts
 // (also under concurrency), status transitions and all-or-nothing commits.
 func exerciseTransactions(t *testing.T, open Opener) {
+	exerciseUniqueTransactions(t, open)
+	exerciseConcurrentInserts(t, open)
+	exerciseGroupedInserts(t, open)
+	exerciseTransition(t, open)
+	exerciseAtomicWrites(t, open)
+}
+
+// exerciseUniqueTransactions checks that a transaction inserts once per
+// external_id, txid and idempotency key.
+func exerciseUniqueTransactions(t *testing.T, open Opener) {
 	ctx := context.Background()
 
 	t.Run("Transactions insert once per external_id, txid and idempotency key", func(t *testing.T) {
@@ -72,6 +82,12 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		require.NoError(t, err)
 		require.Equal(t, k1.ID, got.ID)
 	})
+}
+
+// exerciseConcurrentInserts checks that concurrent inserts of one
+// external_id store one row.
+func exerciseConcurrentInserts(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Concurrent inserts of one external_id store one row", func(t *testing.T) {
 		t.Parallel()
@@ -112,6 +128,12 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		wg.Wait()
 		require.Equal(t, int32(2), inserted.Load())
 	})
+}
+
+// exerciseGroupedInserts checks that concurrent autocommitted inserts share
+// statements without mixing up their answers.
+func exerciseGroupedInserts(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Concurrent autocommitted inserts share statements without mixing up their answers", func(t *testing.T) {
 		t.Parallel()
@@ -171,6 +193,11 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		_, err := db.TransactionByExternalID(ctx, c.ID, "bad0")
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
+}
+
+// exerciseTransition checks that a status transition happens once.
+func exerciseTransition(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Transition happens once", func(t *testing.T) {
 		t.Parallel()
@@ -192,6 +219,12 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		require.Equal(t, pix.StatusPaid, got.Status)
 		require.Equal(t, t0.Add(time.Minute), got.ConfirmedAt)
 	})
+}
+
+// exerciseAtomicWrites checks that a transaction's writes commit together or
+// not at all.
+func exerciseAtomicWrites(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("A transaction's writes commit together or not at all", func(t *testing.T) {
 		t.Parallel()

@@ -29,7 +29,22 @@ func houseBalances(t *testing.T, db *store.DB) (settlement, suspense pix.Amount)
 	return b[ledger.Settlement], b[ledger.Suspense]
 }
 
+// exerciseUnmatched runs the behaviours of receipts that match no charge and
+// of a charge's credit: suspense and its floor, the house accounts, cob
+// intents, and what a credit stores (amount, fee, payer, due terms).
 func exerciseUnmatched(t *testing.T, open Opener) {
+	exerciseUnmatchedReceipt(t, open)
+	exerciseSuspenseFloor(t, open)
+	exerciseHouseAccounts(t, open)
+	exerciseCobIntents(t, open)
+	exerciseCreditedAmounts(t, open)
+	exercisePayer(t, open)
+	exerciseDueTerms(t, open)
+}
+
+// exerciseUnmatchedReceipt checks that an unmatched receipt is recorded
+// once, in suspense, and returned from it.
+func exerciseUnmatchedReceipt(t *testing.T, open Opener) {
 	ctx := context.Background()
 
 	t.Run("An unmatched receipt is recorded once, in suspense, and returned from it", func(t *testing.T) {
@@ -134,6 +149,12 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 		require.Zero(t, suspense)
 		require.NoError(t, db.CheckLedger(ctx))
 	})
+}
+
+// exerciseSuspenseFloor checks that the database refuses to take suspense
+// below zero.
+func exerciseSuspenseFloor(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("The database refuses to take suspense below zero", func(t *testing.T) {
 		t.Parallel()
@@ -146,6 +167,12 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 		require.Zero(t, settlement)
 		require.Zero(t, suspense)
 	})
+}
+
+// exerciseHouseAccounts checks that entries still need an existing account
+// after the accounts table gained the house.
+func exerciseHouseAccounts(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Entries still need an existing account after the accounts table gained the house", func(t *testing.T) {
 		t.Parallel()
@@ -158,6 +185,12 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 		})
 		require.Error(t, err, "the foreign key from entries to accounts holds")
 	})
+}
+
+// exerciseCobIntents checks that a cob intent is kept until deleted and
+// found once stale.
+func exerciseCobIntents(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("A cob intent is kept until deleted and found once stale", func(t *testing.T) {
 		t.Parallel()
@@ -181,6 +214,12 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 		require.Equal(t, "txid-new", stale[0].TxID)
 		require.True(t, stale[0].Due, "the intent of a charge with a due date says so")
 	})
+}
+
+// exerciseCreditedAmounts checks that a charge's paid amount and fee are
+// stored when it is credited.
+func exerciseCreditedAmounts(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("A charge's paid amount and fee are stored when credited", func(t *testing.T) {
 		t.Parallel()
@@ -206,6 +245,12 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 		require.True(t, got.AmountMismatch())
 		require.Equal(t, pix.Amount(1), got.Refundable())
 	})
+}
+
+// exercisePayer checks that who paid a charge is stored with its credit, and
+// reads empty until then.
+func exercisePayer(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("Who paid a charge is stored with its credit, and reads empty until then", func(t *testing.T) {
 		t.Parallel()
@@ -250,6 +295,12 @@ func exerciseUnmatched(t *testing.T, open Opener) {
 			require.Equal(t, "***.982.247-**", got.PayerDocument)
 		}
 	})
+}
+
+// exerciseDueTerms checks that a charge's due terms, and the amount expected
+// when it was paid, are stored.
+func exerciseDueTerms(t *testing.T, open Opener) {
+	ctx := context.Background()
 
 	t.Run("A charge's due terms and the amount expected when it was paid are stored", func(t *testing.T) {
 		t.Parallel()

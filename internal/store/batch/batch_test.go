@@ -1,4 +1,4 @@
-package store
+package batch
 
 import (
 	"context"
@@ -15,17 +15,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The group runner's own rules, apart from any database: calls are answered
+// The batch runner's own rules, apart from any database: calls are answered
 // in their own order, they share runs under concurrency, a failing group is
 // retried call by call, and a caller that leaves does not hold up the rest.
-func TestGroup(t *testing.T) {
+func TestBatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
 	t.Run("answers each call, sharing runs", func(t *testing.T) {
 		t.Parallel()
 		var runs, biggest atomic.Int64
-		g := &group[int, string]{slots: 2, max: 8, run: func(_ context.Context, ins []int) ([]string, error) {
+		g := New[int, string](2, 8, func(_ context.Context, ins []int) ([]string, error) {
 			runs.Add(1)
 			for n := int64(len(ins)); ; {
 				b := biggest.Load()
@@ -39,7 +39,7 @@ func TestGroup(t *testing.T) {
 				out[i] = fmt.Sprint("v", in)
 			}
 			return out, nil
-		}}
+		})
 		var wg sync.WaitGroup
 		got := make([]string, 200)
 		errs := make([]error, 200)
@@ -47,7 +47,7 @@ func TestGroup(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got[i], errs[i] = g.do(ctx, i)
+				got[i], errs[i] = g.Do(ctx, i)
 			}()
 		}
 		wg.Wait()
@@ -67,7 +67,7 @@ func TestGroup(t *testing.T) {
 
 	t.Run("a failing group is retried call by call", func(t *testing.T) {
 		t.Parallel()
-		g := &group[string, string]{slots: 1, max: 64, run: func(_ context.Context, ins []string) ([]string, error) {
+		g := New[string, string](1, 64, func(_ context.Context, ins []string) ([]string, error) {
 			time.Sleep(time.Millisecond)
 			for _, in := range ins {
 				if strings.HasPrefix(in, "bad") {
@@ -75,7 +75,7 @@ func TestGroup(t *testing.T) {
 				}
 			}
 			return ins, nil
-		}}
+		})
 		var wg sync.WaitGroup
 		ins := make([]string, 50)
 		got := make([]string, len(ins))
@@ -88,7 +88,7 @@ func TestGroup(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got[i], errs[i] = g.do(ctx, ins[i])
+				got[i], errs[i] = g.Do(ctx, ins[i])
 			}()
 		}
 		wg.Wait()
@@ -108,16 +108,16 @@ func TestGroup(t *testing.T) {
 		var release sync.Once
 		unhold := func() { release.Do(func() { close(held) }) }
 		t.Cleanup(unhold)
-		g := &group[int, int]{slots: 2, max: 64, run: func(_ context.Context, ins []int) ([]int, error) {
+		g := New[int, int](2, 64, func(_ context.Context, ins []int) ([]int, error) {
 			if slices.Contains(ins, 1) || slices.Contains(ins, 3) {
 				<-held // e.g. a group waiting for another transaction's rows
 			}
 			return ins, nil
-		}}
+		})
 		answered := make(chan int, 3)
 		call := func(in int) {
 			go func() {
-				v, err := g.do(ctx, in)
+				v, err := g.Do(ctx, in)
 				assert.NoError(t, err)
 				answered <- v
 			}()
@@ -156,19 +156,19 @@ func TestGroup(t *testing.T) {
 	t.Run("a caller that gives up leaves the others answered", func(t *testing.T) {
 		t.Parallel()
 		release, taken := make(chan struct{}), make(chan []int, 2)
-		g := &group[int, int]{slots: 1, max: 64, run: func(_ context.Context, ins []int) ([]int, error) {
+		g := New[int, int](1, 64, func(_ context.Context, ins []int) ([]int, error) {
 			taken <- ins
 			<-release
 			return ins, nil
-		}}
+		})
 		// Call 2 holds the only slot; call 1 queues behind it and its
 		// caller gives up: it is dropped at once, and call 2 answered.
 		got := make(chan int, 1)
-		go func() { v, _ := g.do(ctx, 2); got <- v }()
+		go func() { v, _ := g.Do(ctx, 2); got <- v }()
 		require.Equal(t, []int{2}, <-taken)
 		gone, cancel := context.WithCancel(ctx)
 		errc := make(chan error, 1)
-		go func() { _, err := g.do(gone, 1); errc <- err }()
+		go func() { _, err := g.Do(gone, 1); errc <- err }()
 		require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.queue) == 1 }, 5*time.Second, time.Millisecond)
 		cancel()
 		require.ErrorIs(t, <-errc, context.Canceled)
