@@ -361,7 +361,7 @@ func (a *app) clientsList(ctx context.Context) error {
 			out = append(out, clientJSON{ClientID: c.ID, Name: c.Name, Environment: c.Environment, Status: c.Status,
 				CashinFeePercent: pix.FormatPercent(c.CashinFee.PercentBP), CashinFeeFixed: c.CashinFee.Fixed.String(),
 				PayoutFeePercent: pix.FormatPercent(c.PayoutFee.PercentBP), PayoutFeeFixed: c.PayoutFee.Fixed.String(),
-				CreatedAt: gateway.FormatTime(c.CreatedAt)})
+				CreatedAt: pix.FormatTime(c.CreatedAt)})
 		}
 		return out, err
 	})

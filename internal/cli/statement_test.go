@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
@@ -105,8 +106,8 @@ func TestStatement(t *testing.T) {
 		body := decodeStatement(t, out)
 		require.Equal(t, 200, body.StatusCode)
 		require.Equal(t, gateway.MsgStatementOK, body.Message)
-		require.Equal(t, gateway.FormatTime(from), body.Data.From)
-		require.Equal(t, gateway.FormatTime(to), body.Data.To)
+		require.Equal(t, pix.FormatTime(from), body.Data.From)
+		require.Equal(t, pix.FormatTime(to), body.Data.To)
 		require.Equal(t, int64(0), body.Data.Opening)
 		require.Equal(t, int64(1050-25-100-10), body.Data.Closing)
 		type line struct {

@@ -7,19 +7,12 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
 )
-
-// TimeFormat is the wire format of every date (UTC, milliseconds).
-const TimeFormat = "2006-01-02T15:04:05.000Z"
-
-// FormatTime formats t as the API does.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // Address is the payer's address.
 type Address struct {
@@ -297,7 +290,7 @@ const msgNoDueCharges = "Charges with a due date are not available with this pro
 // for the idempotency comparison. Errors: EInvalid (with details),
 // EIdempotencyMismatch.
 func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeRequest, body []byte) (resp ChargeResponse, replayed bool, err error) {
-	amount, due, err := s.validateChargeOn(r, s.todayFor(ctx))
+	amount, due, err := s.validateChargeOn(r, s.clocks.Today(ctx))
 	if err != nil {
 		if r.Due != nil {
 			// Due terms are checked against today ("today or later"): a
@@ -337,7 +330,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 			return s.replayCharge(prev, hash, r.ExternalID)
 		}
 	}
-	now := s.clock(ctx)
+	now := s.clocks.At(ctx)
 	txid, err := s.newTxID()
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
@@ -451,7 +444,7 @@ func (s *Service) replayCharge(prev pix.Transaction, hash, externalID string) (C
 func (s *Service) chargeResponse(t pix.Transaction, image string) ChargeResponse {
 	t.Status = pix.StatusPending
 	return ChargeResponse{PaymentID: t.ID, ExternalID: t.ExternalID, Amount: t.Amount, QRCode: t.QRCode,
-		QRCodeImage: image, Status: pix.StatusPending, ExpiresAt: FormatTime(t.ExpiresAt),
+		QRCodeImage: image, Status: pix.StatusPending, ExpiresAt: pix.FormatTime(t.ExpiresAt),
 		Due: t.Due, AmountDueToday: dueToday(t, s.dateOf(t.CreatedAt))}
 }
 

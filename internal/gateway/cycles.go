@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/clock"
+	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
@@ -49,9 +51,9 @@ var recurrenceEvents = map[pix.RecurrenceStatus]string{
 }
 
 // emitRecurrence writes event for recurrence r (as it now is) into the outbox.
-func (s *Service) emitRecurrence(ctx context.Context, tx *store.Tx, o *outbox, r pix.Recurrence, event, paymentID string, attempts int, now time.Time) error {
-	b := RecurrenceEventBody{ID: s.newEventID(), Event: event, RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: r.Status,
-		PaymentID: paymentID, OccurredAt: FormatTime(now)}
+func (s *Service) emitRecurrence(ctx context.Context, tx *store.Tx, o *outbox.Events, r pix.Recurrence, event, paymentID string, attempts int, now time.Time) error {
+	b := RecurrenceEventBody{ID: s.w.EventID(), Event: event, RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: r.Status,
+		PaymentID: paymentID, OccurredAt: pix.FormatTime(now)}
 	if event == pix.EventRecurrenceCancelled {
 		by := r.CancelledBy
 		b.CancelledBy = &by
@@ -64,12 +66,12 @@ func (s *Service) emitRecurrence(ctx context.Context, tx *store.Tx, o *outbox, r
 		return fmt.Errorf("recurrence event payload: %w", err)
 	}
 	// Events name their subject in transaction_id: here the recurrence.
-	return o.insert(ctx, tx, pix.Event{ID: b.ID, ClientID: r.ClientID, TransactionID: r.ID, Type: event,
+	return o.Insert(ctx, tx, pix.Event{ID: b.ID, ClientID: r.ClientID, TransactionID: r.ID, Type: event,
 		URL: r.CallbackURL, Payload: string(payload), CreatedAt: now})
 }
 
 // moveRecurrence moves the locked recurrence r to status to, with its event.
-func (s *Service) moveRecurrence(ctx context.Context, tx *store.Tx, o *outbox, r pix.Recurrence, to pix.RecurrenceStatus, by pix.CancelledBy, now time.Time) error {
+func (s *Service) moveRecurrence(ctx context.Context, tx *store.Tx, o *outbox.Events, r pix.Recurrence, to pix.RecurrenceStatus, by pix.CancelledBy, now time.Time) error {
 	if to != pix.RecurrenceCancelled {
 		by = ""
 	}
@@ -86,7 +88,7 @@ func (s *Service) moveRecurrence(ctx context.Context, tx *store.Tx, o *outbox, r
 
 // finishIfDone finishes the locked recurrence r once its calendar is over
 // (no cycle left) and no cycle charge is still PENDING.
-func (s *Service) finishIfDone(ctx context.Context, tx *store.Tx, o *outbox, r pix.Recurrence, now time.Time) error {
+func (s *Service) finishIfDone(ctx context.Context, tx *store.Tx, o *outbox.Events, r pix.Recurrence, now time.Time) error {
 	if r.Status != pix.RecurrenceApproved || !r.NextDue.IsZero() {
 		return nil
 	}
@@ -127,8 +129,8 @@ func (s *Service) applyRecurrence(ctx context.Context, st provider.RecurrenceSta
 	}
 	switch st.Status {
 	case pix.RecurrenceApproved:
-		now := s.clock(ctx)
-		return s.write(ctx, func(tx *store.Tx, o *outbox) error {
+		now := s.clocks.At(ctx)
+		return s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
 			cur, err := tx.RecurrenceForUpdate(ctx, r.ID)
 			if err != nil || !cur.Status.CanBecome(st.Status) {
 				return err
@@ -210,7 +212,7 @@ func (s *Service) RunRecurrences(ctx context.Context, limit int) (int, error) {
 	var errs []error
 	waiting, err := s.db.WaitingRecurrences(ctx, now.Add(-pix.ApprovalDays*24*time.Hour), limit)
 	errs = append(errs, err)
-	waiting = eachClock(s, ctx, waiting, func(r pix.Recurrence) string { return r.ID },
+	waiting = clock.Each(s.clocks, ctx, waiting, func(r pix.Recurrence) string { return r.ID },
 		func(ctx context.Context, c store.ClientClock, at time.Time) ([]pix.Recurrence, error) {
 			return s.db.ClientWaitingRecurrences(ctx, c.ClientID, at.Add(-pix.ApprovalDays*24*time.Hour), limit)
 		})
@@ -221,11 +223,11 @@ func (s *Service) RunRecurrences(ctx context.Context, limit int) (int, error) {
 			continue
 		}
 		s.retry.wait(r.ID, now.Add(waitingRecheck))
-		errs = append(errs, s.SyncRecurrence(s.forClient(ctx, r.ClientID), r.PSPID))
+		errs = append(errs, s.SyncRecurrence(s.clocks.For(ctx, r.ClientID), r.PSPID))
 	}
 	due, err := s.db.DueRecurrences(ctx, s.Today().AddDays(pix.ChargeOpensDays), limit)
 	errs = append(errs, err)
-	due = eachClock(s, ctx, due, func(r pix.Recurrence) string { return r.ID },
+	due = clock.Each(s.clocks, ctx, due, func(r pix.Recurrence) string { return r.ID },
 		func(ctx context.Context, c store.ClientClock, at time.Time) ([]pix.Recurrence, error) {
 			return s.db.ClientDueRecurrences(ctx, c.ClientID, s.dateOf(at).AddDays(pix.ChargeOpensDays), limit)
 		})
@@ -234,7 +236,7 @@ func (s *Service) RunRecurrences(ctx context.Context, limit int) (int, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		t, err := s.createCycle(s.forClient(ctx, r.ClientID), rec, r, false)
+		t, err := s.createCycle(s.clocks.For(ctx, r.ClientID), rec, r, false)
 		if err != nil && !errors.Is(err, errChanged) {
 			errs = append(errs, fmt.Errorf("cycle %d of %s: %w", r.NextCycle, r.ID, err))
 		}
@@ -267,7 +269,7 @@ func (s *Service) createCycle(ctx context.Context, rec provider.Recurrer, r pix.
 		return pix.Transaction{}, errNoCycle
 	}
 	_, closes := pix.ChargeWindow(due)
-	skip := !force && s.todayFor(ctx).After(closes)
+	skip := !force && s.clocks.Today(ctx).After(closes)
 	txid := cycleTxID(r.ID, n)
 	if !skip {
 		err := rec.CreateCycleCharge(ctx, provider.CycleCharge{TxID: txid, RecurrenceID: r.PSPID, DueDate: due, Amount: r.Amount,
@@ -295,9 +297,9 @@ func (s *Service) createCycle(ctx context.Context, rec provider.Recurrer, r pix.
 	if !ok {
 		next = pix.Date{}
 	}
-	now := s.clock(ctx)
+	now := s.clocks.At(ctx)
 	var t pix.Transaction
-	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
+	err := s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
 		t = pix.Transaction{}
 		if !skip {
 			c, err := tx.Client(ctx, r.ClientID)
@@ -442,8 +444,8 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 			status = provider.CycleFailed // no retry left
 		}
 	}
-	now := s.clock(ctx)
-	err = s.write(ctx, func(tx *store.Tx, o *outbox) error {
+	now := s.clocks.At(ctx)
+	err = s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
 		cur, err := tx.TransactionByIDForUpdate(ctx, t.ID)
 		if err != nil {
 			return err
@@ -490,7 +492,7 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 // when none is left.
 func (s *Service) retryDay(ctx context.Context, p pix.RetryPolicy, due pix.Date, failed int) pix.Date {
 	days := pix.RetryDays(p, due)
-	today := s.todayFor(ctx)
+	today := s.clocks.Today(ctx)
 	for i := failed - 1; i >= 0 && i < len(days); i++ {
 		if days[i].After(today) {
 			return days[i]
@@ -506,9 +508,9 @@ func (s *Service) askRetry(ctx context.Context, rec provider.Recurrer, cy pix.Cy
 	if err != nil {
 		return fmt.Errorf("cycle charge %s: %w", cy.PaymentID, err)
 	}
-	ctx = s.forClient(ctx, t.ClientID)
+	ctx = s.clocks.For(ctx, t.ClientID)
 	if t.Status != pix.StatusPending {
-		return s.db.Write(ctx, func(tx *store.Tx) error { return tx.UpdateCycleRetry(ctx, t.ID, pix.Date{}, s.clock(ctx)) })
+		return s.db.Write(ctx, func(tx *store.Tx) error { return tx.UpdateCycleRetry(ctx, t.ID, pix.Date{}, s.clocks.At(ctx)) })
 	}
 	st, err := rec.RetryCycleCharge(ctx, t.TxID, cy.RetryOn)
 	if errors.Is(err, provider.ErrRejected) {
@@ -523,7 +525,7 @@ func (s *Service) askRetry(ctx context.Context, rec provider.Recurrer, cy pix.Cy
 // cycleCredited records, in the transaction that credited charge t, the
 // paid debit of t's cycle (when t is a cycle's charge) and finishes the
 // recurrence if that was its last cycle.
-func (s *Service) cycleCredited(ctx context.Context, tx *store.Tx, o *outbox, t pix.Transaction, now time.Time) error {
+func (s *Service) cycleCredited(ctx context.Context, tx *store.Tx, o *outbox.Events, t pix.Transaction, now time.Time) error {
 	cy, err := tx.Cycle(ctx, t.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // a journey-3 first payment

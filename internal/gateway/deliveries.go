@@ -57,7 +57,7 @@ func (s *Service) Deliveries(ctx context.Context, c pix.Client, id string) ([]De
 	for _, e := range events {
 		v := DeliveryView{EventID: e.ID, Event: e.Type, PaymentID: e.TransactionID, URL: e.URL, Status: e.Status, Attempts: []AttemptView{}}
 		for _, a := range attempts[e.ID] {
-			av := AttemptView{At: FormatTime(a.At), LatencyMS: a.Latency.Milliseconds()}
+			av := AttemptView{At: pix.FormatTime(a.At), LatencyMS: a.Latency.Milliseconds()}
 			if a.StatusCode != 0 {
 				code := a.StatusCode
 				av.StatusCode = &code
@@ -144,7 +144,7 @@ func (s *Service) RetryDelivery(ctx context.Context, c pix.Client, eventID strin
 	if err != nil {
 		return fmt.Errorf("retry delivery: %w", err)
 	}
-	s.wake()
+	s.w.WakeDispatcher()
 	return nil
 }
 

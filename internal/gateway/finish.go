@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
@@ -39,13 +40,13 @@ func payoutMoves(t pix.Transaction, st provider.TransferState, now time.Time) []
 	status := t.Status
 	if status == pix.StatusPending {
 		if st.Status == provider.Failed {
-			return []payoutMove{{pix.StatusCancelled, EventCashoutFailed, ledger.PayoutFailed(t.Amount, t.Tax), time.Time{}}}
+			return []payoutMove{{pix.StatusCancelled, pix.EventCashoutFailed, ledger.PayoutFailed(t.Amount, t.Tax), time.Time{}}}
 		}
-		moves = append(moves, payoutMove{pix.StatusPaid, EventCashoutPaid, ledger.PayoutCompleted(t.Amount, t.Tax), now})
+		moves = append(moves, payoutMove{pix.StatusPaid, pix.EventCashoutPaid, ledger.PayoutCompleted(t.Amount, t.Tax), now})
 		status = pix.StatusPaid
 	}
 	if status == pix.StatusPaid && st.Status == provider.Returned {
-		moves = append(moves, payoutMove{pix.StatusReversed, EventCashoutReversed, ledger.PayoutReversed(t.Amount), time.Time{}})
+		moves = append(moves, payoutMove{pix.StatusReversed, pix.EventCashoutReversed, ledger.PayoutReversed(t.Amount), time.Time{}})
 	}
 	return moves
 }
@@ -59,7 +60,7 @@ func payoutMoves(t pix.Transaction, st provider.TransferState, now time.Time) []
 func (s *Service) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool, error) {
 	now := s.now()
 	var applied []bool
-	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
+	err := s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
 		applied = make([]bool, len(fs))
 		var events []pix.Event
 		var posts []store.PostingWrite
@@ -82,7 +83,7 @@ func (s *Service) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool,
 			steps := make([]store.PayoutStep, len(round))
 			for k, i := range round {
 				f := fs[i]
-				plans[k] = payoutMoves(f.t, f.st, now.Add(s.offsetOf(f.t.ClientID)))
+				plans[k] = payoutMoves(f.t, f.st, now.Add(s.clocks.Offset(f.t.ClientID)))
 				steps[k] = store.PayoutStep{Step: f.step, From: f.t.Status}
 				if len(plans[k]) > 0 {
 					steps[k].To, steps[k].Confirmed = plans[k][0].to, plans[k][0].confirmed
@@ -98,7 +99,7 @@ func (s *Service) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool,
 				}
 				applied[i] = true
 				t := fs[i].t
-				at := now.Add(s.offsetOf(t.ClientID)) // on the client's clock
+				at := now.Add(s.clocks.Offset(t.ClientID)) // on the client's clock
 				if fs[i].st.EndToEndID != "" {
 					t.EndToEndID = fs[i].st.EndToEndID
 				}
@@ -114,17 +115,17 @@ func (s *Service) finishPayouts(ctx context.Context, fs []payoutFinish) ([]bool,
 					if !m.confirmed.IsZero() {
 						t.ConfirmedAt = m.confirmed
 					}
-					e, err := s.event(t, m.event, m.to, t.Amount, t.Tax, "", at)
+					e, err := s.w.Event(t, m.event, m.to, t.Amount, t.Tax, "", at)
 					if err != nil {
 						return err
 					}
 					events = append(events, e)
-					posts = append(posts, store.PostingWrite{ID: s.newOrderedID(), ClientID: t.ClientID, TransactionID: t.ID, Posting: m.posting, At: at})
+					posts = append(posts, store.PostingWrite{ID: s.w.OrderedID(), ClientID: t.ClientID, TransactionID: t.ID, Posting: m.posting, At: at})
 				}
 			}
 			pending = later
 		}
-		if err := o.insert(ctx, tx, events...); err != nil {
+		if err := o.Insert(ctx, tx, events...); err != nil {
 			return err
 		}
 		return tx.PostAll(ctx, posts, now)

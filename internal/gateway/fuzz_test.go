@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/clock"
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -28,7 +29,7 @@ func FuzzDecodeRequests(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s := &Service{Env: "sandbox", Now: time.Now, loc: loc}
+	s := &Service{Env: "sandbox", Now: time.Now, loc: loc, clocks: &clock.Clients{Real: time.Now, Loc: loc}}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		check := func(err error) {
 			if err == nil {

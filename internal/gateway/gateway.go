@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/pixgate/pixgate/internal/clock"
+	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/qr"
@@ -55,7 +57,7 @@ type Config struct {
 	Wake func()
 	// Courier, when set, takes the events this node writes for delivery
 	// without a claim (outbox).
-	Courier Courier
+	Courier outbox.Courier
 	// CheckWebhookURL, when set, refuses webhook URLs that may not be
 	// called (SSRF guard); WebhookURLIssue's syntax checks always apply.
 	CheckWebhookURL func(string) error
@@ -108,11 +110,8 @@ type Service struct {
 	ReconcileEvery time.Duration
 	// retry holds when a PSP check that failed may be tried again.
 	retry *backoffs
-	// Wake, when set, tells the webhook dispatcher that events are due now.
-	Wake func()
-	// Courier, when set, takes the events this node writes for delivery
-	// without a claim (outbox).
-	Courier Courier
+	// w writes the use cases' transactions with their events.
+	w *outbox.Writer
 	// CheckWebhookURL, when set, refuses webhook URLs that may not be
 	// called (SSRF guard); WebhookURLIssue's syntax checks always apply.
 	CheckWebhookURL func(string) error
@@ -131,8 +130,9 @@ type Service struct {
 	payoutFinishes *store.Batch[payoutFinish, bool]
 	// loc is America/Sao_Paulo, whose calendar dates due terms and payments.
 	loc *time.Location
-	// clocks is this node's view of the sandbox clients' clocks (clock.go).
-	clocks *clientClocks
+	// clocks is the real time and this node's view of the sandbox
+	// clients' clocks.
+	clocks *clock.Clients
 }
 
 // New returns the Service c describes, or every problem of c.
@@ -146,9 +146,12 @@ func New(c Config) (*Service, error) {
 	}
 	s := &Service{loc: loc, db: c.DB, Env: c.Env, ChargeTTL: c.ChargeTTL,
 		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, Provider: c.Provider, caps: c.Provider.Capabilities(), retry: &backoffs{},
-		ReconcileEvery: c.ReconcileEvery, Wake: c.Wake, Courier: c.Courier, CheckWebhookURL: c.CheckWebhookURL,
+		ReconcileEvery: c.ReconcileEvery, CheckWebhookURL: c.CheckWebhookURL,
 		HoldUnmatched: c.HoldUnmatched, sweep: &sweepClock{}, kick: make(chan struct{}, 1)}
-	s.clocks = &clientClocks{}
+	// The hooks are read through s: a test may replace them after New.
+	s.w = &outbox.Writer{DB: c.DB, Courier: c.Courier, Wake: c.Wake, Now: func() time.Time { return s.Now() },
+		Rand: readerFunc(func(p []byte) (int, error) { return s.Rand.Read(p) })}
+	s.clocks = &clock.Clients{DB: c.DB, Log: c.Log, Real: func() time.Time { return s.Now() }, Advancing: s.SandboxPayments, Loc: loc}
 	s.payoutFinishes = store.NewBatch(c.DB.GroupSlots(), 64, s.finishPayouts)
 	s.SendWebhook = c.SendWebhook
 	if s.ReconcileEvery <= 0 {
@@ -169,14 +172,14 @@ func New(c Config) (*Service, error) {
 // Sandbox reports whether the Service runs in the sandbox environment.
 func (s *Service) Sandbox() bool { return s.Env == EnvSandbox }
 
-func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
+func (s *Service) now() time.Time { return s.clocks.Now() }
 
 // Today is the current date on the São Paulo calendar, by which due dates
 // and the amount due on a day are reckoned.
 func (s *Service) Today() pix.Date { return s.dateOf(s.Now()) }
 
 // dateOf is the São Paulo calendar date of t.
-func (s *Service) dateOf(t time.Time) pix.Date { return pix.DateOf(t.In(s.loc)) }
+func (s *Service) dateOf(t time.Time) pix.Date { return s.clocks.DateOf(t) }
 
 // newUUID returns a random (v4) UUID in lower case.
 func (s *Service) newUUID() string {
@@ -187,18 +190,6 @@ func (s *Service) newUUID() string {
 	return id.String()
 }
 
-// newOrderedID returns a time-ordered (v7) UUID, for rows read back in order.
-func (s *Service) newOrderedID() string {
-	return uuid.Must(uuid.NewV7FromReader(s.Rand)).String()
-}
-
-// wake tells the webhook dispatcher, if any, that new events are due.
-func (s *Service) wake() {
-	if s.Wake != nil {
-		s.Wake()
-	}
-}
-
 // canonicalID reports whether id is a lower-case UUID, the form of every
 // transaction and refund id: anything else names nothing, and is answered
 // without reaching the database (which refuses some bytes).
@@ -206,3 +197,8 @@ func canonicalID(id string) bool {
 	u, err := uuid.Parse(id)
 	return err == nil && u.String() == id
 }
+
+// readerFunc is an io.Reader made of a function.
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }

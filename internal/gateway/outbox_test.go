@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/store"
@@ -33,7 +34,9 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		ctx := context.Background()
 		db := open(t)
 		log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-		s, err := New(Config{DB: db, Env: "sandbox",
+		d := &webhook.Dispatcher{DB: db, Client: webhook.Guard{AllowPrivate: true}.Client(webhook.DefaultTimeout),
+			Schedule: []time.Duration{time.Second}, Log: log, Workers: 2, Interval: time.Hour}
+		s, err := New(Config{DB: db, Env: "sandbox", Courier: d,
 			ChargeTTL: time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: time.Second})})
 		require.NoError(t, err)
 		cred, err := s.CreateClient(ctx, ClientParams{Name: "m"})
@@ -55,21 +58,18 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		t.Cleanup(unhold) // runs before srv.Close: a failed check must not leave deliveries hanging
 		received := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), got...) }
 
-		d := &webhook.Dispatcher{DB: db, Client: webhook.Guard{AllowPrivate: true}.Client(webhook.DefaultTimeout),
-			Schedule: []time.Duration{time.Second}, Log: log, Workers: 2, Interval: time.Hour}
-		s.Courier = d
 		testkit.RunUntilCleanup(t, "the dispatcher did not stop: a reservation was never given back", d.Run)
 		require.Eventually(t, func() bool { _, _, n := d.Reserve(1); d.Release(n); return n == 1 },
 			5*time.Second, time.Millisecond, "the dispatcher takes reservations once it runs")
 
 		event := func(i int) pix.Event {
-			return pix.Event{ID: fmt.Sprintf("evt_outbox%d", i), ClientID: cred.ClientID, TransactionID: "t", Type: EventCashinPaid,
+			return pix.Event{ID: fmt.Sprintf("evt_outbox%d", i), ClientID: cred.ClientID, TransactionID: "t", Type: pix.EventCashinPaid,
 				URL: srv.URL, Payload: `{"n":` + fmt.Sprint(i) + `}`, CreatedAt: s.now()}
 		}
 
 		errBoom := errors.New("rolled back")
-		err = s.write(ctx, func(tx *store.Tx, o *outbox) error {
-			if err := o.insert(ctx, tx, event(1), event(2)); err != nil {
+		err = s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
+			if err := o.Insert(ctx, tx, event(1), event(2)); err != nil {
 				return err
 			}
 			return errBoom
@@ -79,8 +79,8 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		d.Release(n)
 		require.Equal(t, 2, n, "a failed transaction gave its workers back")
 
-		require.NoError(t, s.write(ctx, func(tx *store.Tx, o *outbox) error {
-			return o.insert(ctx, tx, event(3), event(4), event(5))
+		require.NoError(t, s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
+			return o.Insert(ctx, tx, event(3), event(4), event(5))
 		}))
 		require.Eventually(t, func() bool { return len(received()) == 2 }, 10*time.Second, time.Millisecond,
 			"the two events written leased are delivered with no claim, tick or wake-up")

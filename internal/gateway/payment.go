@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
@@ -29,7 +30,7 @@ import (
 // the day the payment was made: day, or when zero the São Paulo date of
 // the payment's time. It is recorded with the payment (ExpectedAmount).
 func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool, day pix.Date) (pix.Transaction, error) {
-	now := s.clock(ctx)
+	now := s.clocks.At(ctx)
 	paidAt := now
 	if !p.PaidAt.IsZero() {
 		paidAt = p.PaidAt.UTC().Truncate(time.Millisecond)
@@ -38,7 +39,7 @@ func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool, d
 		day = s.dateOf(paidAt)
 	}
 	var out pix.Transaction
-	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
+	err := s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
 		out = pix.Transaction{}
 		t, err := tx.ChargeByTxIDForUpdate(ctx, p.TxID)
 		if p.TxID == "" || errors.Is(err, store.ErrNotFound) || (err == nil && t.Type != pix.TypeCashin) {
@@ -100,7 +101,7 @@ func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool, d
 			}
 			out.PayerName, out.PayerDocument = name, doc
 		}
-		if err := s.emit(ctx, tx, o, out, EventCashinPaid, pix.StatusPaid, p.Amount, tax, "", paidAt); err != nil {
+		if err := s.w.Emit(ctx, tx, o, out, pix.EventCashinPaid, pix.StatusPaid, p.Amount, tax, "", paidAt); err != nil {
 			return err
 		}
 		if t.RecurrenceID != "" {
@@ -108,7 +109,7 @@ func (s *Service) credit(ctx context.Context, p provider.Payment, strict bool, d
 				return err
 			}
 		}
-		return tx.Post(ctx, s.newOrderedID(), t.ClientID, t.ID, ledger.CashinPaid(p.Amount, tax), paidAt)
+		return tx.Post(ctx, s.w.OrderedID(), t.ClientID, t.ID, ledger.CashinPaid(p.Amount, tax), paidAt)
 	})
 	if err != nil {
 		return pix.Transaction{}, fmt.Errorf("receive payment: %w", err)
@@ -172,7 +173,7 @@ func (s *Service) ExpireCharge(ctx context.Context, c pix.Client, id string) (pi
 		return pix.Transaction{}, err
 	}
 	if t.Status == pix.StatusPending {
-		if _, err := s.expireOne(ctx, t, s.clock(ctx)); err != nil {
+		if _, err := s.expireOne(ctx, t, s.clocks.At(ctx)); err != nil {
 			s.Log.WarnContext(ctx, "could not expire a charge at the PSP", "charge", t.ID, "error", err.Error())
 			return pix.Transaction{}, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
 		}
@@ -186,13 +187,13 @@ func (s *Service) ExpireCharge(ctx context.Context, c pix.Client, id string) (pi
 	return t, nil
 }
 
-func (s *Service) cancel(ctx context.Context, tx *store.Tx, o *outbox, t *pix.Transaction, now time.Time) error {
+func (s *Service) cancel(ctx context.Context, tx *store.Tx, o *outbox.Events, t *pix.Transaction, now time.Time) error {
 	ok, err := tx.TransitionTransaction(ctx, t.ID, pix.StatusPending, pix.StatusCancelled, time.Time{})
 	if err != nil || !ok {
 		return err
 	}
 	t.Status = pix.StatusCancelled
-	return s.emit(ctx, tx, o, *t, EventCashinCancelled, pix.StatusCancelled, t.Amount, t.Tax, "", now)
+	return s.w.Emit(ctx, tx, o, *t, pix.EventCashinCancelled, pix.StatusCancelled, t.Amount, t.Tax, "", now)
 }
 
 // ExpireDue cancels up to limit charges whose expires_at has passed, each

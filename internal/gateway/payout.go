@@ -124,7 +124,7 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 		return findPrevious(ctx, q, c.ID, ext, idemKey)
 	}
 
-	now := s.clock(ctx)
+	now := s.clocks.At(ctx)
 	tax := c.PayoutFee.Fee(amount)
 	d := payoutDetails{Description: r.Description, CreditParty: *r.CreditParty}
 	details, err := json.Marshal(d)
@@ -144,7 +144,7 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 	// ErrConflict (after waiting for the other request's transaction, whose
 	// row is then readable); only then is the earlier payout read.
 	err = s.db.CreatePayout(ctx, store.NewPayout{Transaction: t,
-		Posting: store.PostingWrite{ID: s.newOrderedID(), ClientID: c.ID, TransactionID: t.ID, Posting: ledger.PayoutReserved(amount, tax)}})
+		Posting: store.PostingWrite{ID: s.w.OrderedID(), ClientID: c.ID, TransactionID: t.ID, Posting: ledger.PayoutReserved(amount, tax)}})
 	if errors.Is(err, store.ErrConflict) {
 		prev, ok, err := find(s.db)
 		if err != nil {

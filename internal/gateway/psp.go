@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pixgate/pixgate/internal/brcode"
+	"github.com/pixgate/pixgate/internal/clock"
+	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
@@ -282,7 +284,7 @@ func (s *Service) refundReported(ctx context.Context, charge pix.Transaction, rs
 			continue
 		}
 		now := s.now()
-		err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
+		err := s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
 			c, err := tx.TransactionForUpdate(ctx, r.ClientID, r.TransactionID)
 			if err != nil {
 				return err
@@ -337,7 +339,7 @@ func (s *Service) expireAtPSP(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("expire due charges: %w", err)
 	}
-	due = eachClock(s, ctx, due, func(t pix.Transaction) string { return t.ID },
+	due = clock.Each(s.clocks, ctx, due, func(t pix.Transaction) string { return t.ID },
 		func(ctx context.Context, c store.ClientClock, at time.Time) ([]pix.Transaction, error) {
 			return s.db.ClientExpiredCharges(ctx, c.ClientID, at, limit)
 		})
@@ -349,8 +351,8 @@ func (s *Service) expireAtPSP(ctx context.Context, limit int) (int, error) {
 		if !s.retry.ready(t.ID, now) {
 			continue
 		}
-		cctx := s.forClient(ctx, t.ClientID)
-		cancelled, err := s.expireOne(cctx, t, s.clock(cctx))
+		cctx := s.clocks.For(ctx, t.ClientID)
+		cancelled, err := s.expireOne(cctx, t, s.clocks.At(cctx))
 		if err != nil {
 			s.retry.wait(t.ID, now.Add(expiryRetry))
 			s.Log.WarnContext(ctx, "could not expire a charge at the PSP; trying again later", "charge", t.ID, "error", err.Error())
@@ -401,7 +403,7 @@ func (s *Service) expireOne(ctx context.Context, t pix.Transaction, now time.Tim
 		}
 	}
 	cancelled := false
-	err = s.write(ctx, func(tx *store.Tx, o *outbox) error {
+	err = s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
 		cur, err := tx.TransactionForUpdate(ctx, t.ClientID, t.ID)
 		if err != nil || cur.Status != pix.StatusPending {
 			return err
@@ -554,7 +556,7 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		// transfer is then sent without a GET first.
 		wait := rateLimitWait(err)
 		s.Log.InfoContext(ctx, "the PSP limited its rate; the "+noun+" waits and is taken up again", kind, it.id, "retry_after", wait.String())
-		held.State, held.Next, held.Attempt = it.state, s.clock(ctx).Add(wait), false
+		held.State, held.Next, held.Attempt = it.state, s.clocks.At(ctx).Add(wait), false
 		_, err := s.stepSend(ctx, held)
 		return 0, err
 	case errors.Is(err, errSendRefused):
@@ -562,7 +564,7 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 		return s.finishSend(ctx, it, held, provider.TransferState{ID: it.id, Status: provider.Failed})
 	case errors.Is(err, errStillSent):
 		s.Log.WarnContext(ctx, "the PSP does not find a "+noun+" it accepted; reading it again later", kind, it.id)
-		held.State, held.Next = store.SendSent, s.clock(ctx).Add(pollMax)
+		held.State, held.Next = store.SendSent, s.clocks.At(ctx).Add(pollMax)
 		_, err := s.stepSend(ctx, held)
 		return 0, err
 	case err != nil:
@@ -570,7 +572,7 @@ func (s *Service) advance(ctx context.Context, it sendItem) (int, error) {
 			kind, it.id, "error", err.Error())
 		// A transfer the PSP accepted stays accepted: it is read again,
 		// never sent.
-		held.State, held.Next = store.SendUnknown, s.clock(ctx).Add(delay)
+		held.State, held.Next = store.SendUnknown, s.clocks.At(ctx).Add(delay)
 		if it.state == store.SendSent {
 			held.State = store.SendSent
 		}
@@ -640,7 +642,7 @@ func (s *Service) stepSend(ctx context.Context, st store.SendStep) (bool, error)
 // change (st.ReadAt: it will be returned) is PAID and stays sent, to be
 // read again then.
 func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendStep, st provider.TransferState) (int, error) {
-	now := s.clock(ctx)
+	now := s.clocks.At(ctx)
 	step := held
 	step.State, step.Next, step.EndToEndID = store.SendDone, time.Time{}, st.EndToEndID
 	if !it.refund && !it.unmatched && st.Status == provider.Completed && !st.ReadAt.IsZero() {
@@ -660,7 +662,7 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 		}
 		return 1, nil
 	}
-	err := s.writeGrouped(ctx, func(tx *store.Tx, o *outbox) error {
+	err := s.w.WriteGrouped(ctx, func(tx *store.Tx, o *outbox.Events) error {
 		ok, err := tx.StepSend(ctx, step)
 		if err != nil || !ok {
 			return errors.Join(err, errChanged)
@@ -690,7 +692,7 @@ func (s *Service) finishSend(ctx context.Context, it sendItem, held store.SendSt
 // nextRead is when a transfer the PSP left st is read again: when the
 // PSP expects it to change, if it said, else after wait.
 func (s *Service) nextRead(ctx context.Context, st provider.TransferState, wait time.Duration) time.Time {
-	now := s.clock(ctx)
+	now := s.clocks.At(ctx)
 	if st.ReadAt.IsZero() {
 		return now.Add(wait)
 	}

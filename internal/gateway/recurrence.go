@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
@@ -112,7 +113,7 @@ func RecurrenceSummaryOf(r pix.Recurrence) RecurrenceSummary {
 	v := RecurrenceSummary{RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: r.Status, Payer: r.Payer, Contract: r.Contract,
 		Description: r.Description, Frequency: r.Schedule.Frequency, Amount: r.Amount, StartDate: r.Schedule.Start,
 		EndDate: optDate(r.Schedule.End), Retry: r.Retry, NextDueDate: nextDue(r), FirstPayment: first, FirstPaymentID: firstID,
-		CreatedAt: FormatTime(r.CreatedAt), UpdatedAt: FormatTime(r.UpdatedAt)}
+		CreatedAt: pix.FormatTime(r.CreatedAt), UpdatedAt: pix.FormatTime(r.UpdatedAt)}
 	if r.Status == pix.RecurrenceCancelled {
 		by := r.CancelledBy
 		v.CancelledBy = &by
@@ -147,7 +148,7 @@ func (s *Service) recurrer() (provider.Recurrer, error) {
 // or the PSP refused it), EProviderUnavailable.
 func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.RecurrenceRequest, key string, body []byte) (RecurrenceCreated, bool, error) {
 	hash, herr := RequestHash("recurrence", body)
-	terms, found := r.Parse(s.todayFor(ctx))
+	terms, found := r.Parse(s.clocks.Today(ctx))
 	is := issues(found)
 	if key != "" && !ValidIdempotencyKey(key) {
 		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
@@ -177,7 +178,7 @@ func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.Rec
 		return s.replayRecurrence(prev, hash, r.ExternalID)
 	}
 
-	now := s.clock(ctx)
+	now := s.clocks.At(ctx)
 	row := pix.Recurrence{ID: s.newUUID(), ClientID: c.ID, ExternalID: terms.ExternalID, IdempotencyKey: key, RequestHash: hash,
 		Status: pix.RecurrenceCreated, Payer: terms.Payer, Contract: terms.Contract, Description: terms.Description,
 		Schedule: terms.Schedule, Amount: terms.Amount, Retry: terms.Retry, FirstPayment: terms.FirstPayment,
@@ -424,8 +425,8 @@ func (s *Service) withdrawCycles(ctx context.Context, rec provider.Recurrer, r p
 // (PENDING ones; each with pix.cashin.cancelled), in one transaction. A
 // recurrence that can no longer move there is left as it is.
 func (s *Service) endRecurrence(ctx context.Context, id string, to pix.RecurrenceStatus, by pix.CancelledBy, withdrawn []string) error {
-	now := s.clock(ctx)
-	err := s.write(ctx, func(tx *store.Tx, o *outbox) error {
+	now := s.clocks.At(ctx)
+	err := s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
 		// Charges are locked before their recurrence, as a payment does.
 		for _, pid := range withdrawn {
 			t, err := tx.TransactionByIDForUpdate(ctx, pid)

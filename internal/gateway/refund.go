@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
@@ -89,7 +90,7 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundReque
 		return RefundResponse{}, false, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
 
-	now := s.clock(ctx)
+	now := s.clocks.At(ctx)
 	ref := pix.Refund{ID: s.newUUID(), ClientID: c.ID, TransactionID: charge.ID, IdempotencyKey: idemKey, RequestHash: hash,
 		Status: pix.RefundPending, Reason: r.Reason, CreatedAt: now, SettleAt: now, SendState: store.SendToSend}
 	var prev pix.Refund
@@ -131,7 +132,7 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundReque
 		if err := tx.AddRefundPending(ctx, t.ID, ref.Amount, 0); err != nil {
 			return err
 		}
-		return tx.Post(ctx, s.newOrderedID(), c.ID, ref.ID, ledger.RefundReserved(ref.Amount), now)
+		return tx.Post(ctx, s.w.OrderedID(), c.ID, ref.ID, ledger.RefundReserved(ref.Amount), now)
 	})
 	if errors.Is(err, store.ErrInsufficientFunds) {
 		return RefundResponse{}, false, s.insufficientBalance(ctx, c, ref.Amount) // refunds carry no tax
@@ -189,13 +190,13 @@ func (s *Service) Refund(ctx context.Context, c pix.Client, id string) (RefundVi
 
 // refundView is refund r as the API shows it.
 func refundView(r pix.Refund) RefundView {
-	v := RefundView{RefundID: r.ID, PaymentID: r.TransactionID, Amount: r.Amount, Status: r.Status, CreatedAt: FormatTime(r.CreatedAt)}
+	v := RefundView{RefundID: r.ID, PaymentID: r.TransactionID, Amount: r.Amount, Status: r.Status, CreatedAt: pix.FormatTime(r.CreatedAt)}
 	if r.Reason != "" {
 		reason := r.Reason
 		v.Reason = &reason
 	}
 	if !r.SettledAt.IsZero() {
-		at := FormatTime(r.SettledAt)
+		at := pix.FormatTime(r.SettledAt)
 		v.SettledAt = &at
 	}
 	return v
@@ -205,13 +206,13 @@ func refundView(r pix.Refund) RefundView {
 // tx): completed (the charge's refunded_amount grows, REFUNDED once whole,
 // pix.refund.completed) or failed (funds back, pix.refund.failed). It
 // returns errChanged if r was finished meanwhile.
-func (s *Service) finishRefund(ctx context.Context, tx *store.Tx, o *outbox, r pix.Refund, charge pix.Transaction,
+func (s *Service) finishRefund(ctx context.Context, tx *store.Tx, o *outbox.Events, r pix.Refund, charge pix.Transaction,
 	st provider.TransferState, now time.Time) error {
-	status, event := pix.RefundCompleted, EventRefundCompleted
+	status, event := pix.RefundCompleted, pix.EventRefundCompleted
 	posting := ledger.RefundCompleted(r.Amount)
 	settled := r.Amount
 	if st.Status == provider.Failed {
-		status, event, posting, settled = pix.RefundFailed, EventRefundFailed, ledger.RefundFailed(r.Amount), 0
+		status, event, posting, settled = pix.RefundFailed, pix.EventRefundFailed, ledger.RefundFailed(r.Amount), 0
 	}
 	ok, err := tx.FinishRefundSend(ctx, r.ID, status, now, st.EndToEndID)
 	if err != nil || !ok {
@@ -220,7 +221,7 @@ func (s *Service) finishRefund(ctx context.Context, tx *store.Tx, o *outbox, r p
 	if err := tx.AddRefundPending(ctx, charge.ID, -r.Amount, settled); err != nil {
 		return err
 	}
-	if err := tx.Post(ctx, s.newOrderedID(), r.ClientID, r.ID, posting, now); err != nil {
+	if err := tx.Post(ctx, s.w.OrderedID(), r.ClientID, r.ID, posting, now); err != nil {
 		return err
 	}
 	charge.RefundedAmount += settled
@@ -230,5 +231,5 @@ func (s *Service) finishRefund(ctx context.Context, tx *store.Tx, o *outbox, r p
 		}
 		charge.Status = pix.StatusRefunded
 	}
-	return s.emit(ctx, tx, o, charge, event, charge.Status, r.Amount, 0, r.ID, now)
+	return s.w.Emit(ctx, tx, o, charge, event, charge.Status, r.Amount, 0, r.ID, now)
 }

@@ -50,9 +50,9 @@ func (s *Service) SandboxPayOn(ctx context.Context, charge pix.Transaction, day 
 	if provider.ClockOffset(ctx) == 0 {
 		// The payer's page pays without the client's credentials: its
 		// clock is the charge's client's.
-		ctx = s.forClient(ctx, charge.ClientID)
+		ctx = s.clocks.For(ctx, charge.ClientID)
 	}
-	today := s.todayFor(ctx)
+	today := s.clocks.Today(ctx)
 	if day.IsZero() {
 		day = today
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/clock"
 	"github.com/pixgate/pixgate/internal/job"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -88,7 +89,7 @@ func (s *Service) duePayouts(ctx context.Context, now time.Time, limit int, read
 	if err != nil {
 		return nil, fmt.Errorf("send payouts: %w", err)
 	}
-	due = eachClock(s, ctx, due, func(t pix.Transaction) string { return t.ID },
+	due = clock.Each(s.clocks, ctx, due, func(t pix.Transaction) string { return t.ID },
 		func(ctx context.Context, c store.ClientClock, at time.Time) ([]pix.Transaction, error) {
 			return s.db.ClientDueSettlements(ctx, c.ClientID, at, now, limit)
 		})
@@ -115,7 +116,7 @@ func (s *Service) dueRefunds(ctx context.Context, now time.Time, limit int, _ []
 	if err != nil {
 		return nil, fmt.Errorf("send refunds: %w", err)
 	}
-	due = eachClock(s, ctx, due, func(r pix.Refund) string { return r.ID },
+	due = clock.Each(s.clocks, ctx, due, func(r pix.Refund) string { return r.ID },
 		func(ctx context.Context, c store.ClientClock, at time.Time) ([]pix.Refund, error) {
 			return s.db.ClientDueRefundRows(ctx, c.ClientID, at, now, limit)
 		})
@@ -147,7 +148,7 @@ func (s *Service) dueReturns(ctx context.Context, now time.Time, limit int, _ []
 
 // step takes one step of it: advance, or unschedule a stray row.
 func (s *Service) step(ctx context.Context, it sendItem) (int, error) {
-	ctx = s.forClient(ctx, it.client())
+	ctx = s.clocks.For(ctx, it.client())
 	if it.stray {
 		return 0, s.unschedule(ctx, store.SendStep{Refund: it.refund, Unmatched: it.unmatched, ID: it.id,
 			WasState: it.state, WasSettleAt: it.settleAt})

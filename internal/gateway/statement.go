@@ -176,7 +176,7 @@ func (st *Statement) writeCSV(ctx context.Context, w io.Writer) error {
 	}
 	rec := make([]string, len(CSVHeader))
 	err := st.Each(ctx, func(m Movement) error {
-		rec[0], rec[1], rec[2], rec[3] = FormatTime(m.At), m.TransactionID, m.Type, m.Description
+		rec[0], rec[1], rec[2], rec[3] = pix.FormatTime(m.At), m.TransactionID, m.Type, m.Description
 		rec[4], rec[5] = strconv.FormatInt(int64(m.Amount), 10), strconv.FormatInt(int64(m.Balance), 10)
 		return cw.Write(rec)
 	})
@@ -203,7 +203,7 @@ func (st *Statement) writeJSON(ctx context.Context, w io.Writer) error {
 		To      string `json:"to"`
 		Opening int64  `json:"opening_balance_cents"`
 		Closing int64  `json:"closing_balance_cents"`
-	}{FormatTime(st.From), FormatTime(st.To), int64(st.Opening), int64(st.Closing)})
+	}{pix.FormatTime(st.From), pix.FormatTime(st.To), int64(st.Opening), int64(st.Closing)})
 	if err != nil {
 		return fmt.Errorf("statement json: %w", err)
 	}
@@ -226,7 +226,7 @@ func (st *Statement) writeJSON(ctx context.Context, w io.Writer) error {
 			}
 		}
 		first = false
-		return enc.Encode(movementJSON{FormatTime(m.At), m.TransactionID, m.Type, m.Description, int64(m.Amount), int64(m.Balance)})
+		return enc.Encode(movementJSON{pix.FormatTime(m.At), m.TransactionID, m.Type, m.Description, int64(m.Amount), int64(m.Balance)})
 	})
 	if err != nil {
 		return fmt.Errorf("statement json: %w", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
@@ -52,7 +53,7 @@ func (s *Service) recordUnmatched(ctx context.Context, tx *store.Tx, p provider.
 	s.Log.ErrorContext(ctx, "the PSP received a payment that no open charge takes; it is in suspense, "+action,
 		"unmatched_receipt", u.ID, "end_to_end_id", p.EndToEndID, "txid", p.TxID, "amount", p.Amount.String(),
 		"reason", u.Reason, "charge", u.TransactionID)
-	return tx.Post(ctx, s.newOrderedID(), store.HouseID, u.ID, ledger.UnmatchedReceived(p.Amount), now)
+	return tx.Post(ctx, s.w.OrderedID(), store.HouseID, u.ID, ledger.UnmatchedReceived(p.Amount), now)
 }
 
 // UnmatchedReceipts returns up to limit unmatched receipts, newest first;
@@ -85,7 +86,7 @@ func (s *Service) UnmatchedReceipt(ctx context.Context, id string) (UnmatchedRec
 func (s *Service) ReturnUnmatched(ctx context.Context, id string) (UnmatchedReceipt, error) {
 	now := s.now()
 	var out UnmatchedReceipt
-	err := s.write(ctx, func(tx *store.Tx, _ *outbox) error {
+	err := s.w.Write(ctx, func(tx *store.Tx, _ *outbox.Events) error {
 		u, err := tx.UnmatchedForUpdate(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return pix.Errorf(pix.ENotFound, "Unmatched receipt not found")
@@ -135,7 +136,7 @@ func (s *Service) finishUnmatched(ctx context.Context, tx *store.Tx, id string, 
 	if err != nil || !ok {
 		return errors.Join(err, errChanged)
 	}
-	return tx.Post(ctx, s.newOrderedID(), store.HouseID, u.ID, ledger.UnmatchedReturned(u.Amount), now)
+	return tx.Post(ctx, s.w.OrderedID(), store.HouseID, u.ID, ledger.UnmatchedReturned(u.Amount), now)
 }
 
 // unmatchedReported settles the return of the unmatched receipt of payment
@@ -159,7 +160,7 @@ func (s *Service) unmatchedReported(ctx context.Context, p provider.Payment) err
 			continue
 		}
 		now := s.now()
-		err := s.write(ctx, func(tx *store.Tx, _ *outbox) error { return s.finishUnmatched(ctx, tx, u.ID, rs, now) })
+		err := s.w.Write(ctx, func(tx *store.Tx, _ *outbox.Events) error { return s.finishUnmatched(ctx, tx, u.ID, rs, now) })
 		if err != nil && !errors.Is(err, errChanged) {
 			return fmt.Errorf("settle reported return of %s: %w", u.ID, err)
 		}

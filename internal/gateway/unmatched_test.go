@@ -36,13 +36,13 @@ func paidEvent(t *testing.T, db *store.DB, id string) map[string]any {
 	events, err := db.Events(context.Background(), id)
 	require.NoError(t, err)
 	for _, e := range events {
-		if e.Type == gateway.EventCashinPaid {
+		if e.Type == pix.EventCashinPaid {
 			var body map[string]any
 			require.NoError(t, json.Unmarshal([]byte(e.Payload), &body))
 			return body
 		}
 	}
-	t.Fatalf("charge %s has no %s event", id, gateway.EventCashinPaid)
+	t.Fatalf("charge %s has no %s event", id, pix.EventCashinPaid)
 	return nil
 }
 

@@ -105,25 +105,17 @@ type TransactionView struct {
 	PayerDocument *string `json:"payer_document"`
 }
 
-// orNull returns &s, or nil when s is "".
-func orNull(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 // View returns the API view of t on day today (São Paulo date, see
 // Service.Today), which prices a charge with a due date.
 func View(t pix.Transaction, today pix.Date) TransactionView {
-	v := TransactionView{PaymentID: t.ID, Status: t.Status, Amount: t.Amount, CreatedAt: FormatTime(t.CreatedAt),
+	v := TransactionView{PaymentID: t.ID, Status: t.Status, Amount: t.Amount, CreatedAt: pix.FormatTime(t.CreatedAt),
 		Type: t.Type, Tax: t.Tax, RefundedAmount: t.RefundedAmount, RecurrenceID: t.RecurrenceID}
 	if t.ExternalID != "" {
 		ext := t.ExternalID
 		v.ExternalID = &ext
 	}
 	if !t.ConfirmedAt.IsZero() {
-		c := FormatTime(t.ConfirmedAt)
+		c := pix.FormatTime(t.ConfirmedAt)
 		v.ConfirmedDate = &c
 	}
 	if t.Type == pix.TypeCashin {
@@ -135,8 +127,8 @@ func View(t pix.Transaction, today pix.Date) TransactionView {
 		}
 		v.Due, v.AmountDueToday = t.Due, dueToday(t, today)
 		if !t.ConfirmedAt.IsZero() {
-			v.EndToEndID, v.TxID = orNull(t.EndToEndID), orNull(t.TxID)
-			v.PayerName, v.PayerDocument = orNull(t.PayerName), orNull(t.PayerDocument)
+			v.EndToEndID, v.TxID = pix.OrNull(t.EndToEndID), pix.OrNull(t.TxID)
+			v.PayerName, v.PayerDocument = pix.OrNull(t.PayerName), pix.OrNull(t.PayerDocument)
 		}
 	}
 	return v

@@ -48,7 +48,7 @@ func (s *Service) TestWebhook(ctx context.Context, c pix.Client, rawURL string) 
 		return TestAttemptView{}, errors.New("webhook test: no sender configured")
 	}
 	now := s.now()
-	b := WebhookTestBody{ID: s.newEventID(), Event: EventWebhookTest, OccurredAt: FormatTime(now)}
+	b := WebhookTestBody{ID: s.w.EventID(), Event: EventWebhookTest, OccurredAt: pix.FormatTime(now)}
 	payload, err := json.Marshal(b)
 	if err != nil {
 		return TestAttemptView{}, fmt.Errorf("webhook test payload: %w", err)

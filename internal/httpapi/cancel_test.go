@@ -26,7 +26,7 @@ func requireCancelled(t *testing.T, b *bundle, r response, id string) {
 	require.Equal(t, b.lookup(id), data, "data as lookup shows it")
 	n := 0
 	for _, e := range b.eventTypes(id) {
-		if e == gateway.EventCashinCancelled {
+		if e == pix.EventCashinCancelled {
 			n++
 		}
 	}
@@ -135,7 +135,7 @@ func TestCancelChargeAtThePSP(t *testing.T) {
 		require.Equal(t, "PENDING", b.lookup(id)["status"])
 		require.Equal(t, "Charge is PAID and can no longer be cancelled", json422(t, b.do("POST", cancelPath(id), nil)))
 		require.Equal(t, "PAID", b.lookup(id)["status"], "the payment wins")
-		require.NotContains(t, b.eventTypes(id), gateway.EventCashinCancelled)
+		require.NotContains(t, b.eventTypes(id), pix.EventCashinCancelled)
 		bal, err := b.gw.Balance(ctx, c)
 		require.NoError(t, err)
 		require.Equal(t, pix.Amount(1000), bal.Available)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/brcode"
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -49,7 +50,7 @@ func TestCreateCharge(t *testing.T) {
 		require.Equal(t, json.Number("1234.5"), j["amount"])
 		require.Equal(t, "PENDING", j["status"])
 		require.Empty(t, r.header.Get("Idempotent-Replayed"))
-		exp, err := time.Parse(gateway.TimeFormat, j["expires_at"].(string))
+		exp, err := time.Parse(pix.TimeFormat, j["expires_at"].(string))
 		require.NoError(t, err)
 		require.WithinDuration(t, before.Add(24*time.Hour), exp, 5*time.Second)
 

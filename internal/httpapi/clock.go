@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // clockRequest is the body of POST /api/v1/sandbox/clock.
@@ -27,7 +28,7 @@ type clockData struct {
 }
 
 func clockBody(v gateway.ClockView) clockResponse {
-	return clockResponse{http.StatusOK, clockData{gateway.FormatTime(v.Now), int64(v.Offset / time.Second)}}
+	return clockResponse{http.StatusOK, clockData{pix.FormatTime(v.Now), int64(v.Offset / time.Second)}}
 }
 
 // sandboxClock reads the caller's sandbox clock.

@@ -35,7 +35,7 @@ func (b *bundle) offset(cred ...gateway.Credentials) json.Number {
 // apiTime parses a timestamp as the API writes it.
 func apiTime(t *testing.T, v any) time.Time {
 	t.Helper()
-	at, err := time.Parse(gateway.TimeFormat, v.(string))
+	at, err := time.Parse(pix.TimeFormat, v.(string))
 	require.NoError(t, err)
 	return at
 }
@@ -136,10 +136,10 @@ func TestSandboxClockExpiresCharges(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		require.Equal(t, "CANCELLED", b.lookup(id)["status"])
-		require.Equal(t, []string{gateway.EventCashinCancelled}, b.eventTypes(id))
+		require.Equal(t, []string{pix.EventCashinCancelled}, b.eventTypes(id))
 		evs, err := b.db.Events(ctx, id)
 		require.NoError(t, err)
-		var body gateway.EventBody
+		var body pix.EventBody
 		require.NoError(t, json.Unmarshal([]byte(evs[0].Payload), &body))
 		require.WithinDuration(t, b.clock.Now().Add(27*time.Hour), apiTime(t, body.OccurredAt), time.Second,
 			"occurred_at is on the client's clock")

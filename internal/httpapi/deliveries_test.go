@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/webhook"
 )
@@ -26,7 +27,7 @@ func TestDeliveriesEndpoints(t *testing.T) {
 		data := r.json["data"].([]any)
 		require.Len(t, data, 1)
 		d := data[0].(map[string]any)
-		require.Equal(t, gateway.EventCashinPaid, d["event"])
+		require.Equal(t, pix.EventCashinPaid, d["event"])
 		require.Equal(t, id, d["payment_id"])
 		require.Equal(t, "pending", d["status"])
 		require.Equal(t, "https://merchant.example.com/webhooks/pix", d["url"])

@@ -393,7 +393,7 @@ func TestDueCharge(t *testing.T) {
 		require.Equal(t, "CANCELLED", look["status"])
 		require.Nil(t, look["amount_due_today"])
 		require.Equal(t, wantDue, look["due"])
-		require.Equal(t, []string{gateway.EventCashinCancelled}, b.eventTypes(id))
+		require.Equal(t, []string{pix.EventCashinCancelled}, b.eventTypes(id))
 	})
 }
 
@@ -569,7 +569,7 @@ func TestDueSandboxPay(t *testing.T) {
 		d := json.NewDecoder(strings.NewReader(events[0].Payload))
 		d.UseNumber()
 		require.NoError(t, d.Decode(&ev))
-		require.Equal(t, gateway.EventCashinPaid, ev["event"])
+		require.Equal(t, pix.EventCashinPaid, ev["event"])
 		require.Equal(t, owed, cents(t, ev["value"]), "value is what was paid")
 		require.Equal(t, owed, cents(t, ev["paid_amount"]))
 		require.Equal(t, tax, cents(t, ev["tax"]))

@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -205,9 +204,9 @@ func TestPayoutLifecycle(t *testing.T) {
 		require.Equal(t, json.Number("0"), pending)
 		require.NoError(t, b.db.CheckLedger(ctx))
 
-		require.Equal(t, []string{gateway.EventCashoutPaid}, b.eventTypes(ok))
-		require.Equal(t, []string{gateway.EventCashoutFailed}, b.eventTypes(fail))
-		require.Equal(t, []string{gateway.EventCashoutPaid, gateway.EventCashoutReversed}, b.eventTypes(rev))
+		require.Equal(t, []string{pix.EventCashoutPaid}, b.eventTypes(ok))
+		require.Equal(t, []string{pix.EventCashoutFailed}, b.eventTypes(fail))
+		require.Equal(t, []string{pix.EventCashoutPaid, pix.EventCashoutReversed}, b.eventTypes(rev))
 		evs, err := b.db.Events(ctx, rev)
 		require.NoError(t, err)
 		var ev map[string]any
@@ -220,7 +219,7 @@ func TestPayoutLifecycle(t *testing.T) {
 
 		// Settling again changes nothing.
 		b.settle()
-		require.Equal(t, []string{gateway.EventCashoutPaid, gateway.EventCashoutReversed}, b.eventTypes(rev))
+		require.Equal(t, []string{pix.EventCashoutPaid, pix.EventCashoutReversed}, b.eventTypes(rev))
 
 		// History shows payouts with their lookup statuses.
 		h := b.do("GET", "/api/v1/wallet/transactions?type=cashout", nil)
@@ -295,7 +294,7 @@ func TestSendSurvivesAFailingPayout(t *testing.T) {
 		require.Equal(t, "PAID", b.lookup(ids[17])["status"])
 		for _, id := range ids {
 			require.Len(t, b.entries(id), 2, "reserved and completed, once")
-			require.Equal(t, []string{gateway.EventCashoutPaid}, b.eventTypes(id))
+			require.Equal(t, []string{pix.EventCashoutPaid}, b.eventTypes(id))
 		}
 		avail, pending := b.balance()
 		require.Equal(t, json.Number("0"), pending)
@@ -399,7 +398,7 @@ func TestSettlementRaceWithAnotherNode(t *testing.T) {
 		for _, id := range ids {
 			require.Equal(t, "PAID", b.lookup(id)["status"])
 			require.Len(t, b.entries(id), 2, "reserved and completed, once")
-			require.Equal(t, []string{gateway.EventCashoutPaid}, b.eventTypes(id))
+			require.Equal(t, []string{pix.EventCashoutPaid}, b.eventTypes(id))
 			require.Equal(t, 1, sends[id], "sent once")
 		}
 		avail, pending := b.balance()

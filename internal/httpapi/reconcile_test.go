@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/pspsim"
 	"github.com/pixgate/pixgate/internal/store"
 )
@@ -62,7 +62,7 @@ func (b *bundle) paidEvent(id string) map[string]any {
 	evs, err := b.db.Events(context.Background(), id)
 	require.NoError(b.t, err)
 	for _, e := range evs {
-		if e.Type == gateway.EventCashinPaid {
+		if e.Type == pix.EventCashinPaid {
 			var body map[string]any
 			require.NoError(b.t, json.Unmarshal([]byte(e.Payload), &body))
 			return body
@@ -104,7 +104,7 @@ func TestReconciliationFields(t *testing.T) {
 		require.NotNil(t, got.EndToEndID)
 		m := bacenE2E.FindStringSubmatch(*got.EndToEndID)
 		require.NotNil(t, m, "BACEN's form: %s", *got.EndToEndID)
-		paidAt, err := time.Parse(gateway.TimeFormat, b.lookup(id)["confirmed_date"].(string))
+		paidAt, err := time.Parse(pix.TimeFormat, b.lookup(id)["confirmed_date"].(string))
 		require.NoError(t, err)
 		require.Equal(t, paidAt.UTC().Format("200601021504"), m[1], "the minute of the payment, UTC")
 		qr := created.json["qrcode"].(string)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ledger"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -80,7 +81,7 @@ func TestRefunds(t *testing.T) {
 			{{Account: ledger.Pending, Amount: -3025}, {Account: ledger.Settlement, Amount: 3025}},
 		}, b.entries(refundID))
 		require.Len(t, b.entries(rest), 2)
-		require.Equal(t, []string{gateway.EventCashinPaid, gateway.EventRefundCompleted, gateway.EventRefundCompleted}, b.eventTypes(id))
+		require.Equal(t, []string{pix.EventCashinPaid, pix.EventRefundCompleted, pix.EventRefundCompleted}, b.eventTypes(id))
 		evs, err := b.db.Events(ctx, id)
 		require.NoError(t, err)
 		var first, last map[string]any
@@ -169,7 +170,7 @@ func TestRefundRules(t *testing.T) {
 		b.settle()
 		require.Equal(t, "PAID", b.lookup(paid)["status"])
 		require.Equal(t, json.Number("0"), b.lookup(paid)["refunded_amount"])
-		require.Equal(t, []string{gateway.EventCashinPaid, gateway.EventRefundFailed}, b.eventTypes(paid))
+		require.Equal(t, []string{pix.EventCashinPaid, pix.EventRefundFailed}, b.eventTypes(paid))
 
 		// 90 days after payment, no more refunds.
 		b.clock.Advance(91 * 24 * time.Hour)
@@ -302,7 +303,7 @@ func TestRefundLookup(t *testing.T) {
 		r = get(withReason)
 		require.Equal(t, http.StatusOK, r.status, string(r.body))
 		created := r.json["data"].(map[string]any)["created_at"].(string)
-		_, err := time.Parse(gateway.TimeFormat, created)
+		_, err := time.Parse(pix.TimeFormat, created)
 		require.NoError(t, err)
 		require.JSONEq(t, `{"statusCode":200,"data":{"refund_id":"`+withReason+`","payment_id":"`+id+`","amount":12.3,
 			"reason":"produto devolvido","status":"PENDING","created_at":"`+created+`","settled_at":null}}`, string(r.body))
@@ -318,7 +319,7 @@ func TestRefundLookup(t *testing.T) {
 			require.Equal(t, http.StatusOK, r.status, string(r.body))
 			d := r.json["data"].(map[string]any)
 			require.Equal(t, status, d["status"], refundID)
-			settled, err := time.Parse(gateway.TimeFormat, d["settled_at"].(string))
+			settled, err := time.Parse(pix.TimeFormat, d["settled_at"].(string))
 			require.NoError(t, err)
 			require.True(t, settled.After(b.clock.Now().Add(-3*time.Hour)), "settled after the clock moved")
 		}

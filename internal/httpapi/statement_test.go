@@ -87,14 +87,14 @@ func (b *bundle) statement(from, to time.Time, cred ...gateway.Credentials) stmt
 	require.NoError(t, d.Decode(&body))
 	require.Equal(t, 200, body.StatusCode)
 	require.Equal(t, gateway.MsgStatementOK, body.Message)
-	require.Equal(t, gateway.FormatTime(from), body.Data.From)
-	require.Equal(t, gateway.FormatTime(to), body.Data.To)
+	require.Equal(t, pix.FormatTime(from), body.Data.From)
+	require.Equal(t, pix.FormatTime(to), body.Data.To)
 	bal := body.Data.Opening
 	var prev time.Time
 	for i, m := range body.Data.Movements {
 		bal += m.AmountCents
 		require.Equal(t, bal, m.BalanceCents, "movement %d: the previous balance plus its amount", i)
-		at, err := time.Parse(gateway.TimeFormat, m.At)
+		at, err := time.Parse(pix.TimeFormat, m.At)
 		require.NoError(t, err)
 		require.False(t, at.Before(prev), "movement %d: in order", i)
 		require.False(t, at.Before(from.Truncate(time.Millisecond)), "movement %d at %s: not before from", i, m.At)
@@ -240,7 +240,7 @@ func TestStatementWindowBounds(t *testing.T) {
 		// after the movements before it.
 		require.Equal(t, []line{{ok, "payout", -1000}, {ok, "payout_fee", -25}}, lines(all[2:4]))
 		require.Equal(t, all[2].At, all[3].At)
-		at, err := time.Parse(gateway.TimeFormat, all[2].At)
+		at, err := time.Parse(pix.TimeFormat, all[2].At)
 		require.NoError(t, err)
 
 		// Exactly at from: included.

@@ -40,7 +40,7 @@ func TestSandboxPayCreditsOnce(t *testing.T) {
 		data := r.json["data"].(map[string]any)
 		require.Equal(t, "PAID", data["status"])
 		require.Equal(t, json.Number("1.6"), data["tax"])
-		confirmed, err := time.Parse(gateway.TimeFormat, data["confirmed_date"].(string))
+		confirmed, err := time.Parse(pix.TimeFormat, data["confirmed_date"].(string))
 		require.NoError(t, err)
 		require.WithinDuration(t, time.Now(), confirmed, 5*time.Second)
 
@@ -63,7 +63,7 @@ func TestSandboxPayCreditsOnce(t *testing.T) {
 		events, err := b.db.Events(ctx, id)
 		require.NoError(t, err)
 		require.Len(t, events, 1)
-		require.Equal(t, gateway.EventCashinPaid, events[0].Type)
+		require.Equal(t, pix.EventCashinPaid, events[0].Type)
 		require.Equal(t, "https://merchant.example.com/webhooks/pix", events[0].URL)
 		var ev map[string]any
 		require.NoError(t, json.Unmarshal([]byte(events[0].Payload), &ev))
@@ -101,7 +101,7 @@ func TestExpiry(t *testing.T) {
 		events, err := b.db.Events(ctx, id)
 		require.NoError(t, err)
 		require.Len(t, events, 1)
-		require.Equal(t, gateway.EventCashinCancelled, events[0].Type)
+		require.Equal(t, pix.EventCashinCancelled, events[0].Type)
 
 		// The TTL job: nothing is due before expires_at, everything after.
 		due := b.createCharge("exp-2", "5").json["payment_id"].(string)

@@ -208,15 +208,15 @@ func auditReported(b books, psp pspFacts) Check {
 		case credited(t):
 			// A payment that arrives after the charge expired still
 			// credits it: cancelled, then paid.
-			check(what, s, gateway.EventCashinCancelled, gateway.EventCashinPaid)
+			check(what, s, pix.EventCashinCancelled, pix.EventCashinPaid)
 		case t.Type == pix.TypeCashin && t.Status == pix.StatusCancelled:
-			check(what, s, "", gateway.EventCashinCancelled)
+			check(what, s, "", pix.EventCashinCancelled)
 		case t.Type == pix.TypeCashout && t.Status == pix.StatusPaid:
-			check(what, s, "", gateway.EventCashoutPaid)
+			check(what, s, "", pix.EventCashoutPaid)
 		case t.Type == pix.TypeCashout && t.Status == pix.StatusCancelled:
-			check(what, s, "", gateway.EventCashoutFailed)
+			check(what, s, "", pix.EventCashoutFailed)
 		case t.Type == pix.TypeCashout && t.Status == pix.StatusReversed:
-			check(what, s, "", gateway.EventCashoutPaid, gateway.EventCashoutReversed)
+			check(what, s, "", pix.EventCashoutPaid, pix.EventCashoutReversed)
 		default:
 			check(what, s, "") // not final: nothing reported yet
 		}
@@ -226,9 +226,9 @@ func auditReported(b books, psp pspFacts) Check {
 		s := subject{r.TransactionID, r.ID}
 		switch r.Status {
 		case pix.RefundCompleted:
-			check(what, s, "", gateway.EventRefundCompleted)
+			check(what, s, "", pix.EventRefundCompleted)
 		case pix.RefundFailed:
-			check(what, s, "", gateway.EventRefundFailed)
+			check(what, s, "", pix.EventRefundFailed)
 		default:
 			check(what, s, "")
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/pspsim"
@@ -59,7 +58,7 @@ func newRecWorld(t *testing.T, db *store.DB) *recWorld {
 		})
 	}
 	w.post(id, w.paid.ID, ledger.CashinPaid(800, fee))
-	w.event(w.paid, gateway.EventCashinPaid, "", "delivered")
+	w.event(w.paid, pix.EventCashinPaid, "", "delivered")
 	w.recEvent(pix.EventRecurrenceApproved)
 	w.psp.Pix = append(w.psp.Pix, pspPix{E2E: w.paidE2E, TxID: w.paid.TxID, Valor: 800})
 	w.psp.Recs = map[string]pspsim.RecFact{w.idRec: {IDRec: w.idRec, Status: pspsim.RecAprovada}}
@@ -135,7 +134,7 @@ func TestAuditRecurrences(t *testing.T) {
 			w.write(func(tx *store.Tx) error {
 				return store.RawExec(context.Background(), tx, `UPDATE transactions SET status = 'CANCELLED' WHERE id = $1`, w.pending.ID)
 			})
-			w.event(w.pending, gateway.EventCashinCancelled, "", "delivered")
+			w.event(w.pending, pix.EventCashinCancelled, "", "delivered")
 		}, []string{checkReported}},
 	}
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {

@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/pspsim"
@@ -90,10 +89,10 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	w.post(store.HouseID, w.returned.ID, ledger.UnmatchedReceived(500))
 	w.post(store.HouseID, w.returned.ID, ledger.UnmatchedReturned(500))
 	w.post(store.HouseID, w.held.ID, ledger.UnmatchedReceived(50))
-	w.event(w.charge, gateway.EventCashinPaid, "", "delivered")
-	w.event(w.paid, gateway.EventCashoutPaid, "", "delivered")
-	w.event(w.failed, gateway.EventCashoutFailed, "", "delivered")
-	w.event(w.charge, gateway.EventRefundCompleted, w.refund.ID, "delivered")
+	w.event(w.charge, pix.EventCashinPaid, "", "delivered")
+	w.event(w.paid, pix.EventCashoutPaid, "", "delivered")
+	w.event(w.failed, pix.EventCashoutFailed, "", "delivered")
+	w.event(w.charge, pix.EventRefundCompleted, w.refund.ID, "delivered")
 
 	w.psp = pspFacts{
 		Pix: []pspPix{
@@ -265,7 +264,7 @@ func TestAuditCatches(t *testing.T) {
 			c.ID, c.ExternalID, c.TxID, c.EndToEndID, c.PaidAmount = uuid.NewString(), "c-2", "txidcharge2", "E99999999202611201200nosuchpix1", 400
 			w.insert(c)
 			w.post(c.ClientID, c.ID, ledger.CashinPaid(400, 0))
-			w.event(c, gateway.EventCashinPaid, "", "delivered")
+			w.event(c, pix.EventCashinPaid, "", "delivered")
 		}, []string{checkBalance, checkPaid}},
 		{"a duplicate report credited twice", func(w *world) {
 			w.post(w.client.ID, w.charge.ID, ledger.CashinPaid(1000, 0))
@@ -304,25 +303,25 @@ func TestAuditCatches(t *testing.T) {
 			w.keys[3].ID = uuid.NewString()
 		}, []string{checkKeys}},
 		{"an event not delivered", func(w *world) {
-			w.event(w.charge, gateway.EventCashinPaid, "", "failed")
+			w.event(w.charge, pix.EventCashinPaid, "", "failed")
 		}, []string{checkDelivered, checkReported}},
 		{"an event delivered that the receiver never accepted", func(w *world) {
-			w.refused = gateway.EventCashoutFailed
+			w.refused = pix.EventCashoutFailed
 		}, []string{checkDelivered}},
 		{"an invalid signature", func(w *world) {
 			w.invalid = 1
 			w.extra = []Delivery{{Client: 0, WebhookID: "evt_forged", Valid: false, Status: http.StatusUnauthorized}}
 		}, []string{checkDelivered}},
 		{"a charge paid after it expired (not a violation)", func(w *world) {
-			w.event(w.charge, gateway.EventCashinCancelled, "", "delivered")
+			w.event(w.charge, pix.EventCashinCancelled, "", "delivered")
 		}, nil},
 		{"a charge reported cancelled twice", func(w *world) {
-			w.event(w.charge, gateway.EventCashinCancelled, "", "delivered")
-			w.event(w.charge, gateway.EventCashinCancelled, "", "delivered")
+			w.event(w.charge, pix.EventCashinCancelled, "", "delivered")
+			w.event(w.charge, pix.EventCashinCancelled, "", "delivered")
 		}, []string{checkReported}},
 		{"an event lost", func(w *world) {
 			w.write(func(tx *store.Tx) error {
-				return store.RawExec(context.Background(), tx, `DELETE FROM events WHERE type = $1`, gateway.EventCashoutPaid)
+				return store.RawExec(context.Background(), tx, `DELETE FROM events WHERE type = $1`, pix.EventCashoutPaid)
 			})
 		}, []string{checkReported}},
 	}
@@ -366,8 +365,8 @@ func TestSettled(t *testing.T) {
 		c := w.charge
 		c.ID, c.ExternalID, c.Status, c.TxID, c.EndToEndID, c.PaidAmount, c.ConfirmedAt = uuid.NewString(), "c-pending", pix.StatusPending, "", "", 0, time.Time{}
 		w.insert(c)
-		w.event(w.paid, gateway.EventCashoutPaid, "", "pending")
-		w.event(w.paid, gateway.EventCashoutPaid, "", "failed") // failed for good: moves no more
+		w.event(w.paid, pix.EventCashoutPaid, "", "pending")
+		w.event(w.paid, pix.EventCashoutPaid, "", "failed") // failed for good: moves no more
 		in.PSP.Pix = append(in.PSP.Pix, st.Pix[0])
 		in.PSP.Pix[len(in.PSP.Pix)-1].EndToEndID = "E99999999202611201200uncredited1"
 		in.PSP.Sends[0].Status = pspsim.EmProcessamento

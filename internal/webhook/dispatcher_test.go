@@ -88,21 +88,31 @@ type fixture struct {
 }
 
 func setup(t *testing.T, db *store.DB, schedule ...time.Duration) *fixture {
+	return setupWith(t, db, false, schedule...)
+}
+
+// setupWith is setup whose gateway, when courier is set, hands the events
+// it writes to the fixture's dispatcher (gateway.Config.Courier).
+func setupWith(t *testing.T, db *store.DB, courier bool, schedule ...time.Duration) *fixture {
 	ctx := context.Background()
 	clk := &clock{}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox",
-		ChargeTTL: time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: time.Second, Now: clk.Now}), Now: clk.Now})
-	require.NoError(t, err)
-	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
-	require.NoError(t, err)
-	c, err := db.Client(ctx, cred.ClientID)
-	require.NoError(t, err)
 	if len(schedule) == 0 {
 		schedule = []time.Duration{time.Second, time.Second}
 	}
 	d := &webhook.Dispatcher{DB: db, Client: webhook.Guard{AllowPrivate: true}.Client(webhook.DefaultTimeout),
 		Schedule: schedule, Now: clk.Now, Log: log}
+	cfg := gateway.Config{DB: db, Env: "sandbox",
+		ChargeTTL: time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: time.Second, Now: clk.Now}), Now: clk.Now}
+	if courier {
+		cfg.Courier = d
+	}
+	gw, err := gateway.New(cfg)
+	require.NoError(t, err)
+	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
+	require.NoError(t, err)
+	c, err := db.Client(ctx, cred.ClientID)
+	require.NoError(t, err)
 	return &fixture{db: db, gw: gw, cred: cred, c: c, clock: clk, disp: d}
 }
 
@@ -167,8 +177,8 @@ func (f *fixture) everyEventKind(t *testing.T, url string) string {
 
 // everyEventKindSent is what everyEventKind sends, by event.
 var everyEventKindSent = map[string]int{
-	gateway.EventCashinPaid: 1, gateway.EventCashinCancelled: 1, gateway.EventRefundCompleted: 1, gateway.EventRefundFailed: 1,
-	gateway.EventCashoutPaid: 2, gateway.EventCashoutFailed: 1, gateway.EventCashoutReversed: 1,
+	pix.EventCashinPaid: 1, pix.EventCashinCancelled: 1, pix.EventRefundCompleted: 1, pix.EventRefundFailed: 1,
+	pix.EventCashoutPaid: 2, pix.EventCashoutFailed: 1, pix.EventCashoutReversed: 1,
 }
 
 // run runs f's dispatcher until the test ends.
@@ -200,13 +210,13 @@ func TestEveryEventTypeIsDeliveredSigned(t *testing.T) {
 			require.Equal(t, h.Get("webhook-id"), body["id"])
 			seen[body["event"].(string)]++
 			switch body["event"] {
-			case gateway.EventCashinPaid:
+			case pix.EventCashinPaid:
 				require.Equal(t, "PAID", body["statusTransaction"])
 				require.Equal(t, 10.0, body["value"])
-			case gateway.EventCashoutReversed:
+			case pix.EventCashoutReversed:
 				require.Equal(t, "REVERSED", body["statusTransaction"])
 				require.NotEmpty(t, body["transaction_id"])
-			case gateway.EventRefundCompleted, gateway.EventRefundFailed:
+			case pix.EventRefundCompleted, pix.EventRefundFailed:
 				require.NotEmpty(t, body["refund_id"])
 				require.Equal(t, paid, body["payment_id"])
 			}

@@ -20,11 +20,10 @@ import (
 func TestEventsWrittenHereNeedNoClaim(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
-		f := setup(t, open(t))
+		f := setupWith(t, open(t), true)
 		rec := newReceiver(t, nil, 0)
 		url := rec.srv.URL + "/hook"
 		f.disp.Interval = time.Hour
-		f.gw.Courier = f.disp
 		f.run(t)
 		require.Eventually(t, func() bool { _, _, n := f.disp.Reserve(1); f.disp.Release(n); return n == 1 },
 			5*time.Second, time.Millisecond)
