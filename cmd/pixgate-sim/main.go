@@ -39,57 +39,98 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// options are the command's flags.
+type options struct {
+	seed    uint64
+	dbs     string
+	pgURL   string
+	nodes   int
+	ops     int
+	kills   int
+	workers int
+	bin     string
+	dir     string
+	quiesce time.Duration
+	keep    bool
+	verbose bool
+	drain   int
+	latency time.Duration
+	open    float64
+	openFor time.Duration
+	tracing string
+	asJSON  bool
+}
+
+// parseFlags reads args into options; false when they are not valid (the
+// flag package has said why).
+func parseFlags(args []string, stderr io.Writer) (options, bool) {
 	fs := flag.NewFlagSet("pixgate-sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var (
-		seed    = fs.Uint64("seed", 0, "the run's seed (0: a random one, printed)")
-		dbs     = fs.String("db", "sqlite", "sqlite, postgres, or both (one run each, in turn)")
-		pgURL   = fs.String("postgres-url", os.Getenv("PIXGATE_TEST_POSTGRES_URL"), "PostgreSQL server in which each run creates its own database (default $PIXGATE_TEST_POSTGRES_URL)")
-		nodes   = fs.Int("nodes", 0, "serve processes (default: 1 on SQLite, 2 on PostgreSQL)")
-		ops     = fs.Int("ops", 300, "operations the workload issues")
-		kills   = fs.Int("kills", 3, "SIGKILLs of a node during the run")
-		workers = fs.Int("workers", 8, "operations in flight at once")
-		bin     = fs.String("pixgate", "", "the pixgate binary (default: built from this module)")
-		dir     = fs.String("dir", "", "directory for the run's files (default: a new temporary one, removed after a passing run)")
-		quiesce = fs.Duration("quiesce", 3*time.Minute, "longest wait for the system to settle after the workload")
-		keep    = fs.Bool("keep", false, "keep the PostgreSQL database and the files after the run")
-		verbose = fs.Bool("v", false, "log progress to stderr")
-		drain   = fs.Int("drain", 0, "instead of a simulation, measure how fast this many payouts reach the PSP (no faults)")
-		latency = fs.Duration("latency", 0, "with -drain or -open: the PSP's latency per call (jitter ±20 %)")
-		open    = fs.Float64("open", 0, "instead of a simulation, offer this many payouts a second, open loop, for -for, to a PSP that settles at once, and measure them")
-		openFor = fs.Duration("for", time.Minute, "with -open: how long the payouts are offered")
-		tracing = fs.String("trace", "", "with -open: a directory where each run writes open-<db>.csv, one line per payout (see docs/simulation.md)")
-		asJSON  = fs.Bool("json", false, "with -drain or -open: print each run's report as one JSON object")
-	)
+	var o options
+	fs.Uint64Var(&o.seed, "seed", 0, "the run's seed (0: a random one, printed)")
+	fs.StringVar(&o.dbs, "db", "sqlite", "sqlite, postgres, or both (one run each, in turn)")
+	fs.StringVar(&o.pgURL, "postgres-url", os.Getenv("PIXGATE_TEST_POSTGRES_URL"), "PostgreSQL server in which each run creates its own database (default $PIXGATE_TEST_POSTGRES_URL)")
+	fs.IntVar(&o.nodes, "nodes", 0, "serve processes (default: 1 on SQLite, 2 on PostgreSQL)")
+	fs.IntVar(&o.ops, "ops", 300, "operations the workload issues")
+	fs.IntVar(&o.kills, "kills", 3, "SIGKILLs of a node during the run")
+	fs.IntVar(&o.workers, "workers", 8, "operations in flight at once")
+	fs.StringVar(&o.bin, "pixgate", "", "the pixgate binary (default: built from this module)")
+	fs.StringVar(&o.dir, "dir", "", "directory for the run's files (default: a new temporary one, removed after a passing run)")
+	fs.DurationVar(&o.quiesce, "quiesce", 3*time.Minute, "longest wait for the system to settle after the workload")
+	fs.BoolVar(&o.keep, "keep", false, "keep the PostgreSQL database and the files after the run")
+	fs.BoolVar(&o.verbose, "v", false, "log progress to stderr")
+	fs.IntVar(&o.drain, "drain", 0, "instead of a simulation, measure how fast this many payouts reach the PSP (no faults)")
+	fs.DurationVar(&o.latency, "latency", 0, "with -drain or -open: the PSP's latency per call (jitter ±20 %)")
+	fs.Float64Var(&o.open, "open", 0, "instead of a simulation, offer this many payouts a second, open loop, for -for, to a PSP that settles at once, and measure them")
+	fs.DurationVar(&o.openFor, "for", time.Minute, "with -open: how long the payouts are offered")
+	fs.StringVar(&o.tracing, "trace", "", "with -open: a directory where each run writes open-<db>.csv, one line per payout (see docs/simulation.md)")
+	fs.BoolVar(&o.asJSON, "json", false, "with -drain or -open: print each run's report as one JSON object")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return options{}, false
 	}
-	if *seed == 0 {
+	if o.seed == 0 {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
-		*seed = binary.LittleEndian.Uint64(b[:]) >> 1
+		o.seed = binary.LittleEndian.Uint64(b[:]) >> 1
 	}
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelInfo
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return o, true
+}
+
+// runs are the databases -db names, one run each; false (said on stderr)
+// when -db or the PostgreSQL URL is wrong.
+func (o options) runs(stderr io.Writer) ([]string, bool) {
 	var runs []string
-	switch *dbs {
+	switch o.dbs {
 	case "sqlite", "postgres":
-		runs = []string{*dbs}
+		runs = []string{o.dbs}
 	case "both":
 		runs = []string{"sqlite", "postgres"}
 	default:
-		fmt.Fprintf(stderr, "pixgate-sim: -db %q must be sqlite, postgres or both\n", *dbs)
-		return 2
+		fmt.Fprintf(stderr, "pixgate-sim: -db %q must be sqlite, postgres or both\n", o.dbs)
+		return nil, false
 	}
-	if *pgURL == "" && strings.Contains(*dbs, "postgres") || *dbs == "both" && *pgURL == "" {
+	if o.pgURL == "" && strings.Contains(o.dbs, "postgres") || o.dbs == "both" && o.pgURL == "" {
 		fmt.Fprintln(stderr, "pixgate-sim: PostgreSQL runs need -postgres-url or PIXGATE_TEST_POSTGRES_URL")
+		return nil, false
+	}
+	return runs, true
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, ok := parseFlags(args, stderr)
+	if !ok {
 		return 2
 	}
-	root := *dir
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	runs, ok := o.runs(stderr)
+	if !ok {
+		return 2
+	}
+	root := o.dir
 	if root == "" {
 		var err error
 		if root, err = os.MkdirTemp("", "pixgate-sim-"); err != nil {
@@ -97,40 +138,56 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if *bin == "" {
-		*bin = filepath.Join(root, "pixgate")
-		build := exec.CommandContext(ctx, "go", "build", "-o", *bin, "github.com/pixgate/pixgate/cmd/pixgate") //nolint:gosec // G204: the output path is the operator's own flag
+	if o.bin == "" {
+		o.bin = filepath.Join(root, "pixgate")
+		build := exec.CommandContext(ctx, "go", "build", "-o", o.bin, "github.com/pixgate/pixgate/cmd/pixgate") //nolint:gosec // G204: the output path is the operator's own flag
 		build.Stdout, build.Stderr = stderr, stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintf(stderr, "pixgate-sim: build pixgate: %v\n", err)
 			return 1
 		}
 	}
-	if *drain > 0 || *open > 0 {
-		for _, db := range runs {
-			var r measurement
-			var err error
-			if *open > 0 {
-				r, err = openLoop(ctx, sim.OpenLoopConfig{DB: db, PostgresURL: *pgURL, Pixgate: *bin, Dir: filepath.Join(root, db),
-					Rate: *open, For: *openFor, Latency: *latency, Log: log}, *tracing)
-			} else {
-				r, err = sim.Drain(ctx, sim.DrainConfig{DB: db, PostgresURL: *pgURL, Pixgate: *bin, Dir: filepath.Join(root, db),
-					Payouts: *drain, Concurrency: *workers * 4, Latency: *latency, Log: log})
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "pixgate-sim: %v\n", err)
-				return 1
-			}
-			if err := printMeasurement(stdout, db, r, *asJSON); err != nil {
-				fmt.Fprintf(stderr, "pixgate-sim: %v\n", err)
-				return 1
-			}
-		}
-		if *dir == "" && !*keep {
-			_ = os.RemoveAll(root)
-		}
-		return 0
+	var code int
+	if o.drain > 0 || o.open > 0 {
+		code = o.measure(ctx, runs, root, log, stdout, stderr)
+	} else {
+		code = o.simulate(ctx, runs, root, log, stdout, stderr)
 	}
+	if code == 0 && o.dir == "" && !o.keep {
+		_ = os.RemoveAll(root)
+	}
+	return code
+}
+
+// measure runs -drain or -open on each database of runs, printing each
+// report.
+func (o options) measure(ctx context.Context, runs []string, root string, log *slog.Logger, stdout, stderr io.Writer) int {
+	for _, db := range runs {
+		var r measurement
+		var err error
+		if o.open > 0 {
+			r, err = openLoop(ctx, sim.OpenLoopConfig{DB: db, PostgresURL: o.pgURL, Pixgate: o.bin, Dir: filepath.Join(root, db),
+				Rate: o.open, For: o.openFor, Latency: o.latency, Log: log}, o.tracing)
+		} else {
+			r, err = sim.Drain(ctx, sim.DrainConfig{DB: db, PostgresURL: o.pgURL, Pixgate: o.bin, Dir: filepath.Join(root, db),
+				Payouts: o.drain, Concurrency: o.workers * 4, Latency: o.latency, Log: log})
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "pixgate-sim: %v\n", err)
+			return 1
+		}
+		if err := printMeasurement(stdout, db, r, o.asJSON); err != nil {
+			fmt.Fprintf(stderr, "pixgate-sim: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// simulate runs the simulation on each database of runs, printing each
+// report and, for a failed run, the command that replays it; 1 if any
+// failed.
+func (o options) simulate(ctx context.Context, runs []string, root string, log *slog.Logger, stdout, stderr io.Writer) int {
 	failed := false
 	for _, db := range runs {
 		runDir := filepath.Join(root, db)
@@ -138,8 +195,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "pixgate-sim: %v\n", err)
 			return 1
 		}
-		r, err := sim.Run(ctx, sim.Config{Seed: *seed, DB: db, PostgresURL: *pgURL, Nodes: *nodes, Ops: *ops, Kills: *kills,
-			Workers: *workers, Pixgate: *bin, Dir: runDir, Quiesce: *quiesce, Keep: *keep, Log: log})
+		r, err := sim.Run(ctx, sim.Config{Seed: o.seed, DB: db, PostgresURL: o.pgURL, Nodes: o.nodes, Ops: o.ops, Kills: o.kills,
+			Workers: o.workers, Pixgate: o.bin, Dir: runDir, Quiesce: o.quiesce, Keep: o.keep, Log: log})
 		if err != nil {
 			fmt.Fprintf(stderr, "pixgate-sim: %v\n", err)
 			return 1
@@ -148,7 +205,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if r.Failed() {
 			failed = true
 			fmt.Fprintf(stdout, "FAILED. The nodes' logs are in %s. Replay with:\n  go run ./cmd/pixgate-sim -seed %d -db %s -ops %d -kills %d -workers %d%s\n\n",
-				runDir, *seed, db, *ops, *kills, *workers, nodesFlag(*nodes))
+				runDir, o.seed, db, o.ops, o.kills, o.workers, nodesFlag(o.nodes))
 		} else {
 			fmt.Fprintln(stdout, "passed")
 			fmt.Fprintln(stdout)
@@ -156,9 +213,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if failed {
 		return 1
-	}
-	if *dir == "" && !*keep {
-		_ = os.RemoveAll(root)
 	}
 	return 0
 }

@@ -11,7 +11,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/pixgate/pixgate/internal/admin"
@@ -27,6 +26,7 @@ import (
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 	redislimit "github.com/pixgate/pixgate/internal/ratelimit/redis"
+	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/webhook"
 )
 
@@ -47,6 +47,8 @@ func tuneGC() {
 	}
 }
 
+// serve runs `pixgate serve`: the API and the panel on one listener, and
+// the background work beside them (background), until ctx ends.
 func (a *app) serve(ctx context.Context) error {
 	tuneGC()
 	db, err := a.open(ctx)
@@ -54,33 +56,81 @@ func (a *app) serve(ctx context.Context) error {
 		return err
 	}
 	defer db.Close()
-	guard := webhook.Guard{AllowPrivate: a.settings.AllowPrivateWebhook, RequireHTTPS: !a.settings.Sandbox()}
-	dispatcher := &webhook.Dispatcher{DB: db, Client: guard.Client(webhook.DefaultTimeout), Schedule: a.settings.RetrySchedule, Log: a.log,
-		Grace: ShutdownGrace - time.Second}
+	dispatcher := a.dispatcher(db)
 	psp, err := a.provider()
 	if err != nil {
 		return err
 	}
+	gw, bo, err := a.services(ctx, db, psp, dispatcher)
+	if err != nil {
+		return err
+	}
+	m, err := a.metrics(db, psp, dispatcher)
+	if err != nil {
+		return err
+	}
+	limiter, closeLimiter, err := a.limiter(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	api, err := a.api(gw, bo, db, m, limiter)
+	if err != nil {
+		return err
+	}
+	ln, err := a.listen(api)
+	if err != nil {
+		return err
+	}
+	a.warnSandboxProvider()
+	a.warnSandboxPSP()
+	a.log.Info("listening", "addr", ln.Addr().String(), "env", a.settings.Env, "provider", psp.Name(), "database", db.Dialect(), "tls", a.settings.TLSCert != "")
+	return a.serveUntilShutdown(ctx, a.httpServer(api), ln, a.background(db, psp, gw, dispatcher))
+}
+
+// dispatcher is the webhook dispatcher of db's outbox: its attempts may
+// run on after SIGTERM, a second short of ShutdownGrace.
+func (a *app) dispatcher(db *store.DB) *webhook.Dispatcher {
+	return &webhook.Dispatcher{DB: db, Client: a.webhookGuard().Client(webhook.DefaultTimeout), Schedule: a.settings.RetrySchedule, Log: a.log,
+		Grace: ShutdownGrace - time.Second}
+}
+
+// webhookGuard is what the clients' webhook URLs may be: private
+// addresses only where the settings allow them, https outside the sandbox.
+func (a *app) webhookGuard() webhook.Guard {
+	return webhook.Guard{AllowPrivate: a.settings.AllowPrivateWebhook, RequireHTTPS: !a.settings.Sandbox()}
+}
+
+// services builds the gateway, whose webhooks go through dispatcher, and
+// the back office over db; on an empty sandbox database it creates the
+// sandbox client and prints its credentials.
+func (a *app) services(ctx context.Context, db *store.DB, psp provider.Provider, dispatcher *webhook.Dispatcher) (*gateway.Service, *backoffice.Service, error) {
 	cfg := a.gatewayConfig(db, psp)
-	cfg.CheckWebhookURL = guard.CheckURL
+	cfg.CheckWebhookURL = a.webhookGuard().CheckURL
 	cfg.Wake = dispatcher.Wake
 	cfg.Courier = dispatcher
 	cfg.SendWebhook = dispatcher.Send
 	gw, err := gateway.New(cfg)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	bo, err := backoffice.New(backoffice.Config{DB: db})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if cred, created, err := gw.BootstrapSandbox(ctx); err != nil {
-		return fmt.Errorf("create sandbox client: %w", err)
+		return nil, nil, fmt.Errorf("create sandbox client: %w", err)
 	} else if created {
 		if err := a.printSandboxBootstrap(ctx, bo, cred); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
+	return gw, bo, nil
+}
+
+// metrics is the Prometheus registry, fed by db's postings and counts,
+// dispatcher's deliveries and, with a real PSP, its health.
+func (a *app) metrics(db *store.DB, psp provider.Provider, dispatcher *webhook.Dispatcher) (*metrics.Metrics, error) {
 	m := metrics.New()
 	db.OnPosting = m.Posting
 	dispatcher.Outcome = m.Delivery
@@ -91,33 +141,44 @@ func (a *app) serve(ctx context.Context) error {
 	})
 	if state, ok := a.pspState(psp); ok {
 		if err := m.SetPSP(state); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	var limiter ratelimit.Limiter = ratelimit.NewMemory(a.settings.RateLimitN)
-	if a.settings.RedisURL != "" {
-		redislimit.SetDriverLogger(a.log)
-		rl, err := redislimit.New(a.settings.RedisURL, a.settings.RateLimitN)
-		if err != nil {
-			return fmt.Errorf("redis: %w", err)
-		}
-		defer rl.Close()
-		if err := rl.Ping(ctx); err != nil {
-			a.log.Warn("redis unreachable at start; serving without the shared rate limit until it answers", "error", err.Error())
-		}
-		limiter = rl
+	return m, nil
+}
+
+// limiter is the API's rate limiter: shared through Redis when the
+// settings name one (and closed by the returned func), else this node's.
+func (a *app) limiter(ctx context.Context) (ratelimit.Limiter, func(), error) {
+	if a.settings.RedisURL == "" {
+		return ratelimit.NewMemory(a.settings.RateLimitN), func() {}, nil
 	}
+	redislimit.SetDriverLogger(a.log)
+	rl, err := redislimit.New(a.settings.RedisURL, a.settings.RateLimitN)
+	if err != nil {
+		return nil, nil, fmt.Errorf("redis: %w", err)
+	}
+	if err := rl.Ping(ctx); err != nil {
+		a.log.Warn("redis unreachable at start; serving without the shared rate limit until it answers", "error", err.Error())
+	}
+	return rl, func() { _ = rl.Close() }, nil
+}
+
+// api is the HTTP API with the panel mounted in it.
+func (a *app) api(gw *gateway.Service, bo *backoffice.Service, db *store.DB, m *metrics.Metrics, limiter ratelimit.Limiter) (*httpapi.Server, error) {
 	panel, err := admin.New(admin.Options{Gateway: gw, Backoffice: bo, Log: a.log})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	api, err := httpapi.New(httpapi.Options{Gateway: gw, Log: a.log, Ready: db.Ping, Limiter: limiter, RateLimit: a.settings.RateLimitN, Admin: panel,
+	return httpapi.New(httpapi.Options{Gateway: gw, Log: a.log, Ready: db.Ping, Limiter: limiter, RateLimit: a.settings.RateLimitN, Admin: panel,
 		Limited: m.RateLimited, LimiterFailed: m.RateLimiterError, Metrics: m.Handler(), PSPWebhookSecret: a.settings.PSPWebhookSecret,
 		Observe: func(r *http.Request, status int, d time.Duration) { m.ObserveRequest(metrics.RouteLabel(r), status, d) }})
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
+}
+
+// httpServer serves api's handler with the timeouts and header limit of
+// a server facing the Internet.
+func (a *app) httpServer(api *httpapi.Server) *http.Server {
+	return &http.Server{
 		Handler:           api.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
@@ -126,94 +187,69 @@ func (a *app) serve(ctx context.Context) error {
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
+}
+
+// listen opens the settings' address, with TLS when they name a
+// certificate, through api's listener.
+func (a *app) listen(api *httpapi.Server) (net.Listener, error) {
 	ln, err := net.Listen("tcp", a.settings.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", a.settings.Addr, err)
+		return nil, fmt.Errorf("listen on %s: %w", a.settings.Addr, err)
 	}
-	if a.settings.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(a.settings.TLSCert, a.settings.TLSKey)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("load TLS certificate: %w", err)
-		}
-		ln = api.TLSListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
-	} else {
-		ln = api.Listener(ln) // net/http's own error responses get the JSON body
+	if a.settings.TLSCert == "" {
+		return api.Listener(ln), nil // net/http's own error responses get the JSON body
 	}
+	cert, err := tls.LoadX509KeyPair(a.settings.TLSCert, a.settings.TLSKey)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("load TLS certificate: %w", err)
+	}
+	return api.TLSListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}), nil
+}
+
+// warnSandboxProvider warns that the simulated PSP moves no real money,
+// in production, where it is allowed only when set explicitly
+// (config.Settings.ValidateServe).
+func (a *app) warnSandboxProvider() {
 	if !a.settings.Sandbox() && a.settings.Provider == config.ProviderSandbox {
-		// Allowed only when set explicitly (config.Settings.ValidateServe);
-		// the operator must know that no real money moves.
 		a.log.Warn("PIXGATE_PROVIDER=sandbox in production: the PIX network is simulated, no real money moves: " +
 			"no real payer can pay a charge, and payouts and refunds are settled by the simulator")
 	}
-	a.warnSandboxPSP()
-	a.log.Info("listening", "addr", ln.Addr().String(), "env", a.settings.Env, "provider", psp.Name(), "database", db.Dialect(), "tls", a.settings.TLSCert != "")
+}
 
+// serveUntilShutdown serves srv on ln, with runner's background work beside it, until
+// ctx ends or serving fails. At shutdown, one deadline for everything:
+// background work stops claiming at once, and the requests and webhook
+// attempts in flight finish within ShutdownGrace.
+func (a *app) serveUntilShutdown(ctx context.Context, srv *http.Server, ln net.Listener, runner *job.Runner) error {
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	tasks := []job.Task{
-		{Name: "expire-charges", Run: gw.ExpireDue},
-		// Webhooks get lost: the PSP's list of received Pix is read too
-		// (the gateway spaces the readings and runs them on one node).
-		{Name: "psp-reconcile", Run: gw.ReconcileReceived},
-		// A PSP that lists its sent payouts settles many of them per call.
-		{Name: "psp-sent-reading", Run: gw.Transfers().ReadSent},
-		// Cobs left behind by a crash are withdrawn.
-		{Name: "psp-orphan-cobs", Run: gw.SweepOrphanCobs},
-		// Recurrences: each cycle's charge, retries, approvals left
-		// unanswered; and the PSP's changes, read without waiting on webhooks.
-		{Name: "recurrence-cycles", Run: gw.RunRecurrences},
-		{Name: "psp-recurrences-reading", Run: gw.ReadRecurrences},
-	}
-	interval := jobInterval(a.settings.PayoutDelay)
-	runner := &job.Runner{Log: a.log, Interval: interval, Tasks: tasks, Unavailable: db.Unavailable}
-	wg.Add(6)
-	// Payouts, refunds and the returns of money that matched no open
-	// charge go to the PSP as they are committed, many at once.
-	go func() { defer wg.Done(); gw.Transfers().Run(jobsCtx, interval) }()
-	go func() {
-		defer wg.Done()
-		a.startPSP(jobsCtx, psp, pspStartRetry)
-		// Read back the registration Start made, then watch it: another
-		// deployment on the same PSP account may take it over.
-		if w, ok := psp.(provider.WebhookChecker); ok {
-			a.watchWebhook(jobsCtx, w, webhookCheckEvery)
-		}
-	}()
-	go func() { defer wg.Done(); a.watchCertificate(jobsCtx, certCheckEvery) }()
-	go func() { defer wg.Done(); runner.Run(jobsCtx) }()
-	go func() { defer wg.Done(); dispatcher.Run(jobsCtx) }()
-	// PostgreSQL: authenticate from memory, kept in step with every
-	// process's changes of clients (store.ClientChanges).
-	go func() { defer wg.Done(); db.WatchClients(jobsCtx, a.log) }()
-
-	errc := make(chan error, 1)
+	jobsDone := make(chan struct{})
+	go func() { defer close(jobsDone); runner.Run(jobsCtx) }()
 	if a.settings.PprofAddr != "" {
 		stopPprof, err := a.servePprof()
 		if err != nil {
 			stopJobs()
-			wg.Wait()
+			<-jobsDone
 			ln.Close()
 			return err
 		}
 		defer stopPprof()
 	}
+	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		stopJobs()
-		wg.Wait()
+		<-jobsDone
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
 	a.log.Info("shutting down", "grace", ShutdownGrace.String())
-	// One deadline for everything: stop claiming background work at once,
-	// let requests and webhook attempts in flight finish within the grace.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
 	defer cancel()
 	stopJobs()
-	err = srv.Shutdown(sctx)
-	wg.Wait()
+	err := srv.Shutdown(sctx)
+	<-jobsDone
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
@@ -250,46 +286,6 @@ func (a *app) provider() (provider.Provider, error) {
 		return p, nil
 	}
 	return nil, fmt.Errorf("provider %q is not available in this build", s.Provider)
-}
-
-// pspStartRetry is how long serve waits before it tries again to start a
-// PSP provider (register its webhook URL) that failed to start.
-const pspStartRetry = 30 * time.Second
-
-// startPSP starts psp (apipix and efi register pixgate's webhook URL with
-// the PSP), trying again every retry until it succeeds or ctx ends. serve
-// does not wait for it: until the webhook is registered, the reading of
-// the PSP's received Pix (psp-reconcile) still credits every payment.
-func (a *app) startPSP(ctx context.Context, psp provider.Provider, retry time.Duration) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		err := psp.Start(ctx)
-		if rec, ok := psp.(provider.Recurrer); ok && err == nil {
-			err = rec.StartRecurrences(ctx)
-		}
-		if err == nil || ctx.Err() != nil {
-			return
-		}
-		// The provider's errors carry the PSP's own text, never its
-		// credentials or tokens (provider/apipix scrubs them).
-		a.log.Error("PSP start failed (webhook not registered); retrying in the background",
-			"provider", psp.Name(), "retry_in", retry.String(), "error", err.Error())
-		t.Reset(retry)
-	}
-}
-
-// jobInterval polls often enough that a sandbox payout settles close to its
-// delay and a charge expires within 5 s of expires_at: 100 ms at the default
-// 2 s delay, so that each tick's settlements and webhooks are too small to
-// stall the requests behind them (docs/decisions.md).
-func jobInterval(payoutDelay time.Duration) time.Duration {
-	return min(time.Second, max(50*time.Millisecond, payoutDelay/20))
 }
 
 // servePprof serves Go's profiler on the loopback address the settings

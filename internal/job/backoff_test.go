@@ -35,6 +35,7 @@ func (b *buffer) String() string {
 // then at most once per LogEvery (saying how many were not logged); its
 // end is logged once and the waits start over.
 func TestBackoffDoublesAndLogsOnceAMinute(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	logs := &buffer{}
 	b := &Backoff{Name: "sender", Log: slog.New(slog.NewTextHandler(logs, nil)), Min: time.Second, Now: func() time.Time { return now }}
@@ -74,6 +75,7 @@ func secondsOf(ds []time.Duration) []time.Duration {
 // database is out of reach is not run at every tick, and is logged once;
 // a task failing otherwise keeps its pace and its line per failure.
 func TestRunnerBacksOffAnUnavailableTask(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	down := errors.New("database down")

@@ -388,106 +388,129 @@ const (
 // document (a valid CPF or CNPJ), and amount and first_payment by the
 // amount rules (greater than 0, at most 1000000.00, two decimals).
 func (r *RecurrenceRequest) Parse(today Date) (RecurrenceTerms, []FieldIssue) {
-	var is []FieldIssue
-	add := func(field, issue string) { is = append(is, FieldIssue{Field: field, Issue: issue}) }
-	text := func(field, v string, maxLen int, issue string) string {
-		switch {
-		case v == "":
-			add(field, issueRequired)
-		case !ValidText(v):
-			add(field, issueRecValidText)
-		case !PlainText(v):
-			add(field, IssuePlainText)
-		case strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > maxLen:
-			add(field, issue)
-		}
-		return v
-	}
+	var is issueList
 	var t RecurrenceTerms
+	r.parseParties(&t, &is)
+	r.parseSchedule(&t, &is, today)
+	r.parseAmounts(&t, &is)
+	if len(is) > 0 {
+		return RecurrenceTerms{}, is
+	}
+	return t, nil
+}
 
+// issueList gathers the problems of a request, in the order found.
+type issueList []FieldIssue
+
+func (is *issueList) add(field, issue string) {
+	*is = append(*is, FieldIssue{Field: field, Issue: issue})
+}
+
+// text checks v as a required plain text of at most maxLen characters,
+// whose length problem is issue, and returns it.
+func (is *issueList) text(field, v string, maxLen int, issue string) string {
+	switch {
+	case v == "":
+		is.add(field, issueRequired)
+	case !ValidText(v):
+		is.add(field, issueRecValidText)
+	case !PlainText(v):
+		is.add(field, IssuePlainText)
+	case strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > maxLen:
+		is.add(field, issue)
+	}
+	return v
+}
+
+// parseParties reads who the recurrence is with and what for: the
+// client's external_id, the payer, the contract and the description.
+func (r *RecurrenceRequest) parseParties(t *RecurrenceTerms, is *issueList) {
 	switch {
 	case r.ExternalID == "":
-		add("external_id", issueRequired)
+		is.add("external_id", issueRequired)
 	case !ValidExternalID(r.ExternalID):
-		add("external_id", issueRecExternal)
+		is.add("external_id", issueRecExternal)
 	default:
 		t.ExternalID = r.ExternalID
 	}
-
 	if r.Payer == nil {
-		add("payer", issueRequired)
+		is.add("payer", issueRequired)
 	} else {
-		t.Payer.Name = text("payer.name", r.Payer.Name, MaxRecurrencePayerName, issueRecName)
+		t.Payer.Name = is.text("payer.name", r.Payer.Name, MaxRecurrencePayerName, issueRecName)
 		switch {
 		case r.Payer.Document == "":
-			add("payer.document", issueRequired)
+			is.add("payer.document", issueRequired)
 		case !ValidDocument(r.Payer.Document):
-			add("payer.document", issueRecDocument)
+			is.add("payer.document", issueRecDocument)
 		default:
 			t.Payer.Document = r.Payer.Document
 		}
 	}
-	t.Contract = text("contract", r.Contract, MaxRecurrenceText, issueRecText)
-	t.Description = text("description", r.Description, MaxRecurrenceText, issueRecText)
+	t.Contract = is.text("contract", r.Contract, MaxRecurrenceText, issueRecText)
+	t.Description = is.text("description", r.Description, MaxRecurrenceText, issueRecText)
+}
 
+// parseSchedule reads when the recurrence falls due, and how its failed
+// debits are retried.
+func (r *RecurrenceRequest) parseSchedule(t *RecurrenceTerms, is *issueList, today Date) {
 	switch f := Frequency(r.Frequency); {
 	case r.Frequency == "":
-		add("frequency", issueRequired)
+		is.add("frequency", issueRequired)
 	case !f.Valid():
-		add("frequency", issueFrequency)
+		is.add("frequency", issueFrequency)
 	default:
 		t.Schedule.Frequency = f
 	}
 	switch p := RetryPolicy(r.Retry); {
 	case r.Retry == "":
-		add("retry", issueRequired)
+		is.add("retry", issueRequired)
 	case !p.Valid():
-		add("retry", issueRetry)
+		is.add("retry", issueRetry)
 	default:
 		t.Retry = p
 	}
-
 	switch d, err := ParseDate(r.StartDate); {
 	case r.StartDate == "":
-		add("start_date", issueRequired)
+		is.add("start_date", issueRequired)
 	case err != nil:
-		add("start_date", ErrDate.Error())
+		is.add("start_date", ErrDate.Error())
 	case d.DaysSince(today) < MinStartDays:
-		add("start_date", issueStartAhead)
+		is.add("start_date", issueStartAhead)
 	case d.After(LastCycleDue):
-		add("start_date", issueFarFuture)
+		is.add("start_date", issueFarFuture)
 	default:
 		t.Schedule.Start = d
 	}
-	if r.EndDate != "" {
-		switch d, err := ParseDate(r.EndDate); {
-		case err != nil:
-			add("end_date", ErrDate.Error())
-		case !t.Schedule.Start.IsZero() && d.Before(t.Schedule.Start):
-			add("end_date", issueEndBefore)
-		case d.After(LastCycleDue):
-			add("end_date", issueFarFuture)
-		default:
-			t.Schedule.End = d
-		}
+	if r.EndDate == "" {
+		return
 	}
+	switch d, err := ParseDate(r.EndDate); {
+	case err != nil:
+		is.add("end_date", ErrDate.Error())
+	case !t.Schedule.Start.IsZero() && d.Before(t.Schedule.Start):
+		is.add("end_date", issueEndBefore)
+	case d.After(LastCycleDue):
+		is.add("end_date", issueFarFuture)
+	default:
+		t.Schedule.End = d
+	}
+}
 
+// parseAmounts reads each cycle's amount and the optional first payment.
+func (r *RecurrenceRequest) parseAmounts(t *RecurrenceTerms, is *issueList) {
 	if absent(r.Amount) {
-		add("amount", issueRequired)
+		is.add("amount", issueRequired)
 	} else if a, err := ParseAmount(r.Amount); err != nil {
-		add("amount", issueRecAmount)
+		is.add("amount", issueRecAmount)
 	} else {
 		t.Amount = a
 	}
-	if !absent(r.FirstPayment) {
-		if a, err := ParseAmount(r.FirstPayment); err != nil {
-			add("first_payment", issueRecAmount)
-		} else {
-			t.FirstPayment = a
-		}
+	if absent(r.FirstPayment) {
+		return
 	}
-	if len(is) > 0 {
-		return RecurrenceTerms{}, is
+	if a, err := ParseAmount(r.FirstPayment); err != nil {
+		is.add("first_payment", issueRecAmount)
+	} else {
+		t.FirstPayment = a
 	}
-	return t, nil
 }

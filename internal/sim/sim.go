@@ -8,7 +8,7 @@
 // must be true of the money and reports each rule as numbers.
 //
 // The workload (workload.go), the faults (faults.go) and the auditor
-// (audit.go) each live in their own file, so that a new rule is one new
+// (audit*.go) each live in their own files, so that a new rule is one new
 // check. It is a test tool: cmd/pixgate-sim runs it, not the product.
 package sim
 

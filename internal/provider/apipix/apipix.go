@@ -126,69 +126,11 @@ func WithTimeouts(charge, call time.Duration) Option {
 // New validates cfg and returns a Client for it. No call is made until a
 // method needs one.
 func New(cfg Config, opts ...Option) (*Client, error) {
-	api, err := parseHTTPS("API URL", cfg.APIURL)
+	checked, err := cfg.check()
 	if err != nil {
 		return nil, err
 	}
-	origin := api.Scheme + "://" + api.Host
-	tokenURL := cfg.TokenURL
-	if tokenURL == "" {
-		tokenURL = origin + "/oauth/token"
-	}
-	if _, err := parseHTTPS("token URL", tokenURL); err != nil {
-		return nil, err
-	}
-	if cfg.ClientID == "" {
-		return nil, errors.New("apipix: client ID: missing")
-	}
-	if cfg.ClientSecret == "" {
-		return nil, errors.New("apipix: client secret: missing")
-	}
-	if len(cfg.CertPEM) == 0 || len(cfg.KeyPEM) == 0 {
-		return nil, errors.New("apipix: client certificate: certificate and key are both required")
-	}
-	cert, err := tls.X509KeyPair(cfg.CertPEM, cfg.KeyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("apipix: client certificate: %w", err)
-	}
-	var roots *x509.CertPool
-	if len(cfg.CAPEM) > 0 {
-		roots = x509.NewCertPool()
-		if !roots.AppendCertsFromPEM(cfg.CAPEM) {
-			return nil, errors.New("apipix: CA bundle: no PEM certificate found")
-		}
-	}
-	if cfg.PixKey == "" || len(cfg.PixKey) > maxPixKey {
-		return nil, fmt.Errorf("apipix: pix key: must be 1 to %d characters", maxPixKey)
-	}
-	if err := cfg.Account.check(); err != nil {
-		return nil, err
-	}
-	if cfg.WebhookURL != "" {
-		u, err := url.Parse(cfg.WebhookURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return nil, errors.New("apipix: webhook URL: must be an absolute http(s) URL")
-		}
-	}
-
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.TLSClientConfig = &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{cert},
-		RootCAs:      roots,
-	}
-	transport.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	transport.TLSHandshakeTimeout = 5 * time.Second
-	// Sends run concurrently, and DefaultTransport keeps only 2 idle
-	// connections per host: the rest would each pay a new mutual-TLS
-	// handshake per call.
-	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 1024, 512 // the gateway's send workers, and the rest
-	hc := &http.Client{
-		Transport: transport,
-		// A redirect would resend a PUT somewhere we did not choose; the
-		// API Pix never redirects, so a 3xx is reported as it is.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	hc := mutualTLSClient(checked.cert, checked.roots)
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
@@ -199,8 +141,8 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	c := &Client{
 		name:       provider.NameAPIPix,
-		api:        strings.TrimRight(api.String(), "/"),
-		origin:     origin,
+		api:        strings.TrimRight(checked.api.String(), "/"),
+		origin:     checked.origin,
 		pixKey:     cfg.PixKey,
 		webhookURL: cfg.WebhookURL,
 		account:    cfg.Account,
@@ -212,7 +154,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 			conf: &clientcredentials.Config{
 				ClientID:     cfg.ClientID,
 				ClientSecret: cfg.ClientSecret,
-				TokenURL:     tokenURL,
+				TokenURL:     checked.tokenURL,
 				AuthStyle:    oauth2.AuthStyleInHeader,
 			},
 			http:  hc,
@@ -229,6 +171,98 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	c.log = log.With("provider", c.name)
 	return c, nil
+}
+
+// checkedConfig is what New takes from a Config once checked.
+type checkedConfig struct {
+	api      *url.URL
+	origin   string // the API's scheme and host
+	tokenURL string
+	cert     tls.Certificate
+	roots    *x509.CertPool // nil: the system's
+}
+
+// check validates cfg, field by field; the token URL defaults to
+// /oauth/token on the API's host.
+func (cfg Config) check() (checkedConfig, error) {
+	var out checkedConfig
+	api, err := parseHTTPS("API URL", cfg.APIURL)
+	if err != nil {
+		return out, err
+	}
+	out.api, out.origin = api, api.Scheme+"://"+api.Host
+	out.tokenURL = cfg.TokenURL
+	if out.tokenURL == "" {
+		out.tokenURL = out.origin + "/oauth/token"
+	}
+	if _, err := parseHTTPS("token URL", out.tokenURL); err != nil {
+		return out, err
+	}
+	if cfg.ClientID == "" {
+		return out, errors.New("apipix: client ID: missing")
+	}
+	if cfg.ClientSecret == "" {
+		return out, errors.New("apipix: client secret: missing")
+	}
+	if out.cert, out.roots, err = cfg.certificates(); err != nil {
+		return out, err
+	}
+	if cfg.PixKey == "" || len(cfg.PixKey) > maxPixKey {
+		return out, fmt.Errorf("apipix: pix key: must be 1 to %d characters", maxPixKey)
+	}
+	if err := cfg.Account.check(); err != nil {
+		return out, err
+	}
+	if cfg.WebhookURL != "" {
+		u, err := url.Parse(cfg.WebhookURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return out, errors.New("apipix: webhook URL: must be an absolute http(s) URL")
+		}
+	}
+	return out, nil
+}
+
+// certificates parses the client certificate with its key, and the CA
+// bundle the PSP's server is checked against when cfg has one.
+func (cfg Config) certificates() (tls.Certificate, *x509.CertPool, error) {
+	if len(cfg.CertPEM) == 0 || len(cfg.KeyPEM) == 0 {
+		return tls.Certificate{}, nil, errors.New("apipix: client certificate: certificate and key are both required")
+	}
+	cert, err := tls.X509KeyPair(cfg.CertPEM, cfg.KeyPEM)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("apipix: client certificate: %w", err)
+	}
+	if len(cfg.CAPEM) == 0 {
+		return cert, nil, nil
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(cfg.CAPEM) {
+		return tls.Certificate{}, nil, errors.New("apipix: CA bundle: no PEM certificate found")
+	}
+	return cert, roots, nil
+}
+
+// mutualTLSClient is the HTTP client of every call to the PSP: it
+// presents cert and trusts roots (nil: the system's).
+func mutualTLSClient(cert tls.Certificate, roots *x509.CertPool) *http.Client {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{cert},
+		RootCAs:      roots,
+	}
+	transport.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	transport.TLSHandshakeTimeout = 5 * time.Second
+	// Sends run concurrently, and DefaultTransport keeps only 2 idle
+	// connections per host: the rest would each pay a new mutual-TLS
+	// handshake per call.
+	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 1024, 512 // the gateway's send workers, and the rest
+	return &http.Client{
+		Transport: transport,
+		// A redirect would resend a PUT somewhere we did not choose; the
+		// API Pix never redirects, so a 3xx is reported as it is.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // parseHTTPS parses an absolute https URL without query or fragment.

@@ -103,11 +103,33 @@ func (r *runner) check(ctx context.Context) CheckReport {
 	deadline := start.Add(r.cfg.SettleTimeout)
 	k := &checker{}
 	rep := CheckReport{Clients: len(r.clients)}
+	pendingLeft, drained := r.waitPending(ctx, k, start, deadline)
+	r.runEach(ctx, r.lookups(k, deadline, &rep))
+	r.checkBalances(ctx, k, pendingLeft)
+	if ctx.Err() != nil {
+		k.fail("check interrupted: %v", ctx.Err())
+	}
+	rep.Mismatches, rep.MismatchCount = k.mismatches, k.count
+	if rep.Mismatches == nil {
+		rep.Mismatches = []string{}
+	}
+	rep.OK = k.count == 0
+	rep.PendingDrainedS = drained.Seconds()
+	if r.sink != nil && ctx.Err() == nil {
+		rep.WebhooksDrainedS, rep.WebhooksPending = r.waitOutbox(ctx, start, deadline)
+	}
+	rep.DurationS = time.Since(start).Seconds()
+	return rep
+}
 
-	// Let pending payouts settle before looking them up one by one.
+// waitPending lets pending payouts settle before they are looked up one
+// by one: it waits, until deadline, for every client's pending balance to
+// reach 0, and returns what each client still had pending then and how
+// long after start the last one drained.
+func (r *runner) waitPending(ctx context.Context, k *checker, start, deadline time.Time) (map[string]int64, time.Duration) {
 	pendingLeft := map[string]int64{}
 	var drained time.Duration
-	var pmu sync.Mutex
+	var mu sync.Mutex
 	_ = r.forEachClient(ctx, func(ctx context.Context, c *clientState) error {
 		for {
 			b, err := r.readBalance(ctx, c)
@@ -116,12 +138,12 @@ func (r *runner) check(ctx context.Context) CheckReport {
 				return nil
 			}
 			if b.pending == 0 || time.Now().After(deadline) {
-				pmu.Lock()
+				mu.Lock()
 				if b.pending != 0 {
 					pendingLeft[c.cred.ID] = b.pending
 				}
 				drained = max(drained, time.Since(start))
-				pmu.Unlock()
+				mu.Unlock()
 				return nil
 			}
 			if sleep(ctx, 100*time.Millisecond) != nil {
@@ -129,8 +151,13 @@ func (r *runner) check(ctx context.Context) CheckReport {
 			}
 		}
 	})
+	return pendingLeft, drained
+}
 
-	// Every item is one lookup (payouts: polled until settled).
+// lookups is one lookup per operation the bench sent (payouts: polled
+// until settled, up to deadline), with at most maxRejectedChecks of the
+// refused ones, drawn at random; it counts them in rep.
+func (r *runner) lookups(k *checker, deadline time.Time, rep *CheckReport) []func(ctx context.Context) {
 	var items []func(ctx context.Context)
 	for _, c := range r.clients {
 		c.mu.Lock()
@@ -162,8 +189,11 @@ func (r *runner) check(ctx context.Context) CheckReport {
 		rejected = rejected[:maxRejectedChecks]
 	}
 	rep.RejectedChecked = len(rejected)
-	items = append(items, rejected...)
+	return append(items, rejected...)
+}
 
+// runEach runs items on CheckConcurrency workers, until ctx ends.
+func (r *runner) runEach(ctx context.Context, items []func(ctx context.Context)) {
 	work := make(chan func(ctx context.Context))
 	var wg sync.WaitGroup
 	for w := 0; w < r.cfg.CheckConcurrency; w++ {
@@ -182,37 +212,17 @@ func (r *runner) check(ctx context.Context) CheckReport {
 	}
 	close(work)
 	wg.Wait()
+}
 
-	// Balances: before the run, plus what every operation found implies.
+// checkBalances compares each client's balance with its balance before
+// the run plus what every operation found implies, and reports what was
+// still pending at the settle timeout.
+func (r *runner) checkBalances(ctx context.Context, k *checker, pendingLeft map[string]int64) {
 	for _, c := range r.clients {
 		if ctx.Err() != nil {
 			break
 		}
-		wantAvail, wantPending := c.baseline.available, c.baseline.pending
-		c.mu.Lock()
-		for _, rec := range c.charges {
-			if rec.status == "PAID" {
-				wantAvail += int64(rec.amount - rec.tax)
-			}
-		}
-		for _, rec := range c.payouts {
-			a, p := payoutEffect(rec.status, rec.amount, rec.tax)
-			wantAvail, wantPending = wantAvail+a, wantPending+p
-		}
-		for _, rec := range c.unknown {
-			if !rec.found {
-				continue
-			}
-			if rec.typ == "cashin" {
-				if rec.status == "PAID" {
-					wantAvail += int64(rec.amount - rec.tax)
-				}
-				continue
-			}
-			a, p := payoutEffect(rec.status, rec.amount, rec.tax)
-			wantAvail, wantPending = wantAvail+a, wantPending+p
-		}
-		c.mu.Unlock()
+		wantAvail, wantPending := c.expectedBalance()
 		got, err := r.readBalance(ctx, c)
 		if err != nil {
 			k.fail("%v", err)
@@ -226,20 +236,37 @@ func (r *runner) check(ctx context.Context) CheckReport {
 			k.fail("client %s: %d centavos still pending after %s", c.cred.ID, left, r.cfg.SettleTimeout)
 		}
 	}
-	if ctx.Err() != nil {
-		k.fail("check interrupted: %v", ctx.Err())
+}
+
+// expectedBalance is c's available and pending balance before the run
+// plus what its operations, as found, imply.
+func (c *clientState) expectedBalance() (available, pending int64) {
+	available, pending = c.baseline.available, c.baseline.pending
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, rec := range c.charges {
+		if rec.status == "PAID" {
+			available += int64(rec.amount - rec.tax)
+		}
 	}
-	rep.Mismatches, rep.MismatchCount = k.mismatches, k.count
-	if rep.Mismatches == nil {
-		rep.Mismatches = []string{}
+	for _, rec := range c.payouts {
+		a, p := payoutEffect(rec.status, rec.amount, rec.tax)
+		available, pending = available+a, pending+p
 	}
-	rep.OK = k.count == 0
-	rep.PendingDrainedS = drained.Seconds()
-	if r.sink != nil && ctx.Err() == nil {
-		rep.WebhooksDrainedS, rep.WebhooksPending = r.waitOutbox(ctx, start, deadline)
+	for _, rec := range c.unknown {
+		if !rec.found {
+			continue
+		}
+		if rec.typ == "cashin" {
+			if rec.status == "PAID" {
+				available += int64(rec.amount - rec.tax)
+			}
+			continue
+		}
+		a, p := payoutEffect(rec.status, rec.amount, rec.tax)
+		available, pending = available+a, pending+p
 	}
-	rep.DurationS = time.Since(start).Seconds()
-	return rep
+	return available, pending
 }
 
 // waitOutbox waits, until deadline, for the server's outbox to hold no
