@@ -88,33 +88,42 @@ func parseFlags(args []string) (config, error) {
 	return cfg, nil
 }
 
+// receive starts the webhook receiver: every verified event lands in the
+// inbox it returns, with the URL webhooks are sent to and its stop.
+func receive(cfg config, out io.Writer) (*inbox, string, func(), error) {
+	in := newInbox()
+	wh, err := client.WebhookHandler(cfg.WebhookSecret, client.EventHandlers{OnOther: in.add,
+		OnCashinPaid: in.add, OnCashoutPaid: in.add, OnCashoutFailed: in.add, OnRefundCompleted: in.add, OnRefundFailed: in.add})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("webhook receiver: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /webhooks/pixgate", wh)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	hook := cfg.PublicURL
+	if hook == "" {
+		hook = "http://" + ln.Addr().String() + "/webhooks/pixgate"
+	}
+	fmt.Fprintf(out, "webhooks: listening on %s, sent to %s\n", ln.Addr(), hook)
+	return in, hook, func() { srv.Close() }, nil
+}
+
 // run is the tour. Each step prints one line to out.
 func run(ctx context.Context, cfg config, out io.Writer) error {
 	c, err := client.New(cfg.BaseURL, cfg.ClientID, cfg.ClientSecret)
 	if err != nil {
 		return err
 	}
-	// The webhook receiver: every verified event lands in the inbox.
-	in := newInbox()
-	wh, err := client.WebhookHandler(cfg.WebhookSecret, client.EventHandlers{OnOther: in.add,
-		OnCashinPaid: in.add, OnCashoutPaid: in.add, OnCashoutFailed: in.add, OnRefundCompleted: in.add, OnRefundFailed: in.add})
+	in, hook, stop, err := receive(cfg, out)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("webhook receiver: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("POST /webhooks/pixgate", wh)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	hook := cfg.PublicURL
-	if hook == "" {
-		hook = "http://" + ln.Addr().String() + "/webhooks/pixgate"
-	}
-	fmt.Fprintf(out, "webhooks: listening on %s, sent to %s\n", ln.Addr(), hook)
+	defer stop()
 
 	bal, err := c.Balance(ctx)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/pix"
@@ -302,8 +303,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 		}
 		return ChargeResponse{}, false, err
 	}
-	dueCharger, canDue := s.psp.(provider.DueCharger)
-	if due != nil && !canDue {
+	if _, canDue := s.psp.(provider.DueCharger); due != nil && !canDue {
 		return ChargeResponse{}, false, pix.Errorf(pix.EUnprocessable, msgNoDueCharges)
 	}
 	hash, err := RequestHash("charge", body)
@@ -330,34 +330,9 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 		}
 	}
 	now := s.clocks.At(ctx)
-	txid, err := s.newTxID()
+	txid, code, expires, err := s.registerCharge(ctx, c, r, amount, due, now)
 	if err != nil {
-		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
-	}
-	// Committed before the PSP call: if this process dies before the
-	// charge is stored, the sweep withdraws the cob (orphan.go).
-	if err := s.cobs.intend(ctx, txid, c.ID, now, due != nil); err != nil {
-		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
-	}
-	expires := now.Add(s.ChargeTTL)
-	create := func(ctx context.Context) (string, error) {
-		return s.psp.CreateCharge(ctx, provider.Charge{TxID: txid, Amount: amount, TTL: s.ChargeTTL,
-			PayerName: r.Payer.Name, PayerDocument: r.Payer.Document, Question: r.PayerQuestion})
-	}
-	if due != nil {
-		// A charge with a due date lives until the end of its last day,
-		// whatever PIXGATE_CHARGE_TTL says.
-		expires = due.Deadline(s.loc).UTC()
-		create = func(ctx context.Context) (string, error) {
-			a := r.Payer.Address
-			return dueCharger.CreateDueCharge(ctx, provider.DueCharge{TxID: txid, Amount: amount, Due: *due, Question: r.PayerQuestion,
-				Payer: provider.DuePayer{Name: r.Payer.Name, Document: r.Payer.Document, Street: a.Street, Number: a.Number,
-					City: a.City, State: a.State, ZipCode: a.ZipCode}})
-		}
-	}
-	code, err := s.createAtProvider(ctx, txid, create)
-	if err != nil {
-		return ChargeResponse{}, false, err // a cob the PSP may have created is left to the sweep
+		return ChargeResponse{}, false, err
 	}
 	details, err := json.Marshal(struct {
 		Payer         *Payer    `json:"payer"`
@@ -396,6 +371,43 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 		return ChargeResponse{}, false, fmt.Errorf("create charge: render QR: %w", err)
 	}
 	return s.chargeResponse(t, image), false, nil
+}
+
+// registerCharge registers the charge r of client c (of amount, with due
+// terms when due is set) at the provider, its cob's intent committed
+// first, and returns its txid, BR Code and expiry.
+func (s *Service) registerCharge(ctx context.Context, c pix.Client, r *ChargeRequest, amount pix.Amount, due *pix.Due,
+	now time.Time) (txid, code string, expires time.Time, err error) {
+	txid, err = s.newTxID()
+	if err != nil {
+		return "", "", time.Time{}, fmt.Errorf("create charge: %w", err)
+	}
+	// Committed before the PSP call: if this process dies before the
+	// charge is stored, the sweep withdraws the cob (orphan.go).
+	if err := s.cobs.intend(ctx, txid, c.ID, now, due != nil); err != nil {
+		return "", "", time.Time{}, fmt.Errorf("create charge: %w", err)
+	}
+	expires = now.Add(s.ChargeTTL)
+	create := func(ctx context.Context) (string, error) {
+		return s.psp.CreateCharge(ctx, provider.Charge{TxID: txid, Amount: amount, TTL: s.ChargeTTL,
+			PayerName: r.Payer.Name, PayerDocument: r.Payer.Document, Question: r.PayerQuestion})
+	}
+	if due != nil {
+		// A charge with a due date lives until the end of its last day,
+		// whatever PIXGATE_CHARGE_TTL says.
+		expires = due.Deadline(s.loc).UTC()
+		create = func(ctx context.Context) (string, error) {
+			a := r.Payer.Address
+			return s.psp.(provider.DueCharger).CreateDueCharge(ctx, provider.DueCharge{TxID: txid, Amount: amount, Due: *due, Question: r.PayerQuestion,
+				Payer: provider.DuePayer{Name: r.Payer.Name, Document: r.Payer.Document, Street: a.Street, Number: a.Number,
+					City: a.City, State: a.State, ZipCode: a.ZipCode}})
+		}
+	}
+	code, err = s.createAtProvider(ctx, txid, create)
+	if err != nil {
+		return "", "", time.Time{}, err // a cob the PSP may have created is left to the sweep
+	}
+	return txid, code, expires, nil
 }
 
 // replayAccepted answers the earlier charge of client c created with the

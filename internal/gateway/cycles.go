@@ -398,36 +398,14 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 	if err != nil {
 		return fmt.Errorf("cycle of %s: %w", t.ID, err)
 	}
-	for _, p := range st.Payments {
-		confirmed, err := s.psp.ConfirmPayment(ctx, p.EndToEndID)
-		if errors.Is(err, provider.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("confirm payment of cycle charge %s: %w", t.ID, err)
-		}
-		if err := s.receiveConfirmed(ctx, confirmed); err != nil {
-			return err
-		}
+	if err := s.receiveCyclePayments(ctx, t, st.Payments); err != nil {
+		return err
 	}
 	r, err := s.db.Recurrence(ctx, t.ClientID, cy.RecurrenceID)
 	if err != nil {
 		return fmt.Errorf("recurrence of %s: %w", t.ID, err)
 	}
-	attempts, failed, scheduled, lastFailed := 0, 0, false, false
-	for _, a := range st.Attempts {
-		switch a.Status {
-		case provider.AttemptPaid:
-			attempts++
-			lastFailed = false
-		case provider.AttemptFailed:
-			attempts++
-			failed++
-			lastFailed = true
-		case provider.AttemptScheduled:
-			scheduled = true
-		}
-	}
+	attempts, failed, scheduled, lastFailed := countAttempts(st.Attempts)
 	status := st.Status
 	var retryOn pix.Date
 	if status == provider.CyclePending && lastFailed && !scheduled {
@@ -482,6 +460,44 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 		return fmt.Errorf("apply cycle charge %s: %w", t.ID, err)
 	}
 	return nil
+}
+
+// receiveCyclePayments credits the payments the PSP reports for cycle
+// charge t, each confirmed at the PSP first.
+func (s *Service) receiveCyclePayments(ctx context.Context, t pix.Transaction, pays []provider.Payment) error {
+	for _, p := range pays {
+		confirmed, err := s.psp.ConfirmPayment(ctx, p.EndToEndID)
+		if errors.Is(err, provider.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("confirm payment of cycle charge %s: %w", t.ID, err)
+		}
+		if err := s.receiveConfirmed(ctx, confirmed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countAttempts counts a cycle charge's debit attempts as its PSP reports
+// them: made, failed, whether one is scheduled, and whether the last made
+// failed.
+func countAttempts(as []provider.Attempt) (attempts, failed int, scheduled, lastFailed bool) {
+	for _, a := range as {
+		switch a.Status {
+		case provider.AttemptPaid:
+			attempts++
+			lastFailed = false
+		case provider.AttemptFailed:
+			attempts++
+			failed++
+			lastFailed = true
+		case provider.AttemptScheduled:
+			scheduled = true
+		}
+	}
+	return attempts, failed, scheduled, lastFailed
 }
 
 // retryDay is the day of the retry owed after failed debits of a cycle

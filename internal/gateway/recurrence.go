@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -183,27 +184,11 @@ func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.Rec
 		Status: pix.RecurrenceCreated, Payer: terms.Payer, Contract: terms.Contract, Description: terms.Description,
 		Schedule: terms.Schedule, Amount: terms.Amount, Retry: terms.Retry, FirstPayment: terms.FirstPayment,
 		CallbackURL: r.PostbackURL, NextDue: terms.Schedule.Start, CreatedAt: now, UpdatedAt: now}
-	var first pix.Transaction
-	if terms.FirstPayment > 0 {
-		txid, err := s.newTxID()
-		if err != nil {
-			return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
-		}
-		details, err := json.Marshal(struct {
-			Payer       pix.RecurrencePayer `json:"payer"`
-			Description string              `json:"description"`
-		}{terms.Payer, terms.Description})
-		if err != nil {
-			return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
-		}
-		first = pix.NewCashIn(s.newUUID(), c, terms.FirstPayment, txid, now, now.Add(s.ChargeTTL))
-		first.RequestHash, first.CallbackURL, first.Details, first.RecurrenceID = hash, r.PostbackURL, string(details), row.ID
-		row.FirstPaymentID = first.ID
-		// As a charge's: a first payment's cob left by a crash is withdrawn.
-		if err := s.cobs.intend(ctx, txid, c.ID, now, false); err != nil {
-			return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
-		}
+	first, err := s.firstPayment(ctx, c, r, terms, hash, row.ID, now)
+	if err != nil {
+		return RecurrenceCreated{}, false, err
 	}
+	row.FirstPaymentID = first.ID
 	created, err := rec.CreateRecurrence(ctx, provider.Recurrence{Payer: terms.Payer, Contract: terms.Contract,
 		Description: terms.Description, Schedule: terms.Schedule, Amount: terms.Amount, Retry: terms.Retry,
 		FirstPayment: terms.FirstPayment, FirstTxID: first.TxID, FirstTTL: s.ChargeTTL})
@@ -254,6 +239,33 @@ func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.Rec
 	}
 	resp, err := s.recurrenceCreated(row)
 	return resp, false, err
+}
+
+// firstPayment is the journey-3 first payment of recurrence rowID (none
+// when its terms ask for none), its cob's intent committed.
+func (s *Service) firstPayment(ctx context.Context, c pix.Client, r *pix.RecurrenceRequest, terms pix.RecurrenceTerms, hash, rowID string,
+	now time.Time) (pix.Transaction, error) {
+	if terms.FirstPayment <= 0 {
+		return pix.Transaction{}, nil
+	}
+	txid, err := s.newTxID()
+	if err != nil {
+		return pix.Transaction{}, fmt.Errorf("create recurrence: %w", err)
+	}
+	details, err := json.Marshal(struct {
+		Payer       pix.RecurrencePayer `json:"payer"`
+		Description string              `json:"description"`
+	}{terms.Payer, terms.Description})
+	if err != nil {
+		return pix.Transaction{}, fmt.Errorf("create recurrence: %w", err)
+	}
+	first := pix.NewCashIn(s.newUUID(), c, terms.FirstPayment, txid, now, now.Add(s.ChargeTTL))
+	first.RequestHash, first.CallbackURL, first.Details, first.RecurrenceID = hash, r.PostbackURL, string(details), rowID
+	// As a charge's: a first payment's cob left by a crash is withdrawn.
+	if err := s.cobs.intend(ctx, txid, c.ID, now, false); err != nil {
+		return pix.Transaction{}, fmt.Errorf("create recurrence: %w", err)
+	}
+	return first, nil
 }
 
 // withdrawRecurrence cancels at the PSP a recurrence no row holds, and

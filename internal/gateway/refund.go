@@ -45,27 +45,12 @@ func refundResponse(r pix.Refund) RefundResponse {
 // than 90 days, or more than is left), EInsufficientBalance,
 // EIdempotencyMismatch.
 func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundRequest, idemKey string, body []byte) (RefundResponse, bool, error) {
-	var is issues
-	var amount pix.Amount
-	if len(r.Amount) > 0 && string(r.Amount) != "null" {
-		amount = is.amount("amount", r.Amount)
-	}
-	if r.PaymentID == "" && r.ExternalID == "" {
-		is.add("payment_id", "payment_id or external_id is required")
-	}
-	if utf8.RuneCountInString(r.Reason) > 140 {
-		is.add("reason", "must be at most 140 characters")
-	} else {
-		is.plain("reason", r.Reason)
-	}
-	if idemKey != "" && !ValidIdempotencyKey(idemKey) {
-		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
-	}
-	if err := is.err(); err != nil {
+	amount, err := validateRefund(r, idemKey)
+	if err != nil {
 		return RefundResponse{}, false, err
 	}
-	hash, err := RequestHash("refund", body)
-	if err != nil {
+	hash, herr := RequestHash("refund", body)
+	if herr != nil {
 		return RefundResponse{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
 	}
 	if idemKey != "" {
@@ -98,16 +83,8 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundReque
 		if err != nil {
 			return err
 		}
-		switch {
-		case t.Status == pix.StatusRefunded:
-			return pix.Errorf(pix.EUnprocessable, "Charge has already been fully refunded")
-		case t.Status != pix.StatusPaid:
-			return pix.Errorf(pix.EUnprocessable, "Only PAID charges can be refunded; this charge is %s", t.Status)
-		case now.Sub(t.ConfirmedAt) > RefundWindow:
-			return pix.Errorf(pix.EUnprocessable, "Charges can only be refunded within 90 days of payment")
-		case t.EndToEndID == "":
-			// A devolução names the payment it returns.
-			return pix.Errorf(pix.EUnprocessable, "This charge's payment is not known to the payment provider and cannot be refunded through it")
+		if err := refundable(t, now); err != nil {
+			return err
 		}
 		// What was paid, when a payer paid less than the charge asked.
 		left := t.Refundable() - t.RefundedAmount - t.RefundPending
@@ -146,6 +123,44 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundReque
 	}
 	s.transfers.Kick()
 	return refundResponse(ref), false, nil
+}
+
+// validateRefund checks refund request r and its idempotency key, and
+// returns the amount asked (zero: what is left).
+func validateRefund(r *RefundRequest, idemKey string) (pix.Amount, error) {
+	var is issues
+	var amount pix.Amount
+	if len(r.Amount) > 0 && string(r.Amount) != "null" {
+		amount = is.amount("amount", r.Amount)
+	}
+	if r.PaymentID == "" && r.ExternalID == "" {
+		is.add("payment_id", "payment_id or external_id is required")
+	}
+	if utf8.RuneCountInString(r.Reason) > 140 {
+		is.add("reason", "must be at most 140 characters")
+	} else {
+		is.plain("reason", r.Reason)
+	}
+	if idemKey != "" && !ValidIdempotencyKey(idemKey) {
+		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+	}
+	return amount, is.err()
+}
+
+// refundable is the 422 of a charge t that cannot be refunded at now.
+func refundable(t pix.Transaction, now time.Time) error {
+	switch {
+	case t.Status == pix.StatusRefunded:
+		return pix.Errorf(pix.EUnprocessable, "Charge has already been fully refunded")
+	case t.Status != pix.StatusPaid:
+		return pix.Errorf(pix.EUnprocessable, "Only PAID charges can be refunded; this charge is %s", t.Status)
+	case now.Sub(t.ConfirmedAt) > RefundWindow:
+		return pix.Errorf(pix.EUnprocessable, "Charges can only be refunded within 90 days of payment")
+	case t.EndToEndID == "":
+		// A devolução names the payment it returns.
+		return pix.Errorf(pix.EUnprocessable, "This charge's payment is not known to the payment provider and cannot be refunded through it")
+	}
+	return nil
 }
 
 func replayRefund(prev pix.Refund, hash string) (RefundResponse, bool, error) {
