@@ -71,21 +71,25 @@ func TestStatement(t *testing.T) {
 		c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 		require.NoError(t, err)
 		from := time.Now().Add(-time.Minute)
-		ch, _, err := gw.CreateCharge(ctx, c, &gateway.ChargeRequest{
+		ch, _, err := gw.CreateCharge(ctx, c, gateway.Keyed(&gateway.ChargeRequest{
 			Amount: json.RawMessage("10.50"), ExternalID: "st-1", PayerQuestion: "Pedido", PostbackURL: "https://merchant.example.com/h",
 			Payer: &gateway.Payer{Name: "Maria", Document: "52998224725", PhoneNumber: "11987654321", Email: "m@example.com",
 				Address: &gateway.Address{Street: "Rua A", Number: "1", Neighborhood: "Centro", City: "Recife", State: "PE", ZipCode: "50000000"}},
 			Products: []gateway.Product{{Name: "X", Quantity: "1", Price: json.RawMessage("10.50")}},
-		}, []byte(`{}`))
+		}, "",
+
+			[]byte(`{}`)))
+
 		require.NoError(t, err)
 		tr, err := gw.Charge(ctx, c, ch.PaymentID)
 		require.NoError(t, err)
 		_, err = gw.SandboxPay(ctx, tr)
 		require.NoError(t, err)
 		ext := "st-p"
-		po, _, err := gw.CreatePayout(ctx, c, &gateway.PayoutRequest{Amount: json.RawMessage("1.00"), Description: "x",
+		po, _, err := gw.CreatePayout(ctx, c, gateway.Keyed(&gateway.PayoutRequest{Amount: json.RawMessage("1.00"), Description: "x",
 			CallbackURL: "https://merchant.example.com/p", ExternalID: &ext,
-			CreditParty: &pix.CreditParty{Name: "F", KeyType: "EMAIL", Key: "f@example.com"}}, "k1", []byte(`{}`))
+			CreditParty: &pix.CreditParty{Name: "F", KeyType: "EMAIL", Key: "f@example.com"}}, "k1", []byte(`{}`)))
+
 		require.NoError(t, err)
 		to := time.Now().Add(time.Minute)
 		fromS, toS := from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano)

@@ -74,7 +74,7 @@ func BenchmarkCreateCharge(b *testing.B) {
 					ext := fmt.Sprint("bench-", n.Add(1))
 					body := []byte(`{"external_id":"` + ext + `","amount":10.5}`)
 					req := chargeRequest(ext)
-					if _, _, err := gw.CreateCharge(context.Background(), c, req, body); err != nil {
+					if _, _, err := gw.CreateCharge(context.Background(), c, gateway.Keyed(req, "", body)); err != nil {
 						b.Error(err)
 						return
 					}
@@ -93,7 +93,7 @@ func BenchmarkCreatePayout(b *testing.B) {
 			db := openBench(b, kind)
 			gw, c := newService(b, db)
 			// Fund the wallet generously through one paid charge.
-			resp, _, err := gw.CreateCharge(context.Background(), c, chargeRequestAmount("fund", "1000000"), []byte(`{"fund":1}`))
+			resp, _, err := gw.CreateCharge(context.Background(), c, gateway.Keyed(chargeRequestAmount("fund", "1000000"), "", []byte(`{"fund":1}`)))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func BenchmarkCreatePayout(b *testing.B) {
 				for pb.Next() {
 					ext := fmt.Sprint("po-", n.Add(1))
 					req := payoutRequest(ext)
-					if _, _, err := gw.CreatePayout(context.Background(), c, req, "", []byte(`{"external_id":"`+ext+`"}`)); err != nil {
+					if _, _, err := gw.CreatePayout(context.Background(), c, gateway.Keyed(req, "", []byte(`{"external_id":"`+ext+`"}`))); err != nil {
 						b.Error(err)
 						return
 					}

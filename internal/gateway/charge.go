@@ -52,9 +52,6 @@ type ChargeRequest struct {
 	// Due, when sent, makes the charge one with a due date, payable until
 	// the end of due.date + due.days_after (docs/due-dates.md).
 	Due *pix.DueRequest `json:"due"`
-	// IdempotencyKey is the optional Idempotency-Key header; it works as
-	// external_id does.
-	IdempotencyKey string `json:"-"`
 }
 
 // ChargeResponse is the 201 body of a created charge (and of its replays).
@@ -219,12 +216,13 @@ func isDigits(s string) bool {
 // validateCharge checks r and returns its amount and, for a charge with a
 // due date, its terms, judged on the real date.
 func (s *Service) validateCharge(r *ChargeRequest) (pix.Amount, *pix.Due, error) {
-	return s.validateChargeOn(r, s.Today())
+	return s.validateChargeOn(r, "", s.Today())
 }
 
-// validateChargeOn is validateCharge with today the São Paulo date on the
-// calling client's clock (a due date is "today or later" on it).
-func (s *Service) validateChargeOn(r *ChargeRequest, today pix.Date) (pix.Amount, *pix.Due, error) {
+// validateChargeOn is validateCharge of a request sent with Idempotency-Key
+// key, with today the São Paulo date on the calling client's clock (a due
+// date is "today or later" on it).
+func (s *Service) validateChargeOn(r *ChargeRequest, key string, today pix.Date) (pix.Amount, *pix.Due, error) {
 	var is issues
 	amount := is.amount("amount", r.Amount)
 	is.check("external_id", r.ExternalID, pix.ValidExternalID, "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -")
@@ -249,7 +247,7 @@ func (s *Service) validateChargeOn(r *ChargeRequest, today pix.Date) (pix.Amount
 		}
 	}
 	is.text("payerQuestion", r.PayerQuestion, 140)
-	if r.IdempotencyKey != "" && !ValidIdempotencyKey(r.IdempotencyKey) {
+	if key != "" && !ValidIdempotencyKey(key) {
 		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
 	}
 	is.webhookURL(s, "postbackUrl", r.PostbackURL)
@@ -287,17 +285,18 @@ func (s *Service) validateChargeOn(r *ChargeRequest, today pix.Date) (pix.Amount
 const msgNoDueCharges = "Charges with a due date are not available with this provider"
 
 // CreateCharge validates and creates a charge for client c, or replays the
-// charge already created with the same external_id. body is the raw request,
-// for the idempotency comparison. Errors: EInvalid (with details),
+// charge already created with the same external_id or Idempotency-Key (in
+// holds both, and the request's digest they are compared by). Errors: EInvalid (with details),
 // EIdempotencyMismatch.
-func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeRequest, body []byte) (resp ChargeResponse, replayed bool, err error) {
-	amount, due, err := s.validateChargeOn(r, s.clocks.Today(ctx))
+func (s *Service) CreateCharge(ctx context.Context, c pix.Client, in Idempotent[ChargeRequest]) (resp ChargeResponse, replayed bool, err error) {
+	r := in.Req
+	amount, due, err := s.validateChargeOn(r, in.Key, s.clocks.Today(ctx))
 	if err != nil {
 		if r.Due != nil {
 			// Due terms are checked against today ("today or later"): a
 			// retry, after the due date, of a charge accepted before it
 			// replays the charge rather than fail.
-			if resp, ok := s.replayAccepted(ctx, c, r, body); ok {
+			if resp, ok := s.replayAccepted(ctx, c, in); ok {
 				return resp, true, nil
 			}
 		}
@@ -306,14 +305,14 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 	if _, canDue := s.psp.(provider.DueCharger); due != nil && !canDue {
 		return ChargeResponse{}, false, pix.Errorf(pix.EUnprocessable, msgNoDueCharges)
 	}
-	hash, err := RequestHash("charge", body)
-	if err != nil {
-		return ChargeResponse{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
+	hash := in.Hash
+	if hash == "" {
+		return ChargeResponse{}, false, invalidBody()
 	}
 	// The unique indexes detect a duplicate at the insert; a charge
 	// registered at a PSP also looks for it before (below).
 	find := func(q finder) (pix.Transaction, bool, error) {
-		return findPrevious(ctx, q, c.ID, r.ExternalID, r.IdempotencyKey)
+		return findPrevious(ctx, q, c.ID, r.ExternalID, in.Key)
 	}
 
 	// A charge registered at the PSP is created there first, and a replay
@@ -343,7 +342,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, r *ChargeReque
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
 	t := pix.NewCashIn(s.newUUID(), c, amount, txid, now, expires)
-	t.ExternalID, t.IdempotencyKey, t.RequestHash, t.QRCode = r.ExternalID, r.IdempotencyKey, hash, code
+	t.ExternalID, t.IdempotencyKey, t.RequestHash, t.QRCode = r.ExternalID, in.Key, hash, code
 	t.CallbackURL, t.Details, t.Due = r.PostbackURL, string(details), due
 	// The row is the whole change (no money moves until it is paid), so it
 	// is written by one autocommitted INSERT: one round trip. On a
@@ -412,12 +411,12 @@ func (s *Service) registerCharge(ctx context.Context, c pix.Client, r *ChargeReq
 
 // replayAccepted answers the earlier charge of client c created with the
 // same key and the same body as r, if there is one.
-func (s *Service) replayAccepted(ctx context.Context, c pix.Client, r *ChargeRequest, body []byte) (ChargeResponse, bool) {
-	hash, err := RequestHash("charge", body)
-	if err != nil {
+func (s *Service) replayAccepted(ctx context.Context, c pix.Client, in Idempotent[ChargeRequest]) (ChargeResponse, bool) {
+	r, hash := in.Req, in.Hash
+	if hash == "" {
 		return ChargeResponse{}, false
 	}
-	prev, ok, err := findPrevious(ctx, s.db, c.ID, r.ExternalID, r.IdempotencyKey)
+	prev, ok, err := findPrevious(ctx, s.db, c.ID, r.ExternalID, in.Key)
 	if err != nil || !ok || prev.RequestHash != hash {
 		return ChargeResponse{}, false
 	}

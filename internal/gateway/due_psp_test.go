@@ -81,7 +81,7 @@ func (f *duePSP) charge(t *testing.T, ext, amount string, due *pix.DueRequest) p
 	ctx := context.Background()
 	r := chargeRequestAmount(ext, amount)
 	r.Due = due
-	resp, _, err := f.gw.CreateCharge(ctx, f.c, r, body(ext))
+	resp, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(r, "", body(ext)))
 	require.NoError(t, err)
 	ch, err := f.gw.Charge(ctx, f.c, resp.PaymentID)
 	require.NoError(t, err)

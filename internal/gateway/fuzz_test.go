@@ -62,10 +62,10 @@ func FuzzDecodeRequests(f *testing.F) {
 			_, err := s.validatePayout(&p, "")
 			check(err)
 		}
-		if _, err := RequestHash("x", body); err == nil {
+		if _, err := pix.RequestHash("x", body); err == nil {
 			// Equal values hash alike however they are spaced.
 			spaced := append([]byte(" \n"), body...)
-			if h1, _ := RequestHash("x", body); func() string { h2, _ := RequestHash("x", spaced); return h2 }() != h1 {
+			if h1, _ := pix.RequestHash("x", body); func() string { h2, _ := pix.RequestHash("x", spaced); return h2 }() != h1 {
 				t.Fatalf("hash depends on leading white space")
 			}
 		}

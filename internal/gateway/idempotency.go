@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"fmt"
+
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -54,3 +56,43 @@ func inProgress(by idemKey) *pix.Error {
 	}
 	return &pix.Error{Code: pix.EConflict, Message: MsgExternalIDInProgress}
 }
+
+// Idempotent is how every Create* use case takes its input: the typed
+// request, the Idempotency-Key it came with ("" when none) and the digest
+// of its JSON value (pix.RequestHash), which idempotency compares. No use
+// case reads the request's raw body.
+type Idempotent[T any] struct {
+	Req  *T
+	Key  string
+	Hash string
+}
+
+// Keyed is the Idempotent of request r, sent with key and whose JSON body
+// was body; a body that is not JSON leaves Hash empty, which the use case
+// refuses (400) once it has checked the request.
+func Keyed[T any](r *T, key string, body []byte) Idempotent[T] {
+	hash, err := pix.RequestHash(requestKind(r), body)
+	if err != nil {
+		hash = ""
+	}
+	return Idempotent[T]{Req: r, Key: key, Hash: hash}
+}
+
+// requestKind scopes a request's digest by the endpoint it was sent to,
+// so equal bodies sent to different endpoints never match.
+func requestKind(r any) string {
+	switch r.(type) {
+	case *ChargeRequest:
+		return "charge"
+	case *PayoutRequest:
+		return "payout"
+	case *RefundRequest:
+		return "refund"
+	case *pix.RecurrenceRequest:
+		return "recurrence"
+	}
+	panic(fmt.Sprintf("gateway: %T is no Create* request", r))
+}
+
+// invalidBody is the 400 of a request whose body had no digest.
+func invalidBody() error { return pix.Errorf(pix.EInvalid, "Invalid request parameters") }

@@ -88,7 +88,8 @@ func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, 
 // pending. It is idempotent on external_id and on idemKey (the
 // Idempotency-Key header). Errors: EInvalid, EInvalidKey,
 // EInsufficientBalance, EIdempotencyMismatch.
-func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutRequest, idemKey string, body []byte) (PayoutResponse, bool, error) {
+func (s *Service) CreatePayout(ctx context.Context, c pix.Client, in Idempotent[PayoutRequest]) (PayoutResponse, bool, error) {
+	r, idemKey := in.Req, in.Key
 	if err := s.transfers.Available(pix.TransferPayout); err != nil {
 		return PayoutResponse{}, false, err
 	}
@@ -96,9 +97,9 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, r *PayoutReque
 	if err != nil {
 		return PayoutResponse{}, false, err
 	}
-	hash, err := RequestHash("payout", body)
-	if err != nil {
-		return PayoutResponse{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
+	hash := in.Hash
+	if hash == "" {
+		return PayoutResponse{}, false, invalidBody()
 	}
 	ext := ""
 	if r.ExternalID != nil {

@@ -245,7 +245,7 @@ func (f *pspFixture) nodeWith(t *testing.T, p provider.Provider) *gateway.Servic
 func (f *pspFixture) paidCharge(t *testing.T, ext, amount string, n int) pix.Transaction {
 	t.Helper()
 	ctx := context.Background()
-	resp, _, err := f.gw.CreateCharge(ctx, f.c, chargeRequestAmount(ext, amount), body(ext))
+	resp, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequestAmount(ext, amount), "", body(ext)))
 	require.NoError(t, err)
 	ch, err := f.gw.Charge(ctx, f.c, resp.PaymentID)
 	require.NoError(t, err)
@@ -292,13 +292,13 @@ func TestPSPChargeCreation(t *testing.T) {
 		f := newPSPFixture(t, open)
 		ctx := context.Background()
 		f.psp.set(func(p *scriptedPSP) { p.down = true })
-		_, _, err := f.gw.CreateCharge(ctx, f.c, chargeRequest("c1"), body("c1"))
+		_, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequest("c1"), "", body("c1")))
 		require.Equal(t, pix.EProviderUnavailable, pix.ErrorCode(err))
 		_, err = f.gw.Lookup(ctx, f.c, "", "c1")
 		require.Equal(t, pix.ENotFound, pix.ErrorCode(err), "no charge exists after a 502")
 
 		f.psp.set(func(p *scriptedPSP) { p.down = false })
-		resp, replayed, err := f.gw.CreateCharge(ctx, f.c, chargeRequest("c1"), body("c1"))
+		resp, replayed, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequest("c1"), "", body("c1")))
 		require.NoError(t, err)
 		require.False(t, replayed)
 		ch := f.status(t, resp.PaymentID)
@@ -308,7 +308,7 @@ func TestPSPChargeCreation(t *testing.T) {
 
 		// A replay is answered from the database: no second cob.
 		f.psp.set(func(p *scriptedPSP) { p.down = true })
-		again, replayed, err := f.gw.CreateCharge(ctx, f.c, chargeRequest("c1"), body("c1"))
+		again, replayed, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequest("c1"), "", body("c1")))
 		require.NoError(t, err)
 		require.True(t, replayed)
 		require.Equal(t, resp.PaymentID, again.PaymentID)
@@ -324,7 +324,7 @@ func TestPSPReportedPayments(t *testing.T) {
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		f := newPSPFixture(t, open)
 		ctx := context.Background()
-		resp, _, err := f.gw.CreateCharge(ctx, f.c, chargeRequest("c1"), body("c1"))
+		resp, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequest("c1"), "", body("c1")))
 		require.NoError(t, err)
 		ch := f.status(t, resp.PaymentID)
 
@@ -369,7 +369,7 @@ func TestPSPPaymentOfCancelledCharge(t *testing.T) {
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		f := newPSPFixture(t, open)
 		ctx := context.Background()
-		resp, _, err := f.gw.CreateCharge(ctx, f.c, chargeRequest("c1"), body("c1"))
+		resp, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequest("c1"), "", body("c1")))
 		require.NoError(t, err)
 		ch := f.status(t, resp.PaymentID)
 		f.clock.Advance(2 * time.Hour)
@@ -394,11 +394,11 @@ func TestPSPExpiryReadsTheCobFirst(t *testing.T) {
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		f := newPSPFixture(t, open)
 		ctx := context.Background()
-		resp, _, err := f.gw.CreateCharge(ctx, f.c, chargeRequest("c1"), body("c1"))
+		resp, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequest("c1"), "", body("c1")))
 		require.NoError(t, err)
 		ch := f.status(t, resp.PaymentID)
 		f.psp.pay(ch.TxID, ch.Amount, 3)
-		resp2, _, err := f.gw.CreateCharge(ctx, f.c, chargeRequest("c2"), body("c2"))
+		resp2, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequest("c2"), "", body("c2")))
 		require.NoError(t, err)
 
 		f.clock.Advance(2 * time.Hour)
@@ -425,7 +425,7 @@ func TestPSPReconcileReceived(t *testing.T) {
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		f := newPSPFixture(t, open)
 		ctx := context.Background()
-		resp, _, err := f.gw.CreateCharge(ctx, f.c, chargeRequest("c1"), body("c1"))
+		resp, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequest("c1"), "", body("c1")))
 		require.NoError(t, err)
 		ch := f.status(t, resp.PaymentID)
 		f.psp.pay(ch.TxID, ch.Amount, 4)
@@ -456,7 +456,7 @@ func payoutFixture(t *testing.T, open testkit.Opener) *pspFixture {
 
 func createPayout(t *testing.T, f *pspFixture, ext string) string {
 	t.Helper()
-	resp, _, err := f.gw.CreatePayout(context.Background(), f.c, payoutRequest(ext), ext, body(ext))
+	resp, _, err := f.gw.CreatePayout(context.Background(), f.c, gateway.Keyed(payoutRequest(ext), ext, body(ext)))
 	require.NoError(t, err)
 	return resp.TransactionID
 }
@@ -612,7 +612,7 @@ func TestPSPRefunds(t *testing.T) {
 		ctx := context.Background()
 		ch := f.paidCharge(t, "c1", "10.00", 1)
 		f.psp.set(func(p *scriptedPSP) { p.fault = "commit-then-fail" })
-		r1, _, err := f.gw.CreateRefund(ctx, f.c, &gateway.RefundRequest{PaymentID: ch.ID, Amount: []byte("4.00"), Reason: "a"}, "r1", body("r1"))
+		r1, _, err := f.gw.CreateRefund(ctx, f.c, gateway.Keyed(&gateway.RefundRequest{PaymentID: ch.ID, Amount: []byte("4.00"), Reason: "a"}, "r1", body("r1")))
 		require.NoError(t, err)
 		f.settle(t)
 		require.Equal(t, 1, f.psp.sent(r1.RefundID))
@@ -631,7 +631,7 @@ func TestPSPRefunds(t *testing.T) {
 		require.Equal(t, pix.RefundCompleted, view.Status)
 
 		// The rest, completed by the PSP's report of the payment with its devoluções.
-		r2, _, err := f.gw.CreateRefund(ctx, f.c, &gateway.RefundRequest{PaymentID: ch.ID, Reason: "b"}, "r2", body("r2"))
+		r2, _, err := f.gw.CreateRefund(ctx, f.c, gateway.Keyed(&gateway.RefundRequest{PaymentID: ch.ID, Reason: "b"}, "r2", body("r2")))
 		require.NoError(t, err)
 		f.settle(t)
 		require.Equal(t, 1, f.psp.sent(r2.RefundID))
@@ -656,7 +656,7 @@ func TestPSPWithoutPayouts(t *testing.T) {
 	f := newPSPFixture(t, func(t *testing.T) *store.DB { return testkit.OpenSQLite(t) })
 	f.psp.payouts = false
 	gw := f.node(t)
-	_, _, err := gw.CreatePayout(context.Background(), f.c, payoutRequest("p"), "p", body("p"))
+	_, _, err := gw.CreatePayout(context.Background(), f.c, gateway.Keyed(payoutRequest("p"), "p", body("p")))
 	require.Equal(t, pix.EUnprocessable, pix.ErrorCode(err))
 	var pe *pix.Error
 	require.ErrorAs(t, err, &pe)

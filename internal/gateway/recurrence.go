@@ -143,12 +143,12 @@ func (s *Service) recurrer() (provider.Recurrer, error) {
 
 // CreateRecurrence validates r and registers the recurrence for client c
 // at the PSP, or replays the one already created with the same
-// external_id or Idempotency-Key key. body is the raw request, for the
-// idempotency comparison. Errors: EInvalid (with details),
+// external_id or Idempotency-Key (in holds both, and the request's digest
+// they are compared by). Errors: EInvalid (with details),
 // EIdempotencyMismatch, EUnprocessable (no recurrences with this provider,
 // or the PSP refused it), EProviderUnavailable.
-func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.RecurrenceRequest, key string, body []byte) (RecurrenceCreated, bool, error) {
-	hash, herr := RequestHash("recurrence", body)
+func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, in Idempotent[pix.RecurrenceRequest]) (RecurrenceCreated, bool, error) {
+	r, key, hash := in.Req, in.Key, in.Hash
 	terms, found := r.Parse(s.clocks.Today(ctx))
 	is := issues(found)
 	if key != "" && !ValidIdempotencyKey(key) {
@@ -158,7 +158,7 @@ func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.Rec
 	if err := is.err(); err != nil {
 		// start_date is checked against today: a retry, days later, of a
 		// request accepted then replays it rather than fail.
-		if herr == nil {
+		if hash != "" {
 			if prev, ok, _ := s.findRecurrence(ctx, c.ID, r.ExternalID, key); ok && prev.RequestHash == hash {
 				resp, rerr := s.recurrenceCreated(prev)
 				return resp, rerr == nil, rerr
@@ -166,8 +166,8 @@ func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, r *pix.Rec
 		}
 		return RecurrenceCreated{}, false, err
 	}
-	if herr != nil {
-		return RecurrenceCreated{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
+	if hash == "" {
+		return RecurrenceCreated{}, false, invalidBody()
 	}
 	rec, err := s.recurrer()
 	if err != nil {

@@ -77,7 +77,7 @@ func TestRecurrencesAtThePSP(t *testing.T) {
 
 		// Journey 2.
 		req, body := recurrenceRequest("j2", "2026-12-05", "", "THREE_IN_SEVEN_DAYS")
-		created, _, err := f.gw.CreateRecurrence(ctx, f.c, req, "", body)
+		created, _, err := f.gw.CreateRecurrence(ctx, f.c, gateway.Keyed(req, "", body))
 		require.NoError(t, err)
 		st, err := f.psp.Recurrence(ctx, pspIDOf(t, f, created.RecurrenceID))
 		require.NoError(t, err)
@@ -155,7 +155,7 @@ func TestRecurrencesAtThePSP(t *testing.T) {
 		req.FirstPayment = json.RawMessage("10.00")
 		body, err = json.Marshal(req)
 		require.NoError(t, err)
-		created, _, err = f.gw.CreateRecurrence(ctx, f.c, req, "", body)
+		created, _, err = f.gw.CreateRecurrence(ctx, f.c, gateway.Keyed(req, "", body))
 		require.NoError(t, err)
 		require.NotNil(t, created.FirstPaymentID)
 		_, err = f.sim.ApproveRec(ctx, pspIDOf(t, f, created.RecurrenceID))
@@ -199,7 +199,7 @@ func TestRecurrencePayerCancelWinsOverARefusedCycle(t *testing.T) {
 		ctx := context.Background()
 
 		req, body := recurrenceRequest("once", "2026-12-07", "2026-12-07", "NONE")
-		created, _, err := f.gw.CreateRecurrence(ctx, f.c, req, "", body)
+		created, _, err := f.gw.CreateRecurrence(ctx, f.c, gateway.Keyed(req, "", body))
 		require.NoError(t, err)
 		pspID := pspIDOf(t, f, created.RecurrenceID)
 		_, err = f.sim.ApproveRec(ctx, pspID)
@@ -223,7 +223,7 @@ func TestRecurrencePayerCancelWinsOverARefusedCycle(t *testing.T) {
 
 		// The same calendar, debited: FINISHED, with its event.
 		req, body = recurrenceRequest("paid", "2026-12-07", "2026-12-07", "NONE")
-		created, _, err = f.gw.CreateRecurrence(ctx, f.c, req, "", body)
+		created, _, err = f.gw.CreateRecurrence(ctx, f.c, gateway.Keyed(req, "", body))
 		require.NoError(t, err)
 		_, err = f.sim.ApproveRec(ctx, pspIDOf(t, f, created.RecurrenceID))
 		require.NoError(t, err)
@@ -258,7 +258,7 @@ func TestOrphanRecurrenceWithdrawn(t *testing.T) {
 		ctx := context.Background()
 		f.sim.AddFault(pspsim.Fault{Method: http.MethodGet, PathPrefix: "/v2/rec/", Kind: pspsim.FaultError, Times: 100})
 		req, body := recurrenceRequest("lost", "2026-12-07", "", "NONE")
-		_, _, err := f.gw.CreateRecurrence(ctx, f.c, req, "", body)
+		_, _, err := f.gw.CreateRecurrence(ctx, f.c, gateway.Keyed(req, "", body))
 		requireCode(t, err, pix.EProviderUnavailable)
 		f.sim.ClearFaults()
 		recs := f.sim.State().Recs

@@ -103,7 +103,7 @@ func TestRecurrenceCalendarAcrossMonthEnds(t *testing.T) {
 		c := merchant(t, gw, "m", 100)
 
 		req, body := recurrenceRequest("sub-1", "2027-01-31", "2027-05-31", "NONE")
-		created, replayed, err := gw.CreateRecurrence(ctx, c, req, "", body)
+		created, replayed, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 		require.NoError(t, err)
 		require.False(t, replayed)
 		require.Equal(t, pix.RecurrenceCreated, created.Status)
@@ -200,7 +200,7 @@ func TestRecurrenceCycleJobCreatesEachCycleOnceAcrossCrashesAndNodes(t *testing.
 		var ids []string
 		for _, ext := range []string{"a", "b", "c"} {
 			req, body := recurrenceRequest(ext, "2027-03-05", "", "THREE_IN_SEVEN_DAYS")
-			created, _, err := gw1.CreateRecurrence(ctx, c, req, "", body)
+			created, _, err := gw1.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 			require.NoError(t, err)
 			_, err = gw1.SandboxRecurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
 			require.NoError(t, err)
@@ -269,7 +269,7 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 
 		cycle := func(ext, retry string) (string, string) {
 			req, body := recurrenceRequest(ext, "2027-06-20", "", retry)
-			created, _, err := gw.CreateRecurrence(ctx, c, req, "", body)
+			created, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 			require.NoError(t, err)
 			_, err = gw.SandboxRecurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
 			require.NoError(t, err)
@@ -327,7 +327,7 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 		require.EqualValues(t, 4, bodies[1]["attempts"])
 
 		// A charge that is no cycle's has no debit to fail.
-		ch, _, err := gw.CreateCharge(ctx, c, chargeRequest("plain"), body("plain"))
+		ch, _, err := gw.CreateCharge(ctx, c, gateway.Keyed(chargeRequest("plain"), "", body("plain")))
 		require.NoError(t, err)
 		_, err = gw.SandboxFailCharge(ctx, c, ch.PaymentID)
 		requireCode(t, err, pix.EUnprocessable)
@@ -345,7 +345,7 @@ func TestRecurrenceAnswersAndCancellation(t *testing.T) {
 		c, other := merchant(t, gw, "m", 0), merchant(t, gw, "o", 0)
 		create := func(ext string) string {
 			req, body := recurrenceRequest(ext, "2027-06-10", "", "NONE")
-			created, _, err := gw.CreateRecurrence(ctx, c, req, "", body)
+			created, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 			require.NoError(t, err)
 			return created.RecurrenceID
 		}
@@ -429,7 +429,7 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 		c := merchant(t, gw, "m", 100)
 
 		req, body := recurrenceRequest("sub-1", "2027-06-02", "2027-05-01", "SOMETIMES")
-		_, _, err := gw.CreateRecurrence(ctx, c, req, "", body)
+		_, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 		var pe *pix.Error
 		require.ErrorAs(t, err, &pe)
 		require.Equal(t, pix.EInvalid, pe.Code)
@@ -444,16 +444,16 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 		req.FirstPayment = json.RawMessage("10.00")
 		body, err = json.Marshal(req)
 		require.NoError(t, err)
-		created, replayed, err := gw.CreateRecurrence(ctx, c, req, "k-1", body)
+		created, replayed, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "k-1", body))
 		require.NoError(t, err)
 		require.False(t, replayed)
 		require.NotNil(t, created.FirstPaymentID)
-		again, replayed, err := gw.CreateRecurrence(ctx, c, req, "k-1", body)
+		again, replayed, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "k-1", body))
 		require.NoError(t, err)
 		require.True(t, replayed)
 		require.Equal(t, created, again)
 		req2, body2 := recurrenceRequest("sub-2", "2027-06-11", "", "NONE")
-		_, _, err = gw.CreateRecurrence(ctx, c, req2, "", body2)
+		_, _, err = gw.CreateRecurrence(ctx, c, gateway.Keyed(req2, "", body2))
 		requireCode(t, err, pix.EIdempotencyMismatch)
 
 		// Approving pays the first payment, an ordinary charge of the recurrence.
@@ -521,7 +521,7 @@ func TestRecurrencesNeedAProviderThatRunsThem(t *testing.T) {
 			require.NoError(t, err)
 			c := merchant(t, gw, name, 0)
 			req, body := recurrenceRequest("r", "2027-06-10", "", "NONE")
-			_, _, err = gw.CreateRecurrence(ctx, c, req, "", body)
+			_, _, err = gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 			requireCode(t, err, pix.EUnprocessable)
 			require.Contains(t, err.Error(), "Recurrences are not available with this provider", name)
 			_, err = db.RecurrenceByExternalID(ctx, c.ID, "r")
@@ -549,7 +549,7 @@ func TestRecurrenceFarFutureRowsFailOnlyThemselves(t *testing.T) {
 		ids := map[string]string{}
 		for _, ext := range []string{"far", "garbled", "good"} {
 			req, body := recurrenceRequest(ext, "2027-03-05", "", "NONE")
-			created, _, err := gw.CreateRecurrence(ctx, c, req, "", body)
+			created, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 			require.NoError(t, err)
 			_, err = gw.SandboxRecurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
 			require.NoError(t, err)
@@ -586,7 +586,7 @@ func TestRecurrenceFarFutureRowsFailOnlyThemselves(t *testing.T) {
 		require.Equal(t, pix.RecurrenceCancelled, v.Status)
 
 		req, body := recurrenceRequest("late", "9999-12-31", "", "NONE")
-		_, _, err = gw.CreateRecurrence(ctx, c, req, "", body)
+		_, _, err = gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 		requireCode(t, err, pix.EInvalid)
 	})
 }

@@ -44,14 +44,15 @@ func refundResponse(r pix.Refund) RefundResponse {
 // ENotFound (no such charge of this client), EUnprocessable (not PAID, older
 // than 90 days, or more than is left), EInsufficientBalance,
 // EIdempotencyMismatch.
-func (s *Service) CreateRefund(ctx context.Context, c pix.Client, r *RefundRequest, idemKey string, body []byte) (RefundResponse, bool, error) {
+func (s *Service) CreateRefund(ctx context.Context, c pix.Client, in Idempotent[RefundRequest]) (RefundResponse, bool, error) {
+	r, idemKey := in.Req, in.Key
 	amount, err := validateRefund(r, idemKey)
 	if err != nil {
 		return RefundResponse{}, false, err
 	}
-	hash, herr := RequestHash("refund", body)
-	if herr != nil {
-		return RefundResponse{}, false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
+	hash := in.Hash
+	if hash == "" {
+		return RefundResponse{}, false, invalidBody()
 	}
 	if idemKey != "" {
 		prev, err := s.db.RefundByIdempotencyKey(ctx, c.ID, idemKey)

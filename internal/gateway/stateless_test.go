@@ -34,7 +34,7 @@ func TestStatelessSendsStoreThePayoutSent(t *testing.T) {
 		require.NoError(t, err)
 		c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 		require.NoError(t, err)
-		ch, _, err := gw.CreateCharge(ctx, c, chargeRequestAmount("fund", "100.00"), body("fund"))
+		ch, _, err := gw.CreateCharge(ctx, c, gateway.Keyed(chargeRequestAmount("fund", "100.00"), "", body("fund")))
 		require.NoError(t, err)
 		charge, err := gw.Charge(ctx, c, ch.PaymentID)
 		require.NoError(t, err)
@@ -43,7 +43,7 @@ func TestStatelessSendsStoreThePayoutSent(t *testing.T) {
 
 		req := payoutRequest("p1")
 		req.Amount = json.RawMessage("5.00")
-		resp, _, err := gw.CreatePayout(ctx, c, req, "", body("p1"))
+		resp, _, err := gw.CreatePayout(ctx, c, gateway.Keyed(req, "", body("p1")))
 		require.NoError(t, err)
 		p, err := db.TransactionByID(ctx, resp.TransactionID)
 		require.NoError(t, err)

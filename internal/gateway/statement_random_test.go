@@ -248,7 +248,7 @@ func randomAction(ctx context.Context, s *gateway.Service, rc *randomClient, r *
 	cents := func(n int64) json.RawMessage { return json.RawMessage(fmt.Sprintf("%d.%02d", n/100, n%100)) }
 	switch k := r.IntN(10); {
 	case k < 4:
-		ch, _, err := s.CreateCharge(ctx, rc.c, chargeRequestAmount("c-"+tag, string(cents(100+r.Int64N(5000)))), []byte(`{}`))
+		ch, _, err := s.CreateCharge(ctx, rc.c, gateway.Keyed(chargeRequestAmount("c-"+tag, string(cents(100+r.Int64N(5000)))), "", []byte(`{}`)))
 		if err != nil {
 			return fmt.Errorf("charge: %w", err)
 		}
@@ -272,7 +272,7 @@ func randomAction(ctx context.Context, s *gateway.Service, rc *randomClient, r *
 		ext := "p-" + tag
 		req := &gateway.PayoutRequest{Amount: cents(amount), Description: "x", CallbackURL: "https://merchant.example.com/p",
 			ExternalID: &ext, CreditParty: &pix.CreditParty{Name: "F", KeyType: "EMAIL", Key: key}}
-		po, _, err := s.CreatePayout(ctx, rc.c, req, "", []byte(`{}`))
+		po, _, err := s.CreatePayout(ctx, rc.c, gateway.Keyed(req, "", []byte(`{}`)))
 		if pix.ErrorCode(err) == pix.EInsufficientBalance {
 			rc.add("")
 			return nil
@@ -303,7 +303,7 @@ func randomAction(ctx context.Context, s *gateway.Service, rc *randomClient, r *
 		if r.IntN(3) == 0 {
 			req.Reason = "sandbox:fail"
 		}
-		ref, _, err := s.CreateRefund(ctx, rc.c, req, "", []byte(`{}`))
+		ref, _, err := s.CreateRefund(ctx, rc.c, gateway.Keyed(req, "", []byte(`{}`)))
 		switch pix.ErrorCode(err) {
 		case pix.EInsufficientBalance, pix.EUnprocessable: // refused: no balance, or nothing left to refund
 			rc.add("")

@@ -25,13 +25,13 @@ func TestStatementLines(t *testing.T) {
 		s, c := sandboxClient(t, open(t), time.Hour, pix.FeeRule{Fixed: 25}, pix.FeeRule{Fixed: 10})
 		from := time.Now().Add(-time.Minute)
 
-		ch, _, err := s.CreateCharge(ctx, c, chargeRequest("st-1"), []byte(`{}`))
+		ch, _, err := s.CreateCharge(ctx, c, gateway.Keyed(chargeRequest("st-1"), "", []byte(`{}`)))
 		require.NoError(t, err)
 		tr, err := s.Charge(ctx, c, ch.PaymentID)
 		require.NoError(t, err)
 		_, err = s.SandboxPay(ctx, tr)
 		require.NoError(t, err)
-		po, _, err := s.CreatePayout(ctx, c, payoutRequest("st-p"), "k1", []byte(`{}`))
+		po, _, err := s.CreatePayout(ctx, c, gateway.Keyed(payoutRequest("st-p"), "k1", []byte(`{}`)))
 		require.NoError(t, err)
 		to := time.Now().Add(time.Minute)
 

@@ -64,7 +64,7 @@ func TestPSPPaidAmountDiffers(t *testing.T) {
 		ctx := context.Background()
 		c := f.feeClient(t)
 		pay := func(ext, amount string, paid pix.Amount, n int) pix.Transaction {
-			resp, _, err := f.gw.CreateCharge(ctx, c, chargeRequestAmount(ext, amount), body(ext))
+			resp, _, err := f.gw.CreateCharge(ctx, c, gateway.Keyed(chargeRequestAmount(ext, amount), "", body(ext)))
 			require.NoError(t, err)
 			ch, err := f.gw.Charge(ctx, c, resp.PaymentID)
 			require.NoError(t, err)
@@ -117,7 +117,7 @@ func TestPSPPaidAmountDiffers(t *testing.T) {
 		require.Equal(t, 10.0, ev["paid_amount"])
 
 		// An unpaid charge reads paid_amount null; a payout has no mismatch flag.
-		resp, _, err := f.gw.CreateCharge(ctx, c, chargeRequest("unpaid"), body("unpaid"))
+		resp, _, err := f.gw.CreateCharge(ctx, c, gateway.Keyed(chargeRequest("unpaid"), "", body("unpaid")))
 		require.NoError(t, err)
 		unpaid, err := f.gw.Charge(ctx, c, resp.PaymentID)
 		require.NoError(t, err)
@@ -127,11 +127,11 @@ func TestPSPPaidAmountDiffers(t *testing.T) {
 		require.Contains(t, string(raw), `"amount_mismatch":false`)
 
 		// Refunds: at most what was paid (0.01), at most the amount asked (100.00).
-		_, _, err = f.gw.CreateRefund(ctx, c, &gateway.RefundRequest{PaymentID: under.ID, Amount: json.RawMessage(`0.02`)}, "r-under-1", body("r-under-1"))
+		_, _, err = f.gw.CreateRefund(ctx, c, gateway.Keyed(&gateway.RefundRequest{PaymentID: under.ID, Amount: json.RawMessage(`0.02`)}, "r-under-1", body("r-under-1")))
 		require.Equal(t, pix.EUnprocessable, pix.ErrorCode(err), "more than the 0.01 paid")
-		_, _, err = f.gw.CreateRefund(ctx, c, &gateway.RefundRequest{PaymentID: over.ID, Amount: json.RawMessage(`100.01`)}, "r-over-1", body("r-over-1"))
+		_, _, err = f.gw.CreateRefund(ctx, c, gateway.Keyed(&gateway.RefundRequest{PaymentID: over.ID, Amount: json.RawMessage(`100.01`)}, "r-over-1", body("r-over-1")))
 		require.Equal(t, pix.EUnprocessable, pix.ErrorCode(err), "more than the 100.00 asked")
-		r, _, err := f.gw.CreateRefund(ctx, c, &gateway.RefundRequest{PaymentID: over.ID}, "r-over-2", body("r-over-2"))
+		r, _, err := f.gw.CreateRefund(ctx, c, gateway.Keyed(&gateway.RefundRequest{PaymentID: over.ID}, "r-over-2", body("r-over-2")))
 		require.NoError(t, err)
 		require.Equal(t, pix.Amount(10000), r.Amount)
 		require.NoError(t, f.db.CheckLedger(ctx))
@@ -286,7 +286,7 @@ func TestPSPOrphanCobSwept(t *testing.T) {
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		f := newPSPFixture(t, open)
 		ctx := context.Background()
-		kept, _, err := f.gw.CreateCharge(ctx, f.c, chargeRequest("kept"), body("kept"))
+		kept, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequest("kept"), "", body("kept")))
 		require.NoError(t, err)
 		keptTxID := f.status(t, kept.PaymentID).TxID
 
@@ -302,7 +302,7 @@ func TestPSPOrphanCobSwept(t *testing.T) {
 		f.psp.pay("orphanpaid0000000000000000000002", 1000, 9)
 		// A creation whose PSP call failed: maybe no cob at all.
 		f.psp.set(func(p *scriptedPSP) { p.down = true })
-		_, _, err = f.gw.CreateCharge(ctx, f.c, chargeRequest("failed"), body("failed"))
+		_, _, err = f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequest("failed"), "", body("failed")))
 		require.Equal(t, pix.EProviderUnavailable, pix.ErrorCode(err))
 		f.psp.set(func(p *scriptedPSP) { p.down = false })
 

@@ -10,8 +10,8 @@ import (
 
 func (s *Server) createPayout(w http.ResponseWriter, r *http.Request) error {
 	var req gateway.PayoutRequest
-	return s.idempotentCreate(w, r, &req, http.StatusOK, func(body []byte, key string) (any, bool, error) {
-		resp, replayed, err := s.gw.CreatePayout(r.Context(), client(r), &req, key, body)
+	return idempotentCreate(w, r, &req, http.StatusOK, func(in gateway.Idempotent[gateway.PayoutRequest]) (any, bool, error) {
+		resp, replayed, err := s.gw.CreatePayout(r.Context(), client(r), in)
 		noteLog(r, "", resp.TransactionID)
 		return resp, replayed, err
 	})
@@ -19,8 +19,8 @@ func (s *Server) createPayout(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) error {
 	var req gateway.RefundRequest
-	return s.idempotentCreate(w, r, &req, http.StatusOK, func(body []byte, key string) (any, bool, error) {
-		resp, replayed, err := s.gw.CreateRefund(r.Context(), client(r), &req, key, body)
+	return idempotentCreate(w, r, &req, http.StatusOK, func(in gateway.Idempotent[gateway.RefundRequest]) (any, bool, error) {
+		resp, replayed, err := s.gw.CreateRefund(r.Context(), client(r), in)
 		noteLog(r, "", resp.PaymentID) // the charge it refunds
 		return resp, replayed, err
 	})
@@ -28,19 +28,19 @@ func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) createCharge(w http.ResponseWriter, r *http.Request) error {
 	var req gateway.ChargeRequest
-	return s.idempotentCreate(w, r, &req, http.StatusCreated, func(body []byte, key string) (any, bool, error) {
-		req.IdempotencyKey = key
-		resp, replayed, err := s.gw.CreateCharge(r.Context(), client(r), &req, body)
+	return idempotentCreate(w, r, &req, http.StatusCreated, func(in gateway.Idempotent[gateway.ChargeRequest]) (any, bool, error) {
+		resp, replayed, err := s.gw.CreateCharge(r.Context(), client(r), in)
 		noteLog(r, "", resp.PaymentID)
 		return resp, replayed, err
 	})
 }
 
-// idempotentCreate decodes the body into req, runs create with the raw body
-// and the Idempotency-Key header, and writes its response with status —
-// marked Idempotent-Replayed when it replays an earlier one.
-func (s *Server) idempotentCreate(w http.ResponseWriter, r *http.Request, req any, status int,
-	create func(body []byte, key string) (any, bool, error)) error {
+// idempotentCreate decodes the body into req, runs create with it, the
+// Idempotency-Key header and the body's digest (gateway.Keyed), and writes
+// its response with status — marked Idempotent-Replayed when it replays an
+// earlier one.
+func idempotentCreate[T any](w http.ResponseWriter, r *http.Request, req *T, status int,
+	create func(in gateway.Idempotent[T]) (any, bool, error)) error {
 	key, err := idempotencyKey(r)
 	if err != nil {
 		return err
@@ -49,7 +49,7 @@ func (s *Server) idempotentCreate(w http.ResponseWriter, r *http.Request, req an
 	if err != nil {
 		return err
 	}
-	resp, replayed, err := create(body, key)
+	resp, replayed, err := create(gateway.Keyed(req, key, body))
 	if err != nil {
 		return err
 	}

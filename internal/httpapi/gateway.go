@@ -17,9 +17,9 @@ type Gateway interface {
 	// Unavailable reports the errors of a database out of reach (503).
 	Unavailable(err error) bool
 	Authenticate(ctx context.Context, clientID, secret string) (pix.Client, error)
-	CreateCharge(ctx context.Context, c pix.Client, r *gateway.ChargeRequest, body []byte) (resp gateway.ChargeResponse, replayed bool, err error)
-	CreatePayout(ctx context.Context, c pix.Client, r *gateway.PayoutRequest, idemKey string, body []byte) (gateway.PayoutResponse, bool, error)
-	CreateRefund(ctx context.Context, c pix.Client, r *gateway.RefundRequest, idemKey string, body []byte) (gateway.RefundResponse, bool, error)
+	CreateCharge(ctx context.Context, c pix.Client, in gateway.Idempotent[gateway.ChargeRequest]) (resp gateway.ChargeResponse, replayed bool, err error)
+	CreatePayout(ctx context.Context, c pix.Client, in gateway.Idempotent[gateway.PayoutRequest]) (gateway.PayoutResponse, bool, error)
+	CreateRefund(ctx context.Context, c pix.Client, in gateway.Idempotent[gateway.RefundRequest]) (gateway.RefundResponse, bool, error)
 	Charge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	PayerCharge(ctx context.Context, id string) (pix.Transaction, error)
 	SandboxPay(ctx context.Context, charge pix.Transaction) (pix.Transaction, error)
@@ -38,7 +38,7 @@ type Gateway interface {
 	RetryDelivery(ctx context.Context, c pix.Client, eventID string) error
 	TestWebhook(ctx context.Context, c pix.Client, rawURL string) (gateway.TestAttemptView, error)
 	PSPReported(ctx context.Context, reported []gateway.ReportedPix) error
-	CreateRecurrence(ctx context.Context, c pix.Client, r *pix.RecurrenceRequest, idemKey string, body []byte) (gateway.RecurrenceCreated, bool, error)
+	CreateRecurrence(ctx context.Context, c pix.Client, in gateway.Idempotent[pix.RecurrenceRequest]) (gateway.RecurrenceCreated, bool, error)
 	Recurrence(ctx context.Context, c pix.Client, id string) (gateway.RecurrenceView, error)
 	Recurrences(ctx context.Context, c pix.Client, q gateway.RecurrenceListQuery) ([]gateway.RecurrenceSummary, string, error)
 	CancelRecurrence(ctx context.Context, c pix.Client, id string) (gateway.RecurrenceView, error)

@@ -66,11 +66,14 @@ func newEfiSent(t *testing.T, open testkit.Opener) *efiSent {
 	f.c, err = f.gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)
 	// Funds: a charge paid, reported by the webhook and read back.
-	resp, _, err := f.gw.CreateCharge(ctx, f.c, &gateway.ChargeRequest{Amount: json.RawMessage("100.00"), ExternalID: "fund",
+	resp, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(&gateway.ChargeRequest{Amount: json.RawMessage("100.00"), ExternalID: "fund",
 		PayerQuestion: "Pedido", PostbackURL: "https://merchant.example.com/h",
 		Payer: &gateway.Payer{Name: "Maria", Document: "52998224725", PhoneNumber: "11987654321", Email: "m@example.com",
 			Address: &gateway.Address{Street: "Rua A", Number: "1", Neighborhood: "Centro", City: "Recife", State: "PE", ZipCode: "50000000"}},
-		Products: []gateway.Product{{Name: "X", Quantity: "1", Price: json.RawMessage("100.00")}}}, []byte(`{"k":"fund"}`))
+		Products: []gateway.Product{{Name: "X", Quantity: "1", Price: json.RawMessage("100.00")}}}, "",
+
+		[]byte(`{"k":"fund"}`)))
+
 	require.NoError(t, err)
 	ch, err := f.gw.Charge(ctx, f.c, resp.PaymentID)
 	require.NoError(t, err)
@@ -99,9 +102,10 @@ func (f *efiSent) available(t *testing.T) pix.Amount {
 func (f *efiSent) payout(t *testing.T, key, amount, idem string) (string, string) {
 	t.Helper()
 	ctx := context.Background()
-	resp, _, err := f.gw.CreatePayout(ctx, f.c, &gateway.PayoutRequest{Amount: json.RawMessage(amount), Description: "x",
+	resp, _, err := f.gw.CreatePayout(ctx, f.c, gateway.Keyed(&gateway.PayoutRequest{Amount: json.RawMessage(amount), Description: "x",
 		CallbackURL: "https://merchant.example.com/p", CreditParty: &pix.CreditParty{Name: "F", KeyType: "EMAIL", Key: key}},
-		idem, []byte(`{"k":"`+idem+`"}`))
+		idem, []byte(`{"k":"`+idem+`"}`)))
+
 	require.NoError(t, err)
 	_, err = f.gw.Transfers().StepDue(ctx, pix.TransferPayout, 10)
 	require.NoError(t, err)

@@ -24,8 +24,8 @@ type recurrenceResponse struct {
 
 func (s *Server) createRecurrence(w http.ResponseWriter, r *http.Request) error {
 	var req pix.RecurrenceRequest
-	return s.idempotentCreate(w, r, &req, http.StatusCreated, func(body []byte, key string) (any, bool, error) {
-		resp, replayed, err := s.gw.CreateRecurrence(r.Context(), client(r), &req, key, body)
+	return idempotentCreate(w, r, &req, http.StatusCreated, func(in gateway.Idempotent[pix.RecurrenceRequest]) (any, bool, error) {
+		resp, replayed, err := s.gw.CreateRecurrence(r.Context(), client(r), in)
 		noteLog(r, "", resp.RecurrenceID)
 		return recurrenceCreated{http.StatusCreated, resp}, replayed, err
 	})

@@ -58,7 +58,7 @@ func TestRecurrenceWebhooksFromThePSP(t *testing.T) {
 		req := &pix.RecurrenceRequest{ExternalID: "w1", Payer: &pix.RecurrencePayer{Name: "Maria Souza", Document: "52998224725"},
 			Contract: "CTR-1", Description: "Plano", Frequency: "MONTHLY", StartDate: start, Amount: []byte("19.90"), Retry: "NONE",
 			PostbackURL: "https://merchant.example.com/rec"}
-		created, _, err := gw.CreateRecurrence(ctx, c, req, "", []byte(`{"k":"w1"}`))
+		created, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", []byte(`{"k":"w1"}`)))
 		require.NoError(t, err)
 		r, err := db.Recurrence(ctx, c.ID, created.RecurrenceID)
 		require.NoError(t, err)

@@ -127,7 +127,7 @@ func chargeReq(ext, url string) *gateway.ChargeRequest {
 // paidCharge creates and pays a charge whose webhooks go to url.
 func (f *fixture) paidCharge(t *testing.T, ext, url string) string {
 	ctx := context.Background()
-	resp, _, err := f.gw.CreateCharge(ctx, f.c, chargeReq(ext, url), []byte(`{"e":"`+ext+`"}`))
+	resp, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeReq(ext, url), "", []byte(`{"e":"`+ext+`"}`)))
 	require.NoError(t, err)
 	tr, err := f.db.Transaction(ctx, f.c.ID, resp.PaymentID)
 	require.NoError(t, err)
@@ -151,18 +151,19 @@ func (f *fixture) deliveries(t require.TestingT, id string) []gateway.DeliveryVi
 func (f *fixture) everyEventKind(t *testing.T, url string) string {
 	ctx := context.Background()
 	paid := f.paidCharge(t, "c1", url)
-	_, _, err := f.gw.CreateRefund(ctx, f.c, &gateway.RefundRequest{PaymentID: paid, Amount: json.RawMessage("1.00")}, "", []byte(`{"r":1}`))
+	_, _, err := f.gw.CreateRefund(ctx, f.c, gateway.Keyed(&gateway.RefundRequest{PaymentID: paid, Amount: json.RawMessage("1.00")}, "", []byte(`{"r":1}`)))
 	require.NoError(t, err)
-	_, _, err = f.gw.CreateRefund(ctx, f.c, &gateway.RefundRequest{PaymentID: paid, Amount: json.RawMessage("1.00"), Reason: "sandbox:fail"}, "", []byte(`{"r":2}`))
+	_, _, err = f.gw.CreateRefund(ctx, f.c, gateway.Keyed(&gateway.RefundRequest{PaymentID: paid, Amount: json.RawMessage("1.00"), Reason: "sandbox:fail"}, "", []byte(`{"r":2}`)))
 	require.NoError(t, err)
-	resp, _, err := f.gw.CreateCharge(ctx, f.c, chargeReq("c2", url), []byte(`{"c":2}`))
+	resp, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeReq("c2", url), "", []byte(`{"c":2}`)))
 	require.NoError(t, err)
 	_, err = f.gw.ExpireCharge(ctx, f.c, resp.PaymentID)
 	require.NoError(t, err)
 	for i, key := range []string{"a@example.com", "b@fail.sandbox", "c@reverse.sandbox"} {
 		ext := []string{"p1", "p2", "p3"}[i]
-		_, _, err := f.gw.CreatePayout(ctx, f.c, &gateway.PayoutRequest{Amount: json.RawMessage("1"), Description: "d", CallbackURL: url,
-			ExternalID: &ext, CreditParty: &pix.CreditParty{Name: "n", KeyType: "EMAIL", Key: key}}, "", []byte(`{"p":"`+ext+`"}`))
+		_, _, err := f.gw.CreatePayout(ctx, f.c, gateway.Keyed(&gateway.PayoutRequest{Amount: json.RawMessage("1"), Description: "d", CallbackURL: url,
+			ExternalID: &ext, CreditParty: &pix.CreditParty{Name: "n", KeyType: "EMAIL", Key: key}}, "", []byte(`{"p":"`+ext+`"}`)))
+
 		require.NoError(t, err)
 	}
 	for i := 0; i < 3; i++ {

@@ -78,14 +78,15 @@ func TestWebhookURLIssues(t *testing.T) {
 		gw := *f.gw
 		gw.Env = tc.env
 		gw.CheckWebhookURL = tc.guard.CheckURL
-		_, _, err := gw.CreateCharge(ctx, f.c, chargeReq(ext, tc.url), []byte(`{}`))
+		_, _, err := gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeReq(ext, tc.url), "", []byte(`{}`)))
 		if tc.want == "" {
 			require.NoError(t, err, tc.url)
 			continue
 		}
 		require.Equal(t, tc.want, issueOf(t, err, "postbackUrl"), "%s %s", tc.env, tc.url)
-		_, _, err = gw.CreatePayout(ctx, f.c, &gateway.PayoutRequest{Amount: json.RawMessage("1"), Description: "d", CallbackURL: tc.url,
-			ExternalID: &ext, CreditParty: &pix.CreditParty{Name: "n", KeyType: "EMAIL", Key: "a@example.com"}}, "", []byte(`{}`))
+		_, _, err = gw.CreatePayout(ctx, f.c, gateway.Keyed(&gateway.PayoutRequest{Amount: json.RawMessage("1"), Description: "d", CallbackURL: tc.url,
+			ExternalID: &ext, CreditParty: &pix.CreditParty{Name: "n", KeyType: "EMAIL", Key: "a@example.com"}}, "", []byte(`{}`)))
+
 		require.Equal(t, tc.want, issueOf(t, err, "callbackUrl"), "%s %s", tc.env, tc.url)
 	}
 }
