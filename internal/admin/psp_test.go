@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -63,7 +64,7 @@ func TestOverviewShowsPSP(t *testing.T) {
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "Loja"})
+	cred, err := bo.CreateClient(ctx, backoffice.ClientParams{Name: "Loja"})
 	require.NoError(t, err)
 	b := &bundle{t: t, db: db, gw: gw, bo: bo, srv: srv, clock: clk, panel: panel, merchant: cred}
 

@@ -70,11 +70,11 @@ func (a *app) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bo, err := backoffice.New(backoffice.Config{DB: db})
+	bo, err := backoffice.New(backoffice.Config{DB: db, Env: a.settings.Env, Provider: psp})
 	if err != nil {
 		return err
 	}
-	if cred, created, err := gw.BootstrapSandbox(ctx); err != nil {
+	if cred, created, err := bo.BootstrapSandbox(ctx); err != nil {
 		return fmt.Errorf("create sandbox client: %w", err)
 	} else if created {
 		if err := a.printSandboxBootstrap(ctx, bo, cred); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
@@ -46,7 +47,7 @@ func newService(b *testing.B, db *store.DB) (*gateway.Service, pix.Client) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cred, err := gw.CreateClient(context.Background(), gateway.ClientParams{Name: "bench"})
+	cred, err := backOffice(b, db, gw).CreateClient(context.Background(), backoffice.ClientParams{Name: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

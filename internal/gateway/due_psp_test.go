@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -69,7 +70,7 @@ func (f *duePSP) start(t *testing.T, acct apipix.Account) {
 		Provider: f.psp, Now: f.clock.Now})
 	require.NoError(t, err)
 	ctx := context.Background()
-	cred, err := f.gw.CreateClient(ctx, gateway.ClientParams{Name: "m", CashinFee: pix.FeeRule{PercentBP: 100}})
+	cred, err := backOffice(t, f.db, f.gw).CreateClient(ctx, backoffice.ClientParams{Name: "m", CashinFee: pix.FeeRule{PercentBP: 100}})
 	require.NoError(t, err)
 	f.c, err = f.gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)

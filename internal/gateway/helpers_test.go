@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
@@ -40,11 +41,21 @@ func sandboxClient(t *testing.T, db *store.DB, payoutDelay time.Duration, cashin
 	s, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: payoutDelay})})
 	require.NoError(t, err)
-	cred, err := s.CreateClient(ctx, gateway.ClientParams{Name: "m", CashinFee: cashin, PayoutFee: payout})
+	cred, err := backOffice(t, db, s).CreateClient(ctx, backoffice.ClientParams{Name: "m", CashinFee: cashin, PayoutFee: payout})
 	require.NoError(t, err)
 	c, err := s.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)
 	return s, c
+}
+
+// backOffice is the back office beside gw on db, as serve builds it: in
+// gw's environment, on its clock and random source, with its provider.
+// Tests create their clients through it, as operators do.
+func backOffice(t testing.TB, db *store.DB, gw *gateway.Service) *backoffice.Service {
+	t.Helper()
+	bo, err := backoffice.New(backoffice.Config{DB: db, Env: gw.Env, Now: func() time.Time { return gw.Now() }, Rand: gw.Rand, Provider: gw.Provider})
+	require.NoError(t, err)
+	return bo
 }
 
 // statementJSON is the JSON statement as a merchant reads it.

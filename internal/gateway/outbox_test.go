@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
@@ -39,7 +40,9 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		s, err := New(Config{DB: db, Env: "sandbox", Courier: d,
 			ChargeTTL: time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: time.Second})})
 		require.NoError(t, err)
-		cred, err := s.CreateClient(ctx, ClientParams{Name: "m"})
+		bo, err := backoffice.New(backoffice.Config{DB: db, Env: s.Env})
+		require.NoError(t, err)
+		cred, err := bo.CreateClient(ctx, backoffice.ClientParams{Name: "m"})
 		require.NoError(t, err)
 
 		var mu sync.Mutex

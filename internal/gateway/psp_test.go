@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -218,7 +219,7 @@ func newPSPFixture(t *testing.T, open testkit.Opener) *pspFixture {
 	f := &pspFixture{db: open(t), psp: newScriptedPSP(), clock: &testkit.Clock{}}
 	f.gw = f.node(t)
 	ctx := context.Background()
-	cred, err := f.gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
+	cred, err := backOffice(t, f.db, f.gw).CreateClient(ctx, backoffice.ClientParams{Name: "m"})
 	require.NoError(t, err)
 	f.c, err = f.gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)
