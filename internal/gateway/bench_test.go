@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
@@ -47,7 +46,7 @@ func newService(b *testing.B, db *store.DB) (*gateway.Service, pix.Client) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cred, err := backOffice(b, db, gw).CreateClient(context.Background(), backoffice.ClientParams{Name: "bench"})
+	cred, err := createClient(context.Background(), db, gw, clientParams{Name: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

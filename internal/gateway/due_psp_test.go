@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -70,7 +69,7 @@ func (f *duePSP) start(t *testing.T, acct apipix.Account) {
 		Provider: f.psp, Now: f.clock.Now})
 	require.NoError(t, err)
 	ctx := context.Background()
-	cred, err := backOffice(t, f.db, f.gw).CreateClient(ctx, backoffice.ClientParams{Name: "m", CashinFee: pix.FeeRule{PercentBP: 100}})
+	cred, err := createClient(ctx, f.db, f.gw, clientParams{Name: "m", CashinFee: pix.FeeRule{PercentBP: 100}})
 	require.NoError(t, err)
 	f.c, err = f.gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)

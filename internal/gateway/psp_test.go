@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -219,7 +218,7 @@ func newPSPFixture(t *testing.T, open testkit.Opener) *pspFixture {
 	f := &pspFixture{db: open(t), psp: newScriptedPSP(), clock: &testkit.Clock{}}
 	f.gw = f.node(t)
 	ctx := context.Background()
-	cred, err := backOffice(t, f.db, f.gw).CreateClient(ctx, backoffice.ClientParams{Name: "m"})
+	cred, err := createClient(ctx, f.db, f.gw, clientParams{Name: "m"})
 	require.NoError(t, err)
 	f.c, err = f.gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -479,7 +478,7 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 func merchant(t *testing.T, db *store.DB, gw *gateway.Service, name string, feeBP int64) pix.Client {
 	t.Helper()
 	ctx := context.Background()
-	cred, err := backOffice(t, db, gw).CreateClient(ctx, backoffice.ClientParams{Name: name, CashinFee: pix.FeeRule{PercentBP: feeBP}})
+	cred, err := createClient(ctx, db, gw, clientParams{Name: name, CashinFee: pix.FeeRule{PercentBP: feeBP}})
 	require.NoError(t, err)
 	c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
@@ -32,7 +31,7 @@ func TestStatelessSendsStoreThePayoutSent(t *testing.T) {
 				Delay: 2 * time.Second, Now: clock.Now}), Now: clock.Now})
 		require.NoError(t, err)
 		ctx := context.Background()
-		cred, err := backOffice(t, db, gw).CreateClient(ctx, backoffice.ClientParams{Name: "m"})
+		cred, err := createClient(ctx, db, gw, clientParams{Name: "m"})
 		require.NoError(t, err)
 		c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 		require.NoError(t, err)
