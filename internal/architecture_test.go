@@ -61,9 +61,9 @@ func TestImportBoundaries(t *testing.T) {
 	pkgs := listPackages(t)
 
 	// The HTTP API and the panel reach the database and the PSP only
-	// through gateway (money, clients) and backoffice (the panel's users,
-	// sessions and views): not even a type of the store or of the
-	// simulator. The API has no business with the back office.
+	// through gateway (money, client authentication) and backoffice (the
+	// panel's users, sessions, operators' tools and views): not even a
+	// type of the store or of the simulator. The API has no business with the back office.
 	for name, forbidden := range map[string][]string{
 		"internal/httpapi": {"internal/store", "internal/provider/sandbox", "internal/backoffice"},
 		"internal/admin":   {"internal/store", "internal/provider/sandbox"},
