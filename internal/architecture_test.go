@@ -64,9 +64,9 @@ func TestImportBoundaries(t *testing.T) {
 	pkgs := listPackages(t)
 
 	// The HTTP API and the panel reach the database and the PSP only
-	// through gateway (money, clients) and backoffice (the panel's users,
-	// sessions and views): not even a type of the store or of the
-	// simulator. The API has no business with the back office.
+	// through gateway (money, client authentication) and backoffice (the
+	// panel's users, sessions, operators' tools and views): not even a
+	// type of the store or of the simulator. The API has no business with the back office.
 	for name, forbidden := range map[string][]string{
 		"internal/httpapi": {"internal/store", "internal/provider/sandbox", "internal/backoffice"},
 		"internal/admin":   {"internal/store", "internal/provider/sandbox"},
@@ -211,10 +211,10 @@ func TestNamesDefinedOnce(t *testing.T) {
 	}
 	// Where a literal is the definition, or not the name at all.
 	allowed := map[string]map[string]bool{
-		"internal/pix/names.go":         definitions,
-		"internal/provider/provider.go": {"sandbox": true, "apipix": true, "efi": true},
-		"internal/admin/i18n.go":        {"sandbox": true, "production": true}, // the panel's English words
-		"internal/gateway/clients.go":   {"sandbox": true},                     // the sandbox client's name
+		"internal/pix/names.go":          definitions,
+		"internal/provider/provider.go":  {"sandbox": true, "apipix": true, "efi": true},
+		"internal/admin/i18n.go":         {"sandbox": true, "production": true}, // the panel's English words
+		"internal/backoffice/clients.go": {"sandbox": true},                     // the sandbox client's name
 	}
 	root := ".."
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

@@ -4,9 +4,10 @@
 // users, who see only their own. It owns the panel's sessions (in the
 // database, cookie HttpOnly + SameSite=Strict, Secure outside the sandbox),
 // per-session CSRF tokens, bcrypt passwords and the login rate limit. Money
-// and clients go through the gateway's use cases (Gateway); its users,
-// sessions and read-only views through the back office (Backoffice): the
-// panel never opens the store itself.
+// goes through the gateway's use cases (Gateway); its users, sessions, the
+// operators' tools (clients, unmatched receipts, suspense, the PSP's
+// health) and the read-only views through the back office (Backoffice):
+// the panel never opens the store itself.
 package admin
 
 import (

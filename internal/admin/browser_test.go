@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit/chromium"
@@ -108,7 +108,7 @@ func TestBrowser(t *testing.T) {
 		require.EqualValues(t, http.StatusOK, br.click("[data-testid=nav-clients]"))
 		br.fill("#name", "Loja Navegador")
 		require.EqualValues(t, http.StatusOK, br.click("[data-testid=create-client-submit]"))
-		cred := gateway.Credentials{ClientID: br.text("[data-testid=client-id]"), ClientSecret: br.text("[data-testid=client-secret]")}
+		cred := backoffice.Credentials{ClientID: br.text("[data-testid=client-id]"), ClientSecret: br.text("[data-testid=client-secret]")}
 		require.True(t, strings.HasPrefix(cred.ClientSecret, "sk_test_"), cred.ClientSecret)
 		status, _ := b.api(cred, "GET", "/api/v1/wallet/balance", nil)
 		require.Equal(t, http.StatusOK, status)
@@ -117,7 +117,7 @@ func TestBrowser(t *testing.T) {
 		require.EqualValues(t, http.StatusOK, br.click("[data-testid=open-settings]"))
 		require.Equal(t, cred.ClientID, br.text("[data-testid=client-id]"))
 		require.EqualValues(t, http.StatusOK, br.click("[data-testid=rotate-secret]"))
-		rotated := gateway.Credentials{ClientID: cred.ClientID, ClientSecret: br.text("[data-testid=new-secret]")}
+		rotated := backoffice.Credentials{ClientID: cred.ClientID, ClientSecret: br.text("[data-testid=new-secret]")}
 		require.NotEqual(t, cred.ClientSecret, rotated.ClientSecret)
 		status, body := b.api(cred, "GET", "/api/v1/wallet/balance", nil)
 		require.Equal(t, http.StatusUnauthorized, status, "%v", body)
@@ -225,7 +225,7 @@ func TestScreenshots(t *testing.T) {
 	require.NoError(t, b.db.Write(ctx, func(tx *store.Tx) error {
 		return tx.SetClientFees(ctx, b.merchant.ClientID, pix.FeeRule{PercentBP: 99}, pix.FeeRule{Fixed: 50})
 	}))
-	other, err := b.gw.CreateClient(ctx, gateway.ClientParams{Name: "Café Aurora"})
+	other, err := b.bo.CreateClient(ctx, backoffice.ClientParams{Name: "Café Aurora"})
 	require.NoError(t, err)
 	pw := b.user("ops@pixgate.dev", pix.RoleOperator, "")
 	amounts := []string{"129.90", "45.00", "1250.00", "89.90", "19.99", "310.00", "74.50", "560.00"}
@@ -233,7 +233,7 @@ func TestScreenshots(t *testing.T) {
 	for i, amt := range amounts {
 		ids = append(ids, b.charge(b.merchant, "pedido-"+string(rune('1'+i))+"0"+string(rune('1'+i)), amt))
 	}
-	pay := func(cred gateway.Credentials, id string) {
+	pay := func(cred backoffice.Credentials, id string) {
 		status, body := b.api(cred, "POST", "/api/v1/sandbox/charges/"+id+"/pay", nil)
 		require.Equal(t, http.StatusOK, status, "%v", body)
 	}
@@ -358,7 +358,7 @@ func TestNavAt1366(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "sandbox")
 	const name = "Comércio de Alimentos e Bebidas Nossa Senhora Aparecida do Vale do Paraíba Ltda"
-	long, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: name})
+	long, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: name})
 	require.NoError(t, err)
 	pw := b.user("ops@example.com", pix.RoleOperator, "")
 	root := chromium.Launch(t, 90*time.Second)

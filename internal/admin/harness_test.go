@@ -24,6 +24,7 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
 	"github.com/pixgate/pixgate/internal/ratelimit"
 	"github.com/pixgate/pixgate/internal/store"
@@ -51,7 +52,7 @@ type bundle struct {
 	// panel is the panel's own handler, also reachable through srv.
 	panel http.Handler
 	// merchant is a client created at setup, with its credentials.
-	merchant gateway.Credentials
+	merchant backoffice.Credentials
 }
 
 func setup(t *testing.T, open opener, env string) *bundle {
@@ -59,23 +60,25 @@ func setup(t *testing.T, open opener, env string) *bundle {
 	db := open(t)
 	log := slog.New(slog.DiscardHandler)
 	clk := &testkit.Clock{}
+	psp := sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo", MerchantCity: "Sao Paulo", Delay: 50 * time.Millisecond, Now: clk.Now})
 	gw, err := gateway.New(gateway.Config{DB: db, Env: env,
-		ChargeTTL: 24 * time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja Exemplo", MerchantCity: "Sao Paulo", Delay: 50 * time.Millisecond, Now: clk.Now}), Now: clk.Now})
+		ChargeTTL: 24 * time.Hour, Log: log, Provider: psp, Now: clk.Now})
 	require.NoError(t, err)
-	panel, bo := newPanel(t, db, gw, clk, log)
+	panel, bo := newPanel(t, db, gw, psp, clk, log)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Now: clk.Now, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(100000), Admin: panel})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	cred, err := gw.CreateClient(context.Background(), gateway.ClientParams{Name: "Loja Exemplo"})
+	cred, err := bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "Loja Exemplo"})
 	require.NoError(t, err)
 	return &bundle{t: t, db: db, gw: gw, bo: bo, srv: srv, clock: clk, panel: panel, merchant: cred}
 }
 
-// newPanel returns the panel over gw and a back office on db, both on clk.
-func newPanel(t *testing.T, db *store.DB, gw *gateway.Service, clk *testkit.Clock, log *slog.Logger) (*admin.Handler, *backoffice.Service) {
+// newPanel returns the panel over gw and a back office on db beside it (in
+// gw's environment, with its provider psp), both on clk.
+func newPanel(t *testing.T, db *store.DB, gw *gateway.Service, psp provider.Provider, clk *testkit.Clock, log *slog.Logger) (*admin.Handler, *backoffice.Service) {
 	t.Helper()
-	bo, err := backoffice.New(backoffice.Config{DB: db, Now: clk.Now})
+	bo, err := backoffice.New(backoffice.Config{DB: db, Env: gw.Env, Now: clk.Now, Provider: psp})
 	require.NoError(t, err)
 	panel, err := admin.New(admin.Options{Gateway: gw, Backoffice: bo, Log: log, PasswordCost: bcrypt.MinCost})
 	require.NoError(t, err)
@@ -92,7 +95,7 @@ func (b *bundle) user(email, role, clientID string) string {
 
 // api calls the JSON API with a client's credentials and returns the
 // status and decoded body.
-func (b *bundle) api(cred gateway.Credentials, method, path string, body any) (int, map[string]any) {
+func (b *bundle) api(cred backoffice.Credentials, method, path string, body any) (int, map[string]any) {
 	b.t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -120,7 +123,7 @@ func (b *bundle) api(cred gateway.Credentials, method, path string, body any) (i
 }
 
 // charge creates a charge through the API and returns its payment_id.
-func (b *bundle) charge(cred gateway.Credentials, externalID, amount string) string {
+func (b *bundle) charge(cred backoffice.Credentials, externalID, amount string) string {
 	b.t.Helper()
 	status, body := b.api(cred, "POST", "/api/v1/gateway/request-qrcode", validCharge(externalID, amount))
 	require.Equal(b.t, http.StatusCreated, status, "%v", body)

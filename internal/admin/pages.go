@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 )
@@ -208,7 +208,7 @@ func (h *Handler) clientsPage(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) renderClients(w http.ResponseWriter, r *http.Request, status int, alert string, d clientsData) error {
 	s, _ := sessionFrom(r)
-	cs, err := h.gw.Clients(r.Context())
+	cs, err := h.bo.Clients(r.Context())
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func (h *Handler) renderClients(w http.ResponseWriter, r *http.Request, status i
 }
 
 type createdData struct {
-	Cred gateway.Credentials
+	Cred backoffice.Credentials
 }
 
 // createClient creates a client and shows its credentials, once.
@@ -236,7 +236,7 @@ func (h *Handler) createClient(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return h.renderClients(w, r, http.StatusBadRequest, "settings.feebad", d)
 	}
-	cred, err := h.gw.CreateClient(r.Context(), gateway.ClientParams{Name: name, CashinFee: cashin, PayoutFee: payout})
+	cred, err := h.bo.CreateClient(r.Context(), backoffice.ClientParams{Name: name, CashinFee: cashin, PayoutFee: payout})
 	if pix.ErrorCode(err) == pix.EInvalid {
 		return h.renderClients(w, r, http.StatusBadRequest, "settings.feebad", d)
 	}
@@ -285,7 +285,7 @@ func (h *Handler) rotateSecret(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cred, err := h.gw.RotateSecret(r.Context(), c.ID)
+	cred, err := h.bo.RotateSecret(r.Context(), c.ID)
 	if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ func (h *Handler) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	cred, err := h.gw.RotateWebhookSecret(r.Context(), c.ID)
+	cred, err := h.bo.RotateWebhookSecret(r.Context(), c.ID)
 	if err != nil {
 		return err
 	}
@@ -328,7 +328,7 @@ func (h *Handler) setFees(w http.ResponseWriter, r *http.Request) error {
 		h.renderSettings(w, r, http.StatusBadRequest, v, settingsData{Fees: f})
 		return nil
 	}
-	if err := h.gw.SetFees(r.Context(), c.ID, cashin, payout); err != nil {
+	if err := h.bo.SetFees(r.Context(), c.ID, cashin, payout); err != nil {
 		return err
 	}
 	h.log.InfoContext(r.Context(), "admin changed fees", "user_id", s.user.ID, "client_id", c.ID)
@@ -343,7 +343,7 @@ func (h *Handler) disableClient(w http.ResponseWriter, r *http.Request) error {
 	if r.PostForm.Get("confirm") != "yes" {
 		return redirect(w, clientBase(c.ID)+"/settings?m=confirm")
 	}
-	if err := h.gw.DisableClient(r.Context(), c.ID); err != nil {
+	if err := h.bo.DisableClient(r.Context(), c.ID); err != nil {
 		return err
 	}
 	h.log.InfoContext(r.Context(), "admin disabled client", "user_id", s.user.ID, "client_id", c.ID)

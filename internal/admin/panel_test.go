@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/admin"
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
@@ -301,7 +301,7 @@ func TestSessionExpires(t *testing.T) {
 func TestMerchantSeesOnlyItsClient(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "sandbox")
-	other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "Outra Loja"})
+	other, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "Outra Loja"})
 	require.NoError(t, err)
 	otherTx := b.charge(other, "outra-1", "12.34")
 	ownTx := b.charge(b.merchant, "minha-1", "10.00")
@@ -380,7 +380,7 @@ func TestOperatorPages(t *testing.T) {
 		require.Equal(t, http.StatusOK, p.status, p.body)
 		id := field(t, p.body, "client-id")
 		secret := field(t, p.body, "client-secret")
-		cred := gateway.Credentials{ClientID: id, ClientSecret: secret}
+		cred := backoffice.Credentials{ClientID: id, ClientSecret: secret}
 		status, _ := b.api(cred, "GET", "/api/v1/wallet/balance", nil)
 		require.Equal(t, http.StatusOK, status)
 		cl, err := b.db.Client(ctx, id)
@@ -542,7 +542,7 @@ func TestDisabledClientLocksOutMerchantUsers(t *testing.T) {
 		before, err := b.db.Client(ctx, b.merchant.ClientID)
 		require.NoError(t, err)
 
-		require.NoError(t, b.gw.DisableClient(ctx, b.merchant.ClientID))
+		require.NoError(t, b.bo.DisableClient(ctx, b.merchant.ClientID))
 
 		// The open session is over on its very next request.
 		for _, path := range []string{"/admin/", own + "/", own + "/settings", own + "/transactions"} {

@@ -42,7 +42,7 @@ func (h *Handler) pspStatusOf(r *http.Request) *pspStatus {
 	if s, ok := sessionFrom(r); !ok || s.user.Role != pix.RoleOperator {
 		return nil
 	}
-	hl, ok := h.gw.PSPHealth()
+	hl, ok := h.bo.PSPHealth()
 	if !ok {
 		return nil
 	}

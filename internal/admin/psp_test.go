@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -58,12 +59,12 @@ func TestOverviewShowsPSP(t *testing.T) {
 	clk := &testkit.Clock{}
 	gw, err := gateway.New(gateway.Config{DB: db, Env: gateway.EnvSandbox, ChargeTTL: time.Hour, Log: log, Provider: psp, Now: clk.Now})
 	require.NoError(t, err)
-	panel, bo := newPanel(t, db, gw, clk, log)
+	panel, bo := newPanel(t, db, gw, psp, clk, log)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Now: clk.Now, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(100000), Admin: panel})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "Loja"})
+	cred, err := bo.CreateClient(ctx, backoffice.ClientParams{Name: "Loja"})
 	require.NoError(t, err)
 	b := &bundle{t: t, db: db, gw: gw, bo: bo, srv: srv, clock: clk, panel: panel, merchant: cred}
 

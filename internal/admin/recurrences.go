@@ -50,7 +50,7 @@ func (h *Handler) recurrences(w http.ResponseWriter, r *http.Request) error {
 	}
 	names := map[string]string{}
 	if v.Operator() {
-		cs, err := h.gw.Clients(ctx)
+		cs, err := h.bo.Clients(ctx)
 		if err != nil {
 			return err
 		}

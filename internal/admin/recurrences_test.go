@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/admin"
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit/chromium"
@@ -178,7 +178,7 @@ func TestRecurrencesScoping(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open opener) {
 		b := setup(t, open, "sandbox")
-		other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "Outra Loja"})
+		other, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "Outra Loja"})
 		require.NoError(t, err)
 		now := b.clock.Now()
 		own, _ := b.recurrence(b.merchant.ClientID, "sub-own", now.Add(-time.Minute), pix.RecurrenceCreated, "")
@@ -238,7 +238,7 @@ func TestRecurrencesPaging(t *testing.T) {
 		// A recurrence of another status and one of another client are
 		// filtered out.
 		b.recurrence(b.merchant.ClientID, "pg-created", now, pix.RecurrenceCreated, "")
-		other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "Outra Loja"})
+		other, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "Outra Loja"})
 		require.NoError(t, err)
 		b.recurrence(other.ClientID, "pg-other", now, pix.RecurrenceApproved, "")
 

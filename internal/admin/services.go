@@ -11,10 +11,9 @@ import (
 	"github.com/pixgate/pixgate/internal/provider"
 )
 
-// Gateway is what the panel asks of the use cases (*gateway.Service): the
-// clients and their settings, and the money operations an operator or a
-// merchant user may start. Each method's errors are those its gateway
-// doc comment lists.
+// Gateway is what the panel asks of the use cases (*gateway.Service): a
+// client, and the money operations an operator or a merchant user may
+// start. Each method's errors are those its gateway doc comment lists.
 type Gateway interface {
 	// Sandbox reports whether pixgate runs in the sandbox environment.
 	Sandbox() bool
@@ -22,12 +21,6 @@ type Gateway interface {
 	// actions are offered.
 	SandboxPayments() bool
 	Client(ctx context.Context, clientID string) (pix.Client, error)
-	Clients(ctx context.Context) ([]pix.Client, error)
-	CreateClient(ctx context.Context, p gateway.ClientParams) (gateway.Credentials, error)
-	RotateSecret(ctx context.Context, clientID string) (gateway.Credentials, error)
-	RotateWebhookSecret(ctx context.Context, clientID string) (gateway.Credentials, error)
-	SetFees(ctx context.Context, clientID string, cashin, payout pix.FeeRule) error
-	DisableClient(ctx context.Context, clientID string) error
 	Statement(ctx context.Context, c pix.Client, q gateway.StatementQuery) (*gateway.Statement, error)
 	RetryDelivery(ctx context.Context, c pix.Client, eventID string) error
 	Charge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
@@ -35,10 +28,7 @@ type Gateway interface {
 	// Today is the São Paulo date that prices charges with a due date.
 	Today() pix.Date
 	ExpireCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
-	UnmatchedReceipts(ctx context.Context, status string, limit int) ([]gateway.UnmatchedReceipt, error)
 	ReturnUnmatched(ctx context.Context, id string) (gateway.UnmatchedReceipt, error)
-	SuspenseBalance(ctx context.Context) (pix.Amount, error)
-	PSPHealth() (h provider.Health, ok bool)
 }
 
 // Users is what creating panel users and resetting their passwords asks of
@@ -57,10 +47,21 @@ type Users interface {
 }
 
 // Backoffice is what the panel asks of the back office (*backoffice.Service):
-// its users, sessions and login attempts, and the read-only views of a
-// client's money.
+// its users, sessions and login attempts, the operators' tools (clients,
+// their credentials and fees, unmatched receipts, suspense, the PSP's
+// health) and the read-only views of a client's money. Each method's
+// errors are those its backoffice doc comment lists.
 type Backoffice interface {
 	Users
+	Clients(ctx context.Context) ([]pix.Client, error)
+	CreateClient(ctx context.Context, p backoffice.ClientParams) (backoffice.Credentials, error)
+	RotateSecret(ctx context.Context, clientID string) (backoffice.Credentials, error)
+	RotateWebhookSecret(ctx context.Context, clientID string) (backoffice.Credentials, error)
+	SetFees(ctx context.Context, clientID string, cashin, payout pix.FeeRule) error
+	DisableClient(ctx context.Context, clientID string) error
+	UnmatchedReceipts(ctx context.Context, status string, limit int) ([]backoffice.UnmatchedReceipt, error)
+	SuspenseBalance(ctx context.Context) (pix.Amount, error)
+	PSPHealth() (h provider.Health, ok bool)
 	SessionUser(ctx context.Context, sessionID string, now time.Time) (pix.Session, pix.User, error)
 	NoteLoginAttempt(ctx context.Context, email, ip string, now time.Time, l backoffice.LoginLimit) (limited bool, err error)
 	StartSession(ctx context.Context, sess pix.Session, replacedID, email, ip string, window time.Duration) error

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/pixgate/pixgate/internal/backoffice"
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -74,7 +73,7 @@ func (h *Handler) randomToken() (string, error) {
 }
 
 // sessionID is the stored id of a session token: hex SHA-256.
-func sessionID(token string) string { return gateway.HashSecret(token) }
+func sessionID(token string) string { return pix.HashSecret(token) }
 
 func (h *Handler) now() time.Time { return h.bo.Now().UTC().Truncate(time.Millisecond) }
 

@@ -99,7 +99,7 @@ func (h *Handler) statementForm(r *http.Request) (*view, *statementData, error) 
 // from for an operator.
 func (h *Handler) renderStatement(w http.ResponseWriter, r *http.Request, status int, v *view, d *statementData) error {
 	if v.Operator() {
-		cs, err := h.gw.Clients(r.Context())
+		cs, err := h.bo.Clients(r.Context())
 		if err != nil {
 			return err
 		}

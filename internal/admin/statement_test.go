@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
@@ -27,7 +28,7 @@ func (b *bundle) setClock(at time.Time) {
 }
 
 // paidCharge creates and pays a charge through the API at the clock's now.
-func (b *bundle) paidCharge(cred gateway.Credentials, externalID, amount string) string {
+func (b *bundle) paidCharge(cred backoffice.Credentials, externalID, amount string) string {
 	b.t.Helper()
 	id := b.charge(cred, externalID, amount)
 	status, body := b.api(cred, "POST", "/api/v1/sandbox/charges/"+id+"/pay", nil)
@@ -36,7 +37,7 @@ func (b *bundle) paidCharge(cred gateway.Credentials, externalID, amount string)
 }
 
 // payout sends a payout of amount reais through the API and returns its id.
-func (b *bundle) payout(cred gateway.Credentials, externalID string, amount int) string {
+func (b *bundle) payout(cred backoffice.Credentials, externalID string, amount int) string {
 	b.t.Helper()
 	status, body := b.api(cred, "POST", "/api/v1/gateway/pix-payment", map[string]any{
 		"amount": amount, "external_id": externalID, "description": "Fornecedor",
@@ -232,7 +233,7 @@ func TestStatementMerchantSeesOnlyItsClient(t *testing.T) {
 	t.Parallel()
 	b := setup(t, openSQLite, "sandbox")
 	b.setClock(time.Date(2026, 5, 5, 15, 0, 0, 0, time.UTC)) // midday in São Paulo: the test stays on one day
-	other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "Outra Loja"})
+	other, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "Outra Loja"})
 	require.NoError(t, err)
 	otherTx := b.paidCharge(other, "outra-1", "12.34")
 	ownTx := b.paidCharge(b.merchant, "minha-1", "10.00")

@@ -55,11 +55,11 @@ func (h *Handler) unmatchedPage(w http.ResponseWriter, r *http.Request) error {
 	s, _ := sessionFrom(r)
 	ctx := r.Context()
 	d := unmatchedData{Status: unmatchedStatus(r.URL.Query().Get("status")), Statuses: unmatchedStatuses}
-	list, err := h.gw.UnmatchedReceipts(ctx, d.Status, UnmatchedPageSize)
+	list, err := h.bo.UnmatchedReceipts(ctx, d.Status, UnmatchedPageSize)
 	if err != nil {
 		return err
 	}
-	if d.Suspense, err = h.gw.SuspenseBalance(ctx); err != nil {
+	if d.Suspense, err = h.bo.SuspenseBalance(ctx); err != nil {
 		return err
 	}
 	d.Full = len(list) == UnmatchedPageSize
@@ -123,11 +123,11 @@ func (h *Handler) suspenseOf(r *http.Request) (*suspenseSummary, error) {
 		return nil, nil
 	}
 	ctx := r.Context()
-	bal, err := h.gw.SuspenseBalance(ctx)
+	bal, err := h.bo.SuspenseBalance(ctx)
 	if err != nil {
 		return nil, err
 	}
-	held, err := h.gw.UnmatchedReceipts(ctx, gateway.UnmatchedHeld, UnmatchedPageSize)
+	held, err := h.bo.UnmatchedReceipts(ctx, gateway.UnmatchedHeld, UnmatchedPageSize)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -48,12 +49,12 @@ func setupPSP(t *testing.T, open opener, hold bool) *pspBundle {
 	clk := &testkit.Clock{}
 	gw, err := gateway.New(gateway.Config{DB: db, Env: gateway.EnvProduction, ChargeTTL: time.Hour, Log: log, Provider: psp, Now: clk.Now, HoldUnmatched: hold})
 	require.NoError(t, err)
-	panel, bo := newPanel(t, db, gw, clk, log)
+	panel, bo := newPanel(t, db, gw, psp, clk, log)
 	api, err := httpapi.New(httpapi.Options{Gateway: gw, Now: clk.Now, Log: log, Ready: db.Ping, Limiter: ratelimit.NewMemory(100000), Admin: panel})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "Loja Exemplo"})
+	cred, err := bo.CreateClient(ctx, backoffice.ClientParams{Name: "Loja Exemplo"})
 	require.NoError(t, err)
 	return &pspBundle{bundle: &bundle{t: t, db: db, gw: gw, bo: bo, srv: srv, clock: clk, panel: panel, merchant: cred}, sim: sim}
 }
@@ -123,7 +124,7 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		stray, err := b.sim.Receive(ctx, "nochargeholdsthistxid0000000000", 777)
 		require.NoError(t, err)
 		b.report(stray)
-		list, err := b.gw.UnmatchedReceipts(ctx, "", 10)
+		list, err := b.bo.UnmatchedReceipts(ctx, "", 10)
 		require.NoError(t, err)
 		require.Len(t, list, 2)
 		ids := map[string]gateway.UnmatchedReceipt{}
@@ -179,7 +180,7 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		// Without the form's token nothing happens.
 		require.Equal(t, http.StatusForbidden, ops.post("/admin/unmatched/"+dup.ID+"/return", url.Values{}).status)
 		require.Equal(t, http.StatusForbidden, ops.post("/admin/unmatched/"+dup.ID+"/return", url.Values{"csrf": {"wrong"}}).status)
-		got, err := b.gw.UnmatchedReceipt(ctx, dup.ID)
+		got, err := b.bo.UnmatchedReceipt(ctx, dup.ID)
 		require.NoError(t, err)
 		require.Equal(t, gateway.UnmatchedHeld, got.Status, "refused forms change nothing")
 
@@ -188,7 +189,7 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		p = ops.post("/admin/unmatched/"+dup.ID+"/return", url.Values{"csrf": {tok}, "status": {"HELD"}})
 		require.Equal(t, http.StatusSeeOther, p.status, p.body)
 		require.Equal(t, "/admin/unmatched?status=HELD&m=returning", p.header.Get("Location"))
-		got, err = b.gw.UnmatchedReceipt(ctx, dup.ID)
+		got, err = b.bo.UnmatchedReceipt(ctx, dup.ID)
 		require.NoError(t, err)
 		require.Equal(t, gateway.UnmatchedReturning, got.Status)
 		require.NotEmpty(t, got.ReturnID)
@@ -217,7 +218,7 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		b.clock.Advance(time.Minute)
 		_, err = b.gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
-		got, err = b.gw.UnmatchedReceipt(ctx, dup.ID)
+		got, err = b.bo.UnmatchedReceipt(ctx, dup.ID)
 		require.NoError(t, err)
 		require.Equal(t, gateway.UnmatchedReturned, got.Status)
 		p = ops.get("/admin/unmatched?status=RETURNED&lang=en")
@@ -246,7 +247,7 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		require.Contains(t, r, `data-testid="unmatched-return"`)
 		p = ops.post("/admin/unmatched/"+lost.ID+"/return", url.Values{"csrf": {tok}})
 		require.Equal(t, "/admin/unmatched?m=returning", p.header.Get("Location"))
-		got, err = b.gw.UnmatchedReceipt(ctx, lost.ID)
+		got, err = b.bo.UnmatchedReceipt(ctx, lost.ID)
 		require.NoError(t, err)
 		require.Equal(t, gateway.UnmatchedReturning, got.Status)
 		require.NoError(t, b.db.CheckLedger(ctx))

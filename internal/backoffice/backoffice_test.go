@@ -12,10 +12,11 @@ import (
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
-func TestNewNeedsDB(t *testing.T) {
+func TestNewNeedsDBAndEnv(t *testing.T) {
 	t.Parallel()
 	_, err := backoffice.New(backoffice.Config{})
 	require.ErrorContains(t, err, "DB is required")
+	require.ErrorContains(t, err, `Env must be sandbox or production, not ""`)
 }
 
 // The panel's users: the rules the store's constraints enforce come back
@@ -26,7 +27,7 @@ func TestUsers(t *testing.T) {
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		ctx := context.Background()
 		clk := &testkit.Clock{}
-		bo, err := backoffice.New(backoffice.Config{DB: open(t), Now: clk.Now})
+		bo, err := backoffice.New(backoffice.Config{DB: open(t), Env: pix.EnvSandbox, Now: clk.Now})
 		require.NoError(t, err)
 		now := clk.Now().UTC().Truncate(time.Millisecond)
 		user := func(id, email string) pix.User {
@@ -67,7 +68,7 @@ func TestSessionsAndLoginAttempts(t *testing.T) {
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
 		ctx := context.Background()
 		clk := &testkit.Clock{}
-		bo, err := backoffice.New(backoffice.Config{DB: open(t), Now: clk.Now})
+		bo, err := backoffice.New(backoffice.Config{DB: open(t), Env: pix.EnvSandbox, Now: clk.Now})
 		require.NoError(t, err)
 		now := clk.Now().UTC().Truncate(time.Millisecond)
 		u := pix.User{ID: "u1", Email: "a@example.com", PasswordHash: "x", Role: pix.RoleOperator, CreatedAt: now}

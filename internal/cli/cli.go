@@ -16,6 +16,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/config"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
@@ -242,7 +243,7 @@ func (a *app) printJSON(v any) error {
 }
 
 func (a *app) clientsCreate(ctx context.Context, c clientsCreate) error {
-	var p gateway.ClientParams
+	var p backoffice.ClientParams
 	p.Name = c.Name
 	var errs []error
 	if n := strings.TrimSpace(c.Name); n == "" || len(n) > 100 {
@@ -269,8 +270,8 @@ func (a *app) clientsCreate(ctx context.Context, c clientsCreate) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return a.run(ctx, func(gw *gateway.Service) (any, error) {
-		cred, err := gw.CreateClient(ctx, p)
+	return a.runBackoffice(ctx, func(bo *backoffice.Service) (any, error) {
+		cred, err := bo.CreateClient(ctx, p)
 		if err == nil {
 			// A client works only on a server with the same environment and
 			// database: a create run without the server's PIXGATE_ENV or
@@ -314,18 +315,6 @@ func (a *app) databaseName() string {
 	return "PostgreSQL " + c.String()
 }
 
-// run opens the database, runs one administrative use case on it and prints
-// the result as one JSON value.
-func (a *app) run(ctx context.Context, fn func(gw *gateway.Service) (any, error)) error {
-	return a.withGateway(ctx, func(gw *gateway.Service) error {
-		out, err := fn(gw)
-		if err != nil {
-			return err
-		}
-		return a.printJSON(out)
-	})
-}
-
 // withGateway opens the database and runs fn with a gateway on it.
 func (a *app) withGateway(ctx context.Context, fn func(gw *gateway.Service) error) error {
 	db, err := a.open(ctx)
@@ -354,8 +343,8 @@ type clientJSON struct {
 }
 
 func (a *app) clientsList(ctx context.Context) error {
-	return a.run(ctx, func(gw *gateway.Service) (any, error) {
-		cs, err := gw.Clients(ctx)
+	return a.runBackoffice(ctx, func(bo *backoffice.Service) (any, error) {
+		cs, err := bo.Clients(ctx)
 		out := make([]clientJSON, 0, len(cs))
 		for _, c := range cs {
 			out = append(out, clientJSON{ClientID: c.ID, Name: c.Name, Environment: c.Environment, Status: c.Status,
@@ -368,18 +357,18 @@ func (a *app) clientsList(ctx context.Context) error {
 }
 
 func (a *app) clientsRotate(ctx context.Context, id string) error {
-	return a.run(ctx, func(gw *gateway.Service) (any, error) { return gw.RotateSecret(ctx, id) })
+	return a.runBackoffice(ctx, func(bo *backoffice.Service) (any, error) { return bo.RotateSecret(ctx, id) })
 }
 
 func (a *app) clientsDisable(ctx context.Context, id string) error {
-	return a.run(ctx, func(gw *gateway.Service) (any, error) {
-		return map[string]string{"client_id": id, "status": string(pix.ClientDisabled)}, gw.DisableClient(ctx, id)
+	return a.runBackoffice(ctx, func(bo *backoffice.Service) (any, error) {
+		return map[string]string{"client_id": id, "status": string(pix.ClientDisabled)}, bo.DisableClient(ctx, id)
 	})
 }
 
 func (a *app) clientsRotateWebhook(ctx context.Context, id string) error {
-	return a.run(ctx, func(gw *gateway.Service) (any, error) {
-		cred, err := gw.RotateWebhookSecret(ctx, id)
+	return a.runBackoffice(ctx, func(bo *backoffice.Service) (any, error) {
+		cred, err := bo.RotateWebhookSecret(ctx, id)
 		return map[string]string{"client_id": cred.ClientID, "webhook_secret": cred.WebhookSecret}, err
 	})
 }

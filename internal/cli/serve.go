@@ -114,11 +114,11 @@ func (a *app) services(ctx context.Context, db *store.DB, psp provider.Provider,
 	if err != nil {
 		return nil, nil, err
 	}
-	bo, err := backoffice.New(backoffice.Config{DB: db})
+	bo, err := backoffice.New(backoffice.Config{DB: db, Env: a.settings.Env, Provider: psp})
 	if err != nil {
 		return nil, nil, err
 	}
-	if cred, created, err := gw.BootstrapSandbox(ctx); err != nil {
+	if cred, created, err := bo.BootstrapSandbox(ctx); err != nil {
 		return nil, nil, fmt.Errorf("create sandbox client: %w", err)
 	} else if created {
 		if err := a.printSandboxBootstrap(ctx, bo, cred); err != nil {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/pixgate/pixgate/internal/admin"
 	"github.com/pixgate/pixgate/internal/backoffice"
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -62,14 +61,14 @@ func (a *app) usersResetPassword(ctx context.Context, u usersResetPassword) erro
 // sandboxBootstrap is what the first sandbox start prints: the sandbox
 // client's credentials and the panel's operator, in one JSON object.
 type sandboxBootstrap struct {
-	gateway.Credentials
+	backoffice.Credentials
 	AdminEmail    string `json:"admin_email,omitempty"`
 	AdminPassword string `json:"admin_password,omitempty"`
 }
 
 // printSandboxBootstrap creates the sandbox operator admin@sandbox.local
 // (when no user exists yet) and prints it with the new sandbox client.
-func (a *app) printSandboxBootstrap(ctx context.Context, bo *backoffice.Service, cred gateway.Credentials) error {
+func (a *app) printSandboxBootstrap(ctx context.Context, bo *backoffice.Service, cred backoffice.Credentials) error {
 	out := sandboxBootstrap{Credentials: cred}
 	nu, created, err := admin.BootstrapSandbox(ctx, bo)
 	if err != nil {
@@ -82,14 +81,15 @@ func (a *app) printSandboxBootstrap(ctx context.Context, bo *backoffice.Service,
 }
 
 // runBackoffice opens the database, runs one command of the panel's users
-// on the back office and prints the result as one JSON value.
+// or of the clients on the back office and prints the result as one JSON
+// value.
 func (a *app) runBackoffice(ctx context.Context, fn func(bo *backoffice.Service) (any, error)) error {
 	db, err := a.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	bo, err := backoffice.New(backoffice.Config{DB: db})
+	bo, err := backoffice.New(backoffice.Config{DB: db, Env: a.settings.Env})
 	if err != nil {
 		return err
 	}

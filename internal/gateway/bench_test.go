@@ -46,7 +46,7 @@ func newService(b *testing.B, db *store.DB) (*gateway.Service, pix.Client) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cred, err := gw.CreateClient(context.Background(), gateway.ClientParams{Name: "bench"})
+	cred, err := createClient(context.Background(), db, gw, clientParams{Name: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

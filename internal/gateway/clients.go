@@ -2,167 +2,18 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// ClientParams describes a client to create.
-type ClientParams struct {
-	Name      string
-	CashinFee pix.FeeRule
-	PayoutFee pix.FeeRule
-}
-
-// Credentials are shown once, when a client is created or its secret rotated.
-type Credentials struct {
-	ClientID      string `json:"client_id"`
-	ClientSecret  string `json:"client_secret"`
-	WebhookSecret string `json:"webhook_secret,omitempty"`
-	Name          string `json:"name,omitempty"`
-	Environment   string `json:"environment,omitempty"`
-}
-
-func (s *Service) randomBytes(n int) []byte {
-	b := make([]byte, n)
-	if _, err := io.ReadFull(s.Rand, b); err != nil {
-		panic("gateway: random source failed: " + err.Error())
-	}
-	return b
-}
-
-func (s *Service) newClientID() string {
-	prefix := "cli_test_"
-	if s.Env == EnvProduction {
-		prefix = "cli_live_"
-	}
-	return prefix + hex.EncodeToString(s.randomBytes(12))
-}
-
-func (s *Service) newClientSecret() string {
-	prefix := "sk_test_"
-	if s.Env == EnvProduction {
-		prefix = "sk_live_"
-	}
-	return prefix + base64.RawURLEncoding.EncodeToString(s.randomBytes(32))
-}
-
-// NewWebhookSecret returns whsec_ + Base64 of 32 random bytes.
-func (s *Service) NewWebhookSecret() string {
-	return "whsec_" + base64.StdEncoding.EncodeToString(s.randomBytes(32))
-}
-
-// HashSecret returns the stored form of a client secret: hex SHA-256. API
-// secrets are 32 random bytes, so a fast hash is enough.
-func HashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:])
-}
-
-func validateClientParams(p ClientParams) error {
-	name := strings.TrimSpace(p.Name)
-	if name == "" || len(name) > 100 {
-		return pix.Errorf(pix.EInvalid, "client name must be 1 to 100 characters")
-	}
-	for _, f := range []pix.FeeRule{p.CashinFee, p.PayoutFee} {
-		if f.PercentBP < 0 || f.PercentBP > 10000 || f.Fixed < 0 || f.Fixed > pix.MaxAmount {
-			return pix.Errorf(pix.EInvalid, "fees must be 0–100%% plus 0–1,000,000.00")
-		}
-	}
-	return nil
-}
-
-// CreateClient creates a client in this service's environment and returns
-// its credentials; only the secret's hash is stored.
-func (s *Service) CreateClient(ctx context.Context, p ClientParams) (Credentials, error) {
-	if err := validateClientParams(p); err != nil {
-		return Credentials{}, err
-	}
-	var cred Credentials
-	err := s.db.Write(ctx, func(tx *store.Tx) error {
-		var err error
-		cred, err = s.insertClient(ctx, tx, p)
-		return err
-	})
-	return cred, err
-}
-
-func (s *Service) insertClient(ctx context.Context, tx *store.Tx, p ClientParams) (Credentials, error) {
-	c := pix.Client{
-		ID: s.newClientID(), Name: strings.TrimSpace(p.Name), Environment: s.Env,
-		WebhookSecret: s.NewWebhookSecret(), CashinFee: p.CashinFee, PayoutFee: p.PayoutFee,
-		Status: pix.ClientActive, CreatedAt: s.now(),
-	}
-	secret := s.newClientSecret()
-	c.SecretHash = HashSecret(secret)
-	if err := tx.InsertClient(ctx, c); err != nil {
-		return Credentials{}, fmt.Errorf("create client: %w", err)
-	}
-	return Credentials{ClientID: c.ID, ClientSecret: secret, WebhookSecret: c.WebhookSecret, Name: c.Name, Environment: c.Environment}, nil
-}
-
-// BootstrapSandbox creates the client named "sandbox" when the database has
-// no client yet, in sandbox only. It returns the credentials and true when it
-// created one; across nodes starting together at most one is created.
-func (s *Service) BootstrapSandbox(ctx context.Context) (Credentials, bool, error) {
-	if !s.Sandbox() {
-		return Credentials{}, false, nil
-	}
-	n, err := s.db.CountClients(ctx)
-	if err != nil || n > 0 {
-		return Credentials{}, false, err
-	}
-	var cred Credentials
-	created := false
-	err = s.db.Write(ctx, func(tx *store.Tx) error {
-		created = false
-		ok, err := tx.ClaimBootstrap(ctx, "sandbox-client", s.now())
-		if err != nil || !ok {
-			return err
-		}
-		if n, err := tx.CountClients(ctx); err != nil || n > 0 {
-			return err
-		}
-		cred, err = s.insertClient(ctx, tx, ClientParams{Name: "sandbox"})
-		created = err == nil
-		return err
-	})
-	return cred, created, err
-}
-
-// RotateSecret replaces a client's secret; the old one stops working at once.
-// Returns ENotFound for an unknown client.
-func (s *Service) RotateSecret(ctx context.Context, clientID string) (Credentials, error) {
-	secret := s.newClientSecret()
-	err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientSecret(ctx, clientID, HashSecret(secret)) })
-	if errors.Is(err, store.ErrNotFound) {
-		return Credentials{}, pix.Errorf(pix.ENotFound, "client %q not found", clientID)
-	}
-	if err != nil {
-		return Credentials{}, fmt.Errorf("rotate secret: %w", err)
-	}
-	return Credentials{ClientID: clientID, ClientSecret: secret}, nil
-}
-
-// DisableClient stops a client's credentials from working. Returns ENotFound.
-func (s *Service) DisableClient(ctx context.Context, clientID string) error {
-	err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientStatus(ctx, clientID, pix.ClientDisabled) })
-	if errors.Is(err, store.ErrNotFound) {
-		return pix.Errorf(pix.ENotFound, "client %q not found", clientID)
-	}
-	if err != nil {
-		return fmt.Errorf("disable client: %w", err)
-	}
-	return nil
-}
+// This file holds what the API asks of its clients: who is calling
+// (Authenticate) and a client's settings. Creating clients and changing
+// their credentials and fees are the operators' tools, in
+// internal/backoffice.
 
 // Client returns the client with that id. Errors: ENotFound.
 func (s *Service) Client(ctx context.Context, clientID string) (pix.Client, error) {
@@ -174,24 +25,6 @@ func (s *Service) Client(ctx context.Context, clientID string) (pix.Client, erro
 		return pix.Client{}, fmt.Errorf("client: %w", err)
 	}
 	return c, nil
-}
-
-// SetFees replaces a client's fee rules; they apply to the operations
-// created from then on. Errors: ENotFound.
-func (s *Service) SetFees(ctx context.Context, clientID string, cashin, payout pix.FeeRule) error {
-	err := s.db.Write(ctx, func(tx *store.Tx) error { return tx.SetClientFees(ctx, clientID, cashin, payout) })
-	if errors.Is(err, store.ErrNotFound) {
-		return pix.Errorf(pix.ENotFound, "client %q not found", clientID)
-	}
-	if err != nil {
-		return fmt.Errorf("set fees: %w", err)
-	}
-	return nil
-}
-
-// Clients lists every client.
-func (s *Service) Clients(ctx context.Context) ([]pix.Client, error) {
-	return s.db.Clients(ctx)
 }
 
 // Authenticate returns the active client of this environment whose id and
@@ -206,13 +39,13 @@ func (s *Service) Authenticate(ctx context.Context, clientID, secret string) (pi
 	c, err := s.db.Client(ctx, clientID)
 	if errors.Is(err, store.ErrNotFound) {
 		// Spend the same work as a real comparison.
-		subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(HashSecret("")))
+		subtle.ConstantTimeCompare([]byte(pix.HashSecret(secret)), []byte(pix.HashSecret("")))
 		return pix.Client{}, unauthorized
 	}
 	if err != nil {
 		return pix.Client{}, fmt.Errorf("authenticate: %w", err)
 	}
-	match := subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(c.SecretHash)) == 1
+	match := subtle.ConstantTimeCompare([]byte(pix.HashSecret(secret)), []byte(c.SecretHash)) == 1
 	if !match || c.Status != pix.ClientActive || c.Environment != s.Env {
 		return pix.Client{}, unauthorized
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
@@ -146,24 +145,4 @@ func (s *Service) RetryDelivery(ctx context.Context, c pix.Client, eventID strin
 	}
 	s.w.WakeDispatcher()
 	return nil
-}
-
-// WebhookRotationOverlap is how long the previous webhook secret keeps
-// signing beside the new one.
-const WebhookRotationOverlap = 24 * time.Hour
-
-// RotateWebhookSecret gives client clientID a new webhook secret; for 24 h
-// webhooks carry signatures by both. Errors: ENotFound.
-func (s *Service) RotateWebhookSecret(ctx context.Context, clientID string) (Credentials, error) {
-	secret := s.NewWebhookSecret()
-	err := s.db.Write(ctx, func(tx *store.Tx) error {
-		return tx.SetWebhookSecret(ctx, clientID, secret, s.now().Add(WebhookRotationOverlap))
-	})
-	if errors.Is(err, store.ErrNotFound) {
-		return Credentials{}, pix.Errorf(pix.ENotFound, "client %q not found", clientID)
-	}
-	if err != nil {
-		return Credentials{}, fmt.Errorf("rotate webhook secret: %w", err)
-	}
-	return Credentials{ClientID: clientID, WebhookSecret: secret}, nil
 }

@@ -69,7 +69,7 @@ func (f *duePSP) start(t *testing.T, acct apipix.Account) {
 		Provider: f.psp, Now: f.clock.Now})
 	require.NoError(t, err)
 	ctx := context.Background()
-	cred, err := f.gw.CreateClient(ctx, gateway.ClientParams{Name: "m", CashinFee: pix.FeeRule{PercentBP: 100}})
+	cred, err := createClient(ctx, f.db, f.gw, clientParams{Name: "m", CashinFee: pix.FeeRule{PercentBP: 100}})
 	require.NoError(t, err)
 	f.c, err = f.gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)

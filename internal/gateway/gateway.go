@@ -1,9 +1,10 @@
-// Package gateway holds pixgate's use cases: clients and their credentials,
-// charges, payments, payouts, refunds, expiry and wallet queries. Each use
-// case that changes money runs in one database transaction holding the
-// state change, its ledger posting and its outbox event. Time and ids are
-// injected. The HTTP API reaches the database through it alone; the panel
-// through it and, for what is not money, through internal/backoffice.
+// Package gateway holds pixgate's use cases, the merchant's: client
+// authentication, charges, payments, payouts, refunds, expiry and wallet
+// queries. Each use case that changes money runs in one database
+// transaction holding the state change, its ledger posting and its outbox
+// event. Time and ids are injected. The HTTP API reaches the database
+// through it alone; the panel through it and, for what is not money (the
+// operators' tools over clients included), through internal/backoffice.
 package gateway
 
 import (

@@ -2,7 +2,10 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -40,11 +43,47 @@ func sandboxClient(t *testing.T, db *store.DB, payoutDelay time.Duration, cashin
 	s, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: payoutDelay})})
 	require.NoError(t, err)
-	cred, err := s.CreateClient(ctx, gateway.ClientParams{Name: "m", CashinFee: cashin, PayoutFee: payout})
+	cred, err := createClient(ctx, db, s, clientParams{Name: "m", CashinFee: cashin, PayoutFee: payout})
 	require.NoError(t, err)
 	c, err := s.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)
 	return s, c
+}
+
+// clientParams describes a test client: its name and fees.
+type clientParams struct {
+	Name      string
+	CashinFee pix.FeeRule
+	PayoutFee pix.FeeRule
+}
+
+// credentials are a test client's id and secrets.
+type credentials struct {
+	ClientID, ClientSecret, WebhookSecret string
+}
+
+// createClient stores an active client of gw's environment on db, with
+// credentials of the form the back office gives (gateway may not import
+// it, as the panel's tools are not the use cases'), stamped by gw's clock.
+func createClient(ctx context.Context, db *store.DB, gw *gateway.Service, p clientParams) (credentials, error) {
+	r := make([]byte, 12+32+32) // id, secret, webhook secret
+	if _, err := io.ReadFull(gw.Rand, r); err != nil {
+		return credentials{}, fmt.Errorf("create client: %w", err)
+	}
+	env := "test"
+	if gw.Env == gateway.EnvProduction {
+		env = "live"
+	}
+	cred := credentials{ClientID: "cli_" + env + "_" + hex.EncodeToString(r[:12]),
+		ClientSecret:  "sk_" + env + "_" + base64.RawURLEncoding.EncodeToString(r[12:44]),
+		WebhookSecret: "whsec_" + base64.StdEncoding.EncodeToString(r[44:])}
+	c := pix.Client{ID: cred.ClientID, Name: p.Name, Environment: gw.Env, SecretHash: pix.HashSecret(cred.ClientSecret),
+		WebhookSecret: cred.WebhookSecret, CashinFee: p.CashinFee, PayoutFee: p.PayoutFee, Status: pix.ClientActive,
+		CreatedAt: gw.Now().UTC().Truncate(time.Millisecond)}
+	if err := db.Write(ctx, func(tx *store.Tx) error { return tx.InsertClient(ctx, c) }); err != nil {
+		return credentials{}, fmt.Errorf("create client: %w", err)
+	}
+	return cred, nil
 }
 
 // statementJSON is the JSON statement as a merchant reads it.

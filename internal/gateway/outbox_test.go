@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -39,8 +40,10 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 		s, err := New(Config{DB: db, Env: "sandbox", Courier: d,
 			ChargeTTL: time.Hour, Log: log, Provider: sandbox.New(sandbox.Config{PixKey: "pix@pixgate.dev", MerchantName: "Loja", MerchantCity: "Recife", Delay: time.Second})})
 		require.NoError(t, err)
-		cred, err := s.CreateClient(ctx, ClientParams{Name: "m"})
-		require.NoError(t, err)
+		// The back office creates clients; gateway's tests store one as it does.
+		cred := pix.Client{ID: "cli_test_outbox", Name: "m", Environment: s.Env, SecretHash: pix.HashSecret("sk_test_outbox"),
+			WebhookSecret: "whsec_" + base64.StdEncoding.EncodeToString(make([]byte, 32)), Status: pix.ClientActive, CreatedAt: s.now()}
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error { return tx.InsertClient(ctx, cred) }))
 
 		var mu sync.Mutex
 		var got []string
@@ -63,7 +66,7 @@ func TestOutboxHandsEventsToTheDispatcher(t *testing.T) {
 			5*time.Second, time.Millisecond, "the dispatcher takes reservations once it runs")
 
 		event := func(i int) pix.Event {
-			return pix.Event{ID: fmt.Sprintf("evt_outbox%d", i), ClientID: cred.ClientID, TransactionID: "t", Type: pix.EventCashinPaid,
+			return pix.Event{ID: fmt.Sprintf("evt_outbox%d", i), ClientID: cred.ID, TransactionID: "t", Type: pix.EventCashinPaid,
 				URL: srv.URL, Payload: `{"n":` + fmt.Sprint(i) + `}`, CreatedAt: s.now()}
 		}
 

@@ -218,7 +218,7 @@ func newPSPFixture(t *testing.T, open testkit.Opener) *pspFixture {
 	f := &pspFixture{db: open(t), psp: newScriptedPSP(), clock: &testkit.Clock{}}
 	f.gw = f.node(t)
 	ctx := context.Background()
-	cred, err := f.gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
+	cred, err := createClient(ctx, f.db, f.gw, clientParams{Name: "m"})
 	require.NoError(t, err)
 	f.c, err = f.gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)

@@ -100,7 +100,7 @@ func TestRecurrenceCalendarAcrossMonthEnds(t *testing.T) {
 		saoPauloNoon(t, clock, "2027-01-15")
 		gw, psp := recNode(t, db, clock)
 		ctx := context.Background()
-		c := merchant(t, gw, "m", 100)
+		c := merchant(t, db, gw, "m", 100)
 
 		req, body := recurrenceRequest("sub-1", "2027-01-31", "2027-05-31", "NONE")
 		created, replayed, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
@@ -195,7 +195,7 @@ func TestRecurrenceCycleJobCreatesEachCycleOnceAcrossCrashesAndNodes(t *testing.
 		gw1, psp1 := recNode(t, db, clock)
 		gw2, psp2 := recNode(t, db, clock)
 		ctx := context.Background()
-		c := merchant(t, gw1, "m", 0)
+		c := merchant(t, db, gw1, "m", 0)
 
 		var ids []string
 		for _, ext := range []string{"a", "b", "c"} {
@@ -265,7 +265,7 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 		saoPauloNoon(t, clock, "2027-06-01")
 		gw, _ := recNode(t, db, clock)
 		ctx := context.Background()
-		c := merchant(t, gw, "m", 0)
+		c := merchant(t, db, gw, "m", 0)
 
 		cycle := func(ext, retry string) (string, string) {
 			req, body := recurrenceRequest(ext, "2027-06-20", "", retry)
@@ -342,7 +342,7 @@ func TestRecurrenceAnswersAndCancellation(t *testing.T) {
 		saoPauloNoon(t, clock, "2027-06-01")
 		gw, _ := recNode(t, db, clock)
 		ctx := context.Background()
-		c, other := merchant(t, gw, "m", 0), merchant(t, gw, "o", 0)
+		c, other := merchant(t, db, gw, "m", 0), merchant(t, db, gw, "o", 0)
 		create := func(ext string) string {
 			req, body := recurrenceRequest(ext, "2027-06-10", "", "NONE")
 			created, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
@@ -426,7 +426,7 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 		saoPauloNoon(t, clock, "2027-06-01")
 		gw, _ := recNode(t, db, clock)
 		ctx := context.Background()
-		c := merchant(t, gw, "m", 100)
+		c := merchant(t, db, gw, "m", 100)
 
 		req, body := recurrenceRequest("sub-1", "2027-06-02", "2027-05-01", "SOMETIMES")
 		_, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
@@ -475,10 +475,10 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 
 // merchant creates client name on gw, with a cash-in fee of feeBP basis
 // points, and returns it authenticated.
-func merchant(t *testing.T, gw *gateway.Service, name string, feeBP int64) pix.Client {
+func merchant(t *testing.T, db *store.DB, gw *gateway.Service, name string, feeBP int64) pix.Client {
 	t.Helper()
 	ctx := context.Background()
-	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: name, CashinFee: pix.FeeRule{PercentBP: feeBP}})
+	cred, err := createClient(ctx, db, gw, clientParams{Name: name, CashinFee: pix.FeeRule{PercentBP: feeBP}})
 	require.NoError(t, err)
 	c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)
@@ -519,7 +519,7 @@ func TestRecurrencesNeedAProviderThatRunsThem(t *testing.T) {
 			gw, err := gateway.New(gateway.Config{DB: db, Env: "sandbox", ChargeTTL: time.Hour,
 				Log: slog.New(slog.NewJSONHandler(io.Discard, nil)), Provider: p, Now: clock.Now})
 			require.NoError(t, err)
-			c := merchant(t, gw, name, 0)
+			c := merchant(t, db, gw, name, 0)
 			req, body := recurrenceRequest("r", "2027-06-10", "", "NONE")
 			_, _, err = gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 			requireCode(t, err, pix.EUnprocessable)
@@ -545,7 +545,7 @@ func TestRecurrenceFarFutureRowsFailOnlyThemselves(t *testing.T) {
 		saoPauloNoon(t, clock, "2027-03-01")
 		gw, _ := recNode(t, db, clock)
 		ctx := context.Background()
-		c := merchant(t, gw, "m", 0)
+		c := merchant(t, db, gw, "m", 0)
 		ids := map[string]string{}
 		for _, ext := range []string{"far", "garbled", "good"} {
 			req, body := recurrenceRequest(ext, "2027-03-05", "", "NONE")

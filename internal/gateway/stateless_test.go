@@ -30,7 +30,7 @@ func TestStatelessSendsStoreThePayoutSent(t *testing.T) {
 				Delay: 2 * time.Second, Now: clock.Now}), Now: clock.Now})
 		require.NoError(t, err)
 		ctx := context.Background()
-		cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
+		cred, err := createClient(ctx, db, gw, clientParams{Name: "m"})
 		require.NoError(t, err)
 		c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 		require.NoError(t, err)

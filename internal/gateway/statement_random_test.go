@@ -88,7 +88,7 @@ func runStatementRandom(t *testing.T, open testkit.Opener, seed uint64) {
 	const nClients, workersPerClient, opsPerWorker = 3, 2, 40
 	clients := make([]*randomClient, nClients)
 	for i := range clients {
-		cred, err := s.CreateClient(ctx, gateway.ClientParams{Name: fmt.Sprint("rnd-", i),
+		cred, err := createClient(ctx, db, s, clientParams{Name: fmt.Sprint("rnd-", i),
 			CashinFee: pix.FeeRule{PercentBP: master.Int64N(300), Fixed: pix.Amount(master.Int64N(50))},
 			PayoutFee: pix.FeeRule{PercentBP: master.Int64N(100), Fixed: pix.Amount(master.Int64N(30))}})
 		require.NoError(t, err)

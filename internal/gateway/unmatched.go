@@ -53,29 +53,6 @@ func (s *Service) recordUnmatched(ctx context.Context, tx *store.Tx, p provider.
 	return tx.Post(ctx, s.w.OrderedID(), store.HouseID, u.ID, ledger.UnmatchedReceived(p.Amount), now)
 }
 
-// UnmatchedReceipts returns up to limit unmatched receipts, newest first;
-// with status (HELD, RETURNING, RETURNED), only those in it. Operators see
-// them in the panel.
-func (s *Service) UnmatchedReceipts(ctx context.Context, status string, limit int) ([]UnmatchedReceipt, error) {
-	out, err := s.db.UnmatchedReceipts(ctx, status, limit)
-	if err != nil {
-		return nil, fmt.Errorf("unmatched receipts: %w", err)
-	}
-	return out, nil
-}
-
-// UnmatchedReceipt returns the unmatched receipt id. Errors: ENotFound.
-func (s *Service) UnmatchedReceipt(ctx context.Context, id string) (UnmatchedReceipt, error) {
-	u, err := s.db.UnmatchedReceipt(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return UnmatchedReceipt{}, pix.Errorf(pix.ENotFound, "Unmatched receipt not found")
-	}
-	if err != nil {
-		return UnmatchedReceipt{}, fmt.Errorf("unmatched receipt: %w", err)
-	}
-	return u, nil
-}
-
 // ReturnUnmatched starts the return to its payer of the HELD unmatched
 // receipt id (an operator's decision, or a new try after a return that
 // failed), with a new devolução id. Errors: ENotFound, EUnprocessable (it
@@ -139,18 +116,6 @@ func (s *Service) unmatchedReported(ctx context.Context, p provider.Payment) err
 		}
 	}
 	return nil
-}
-
-// SuspenseBalance returns the balance of the house's suspense account:
-// money the PSP received that matched no open charge and is not yet
-// returned to its payer (held or being returned). Operators see it on the
-// panel's overview.
-func (s *Service) SuspenseBalance(ctx context.Context) (pix.Amount, error) {
-	b, err := s.db.HouseBalances(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("suspense balance: %w", err)
-	}
-	return b[ledger.Suspense], nil
 }
 
 // Statuses of an unmatched receipt, for readers outside the store.

@@ -23,7 +23,7 @@ import (
 func (f *pspFixture) feeClient(t *testing.T) pix.Client {
 	t.Helper()
 	ctx := context.Background()
-	cred, err := f.gw.CreateClient(ctx, gateway.ClientParams{Name: "fees", CashinFee: pix.FeeRule{PercentBP: 100, Fixed: 10}})
+	cred, err := createClient(ctx, f.db, f.gw, clientParams{Name: "fees", CashinFee: pix.FeeRule{PercentBP: 100, Fixed: 10}})
 	require.NoError(t, err)
 	c, err := f.gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestPSPUnmatchedReturned(t *testing.T) {
 
 		require.Equal(t, pix.Amount(1050), f.available(t), "the merchant's balance does not move")
 		require.Equal(t, pix.StatusPaid, f.status(t, ch.ID).Status)
-		held, err := f.gw.UnmatchedReceipts(ctx, "", 10)
+		held, err := f.db.UnmatchedReceipts(ctx, "", 10)
 		require.NoError(t, err)
 		require.Len(t, held, 2, "each Pix recorded once")
 		byE2E := map[string]gateway.UnmatchedReceipt{}
@@ -194,7 +194,7 @@ func TestPSPUnmatchedReturned(t *testing.T) {
 		_, err = f.gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
 		for _, u := range held {
-			got, err := f.gw.UnmatchedReceipt(ctx, u.ID)
+			got, err := f.db.UnmatchedReceipt(ctx, u.ID)
 			require.NoError(t, err)
 			require.Equal(t, store.UnmatchedReturned, got.Status)
 			require.NotEmpty(t, got.ReturnEndToEndID)
@@ -227,7 +227,7 @@ func TestPSPUnmatchedHeld(t *testing.T) {
 		ch := f.paidCharge(t, "c1", "10.50", 1)
 		second := f.psp.pay(ch.TxID, 200, 2)
 		require.NoError(t, gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: second.EndToEndID}}))
-		list, err := gw.UnmatchedReceipts(ctx, store.UnmatchedHeld, 10)
+		list, err := f.db.UnmatchedReceipts(ctx, store.UnmatchedHeld, 10)
 		require.NoError(t, err)
 		require.Len(t, list, 1)
 		u := list[0]
@@ -249,7 +249,7 @@ func TestPSPUnmatchedHeld(t *testing.T) {
 		f.clock.Advance(time.Minute)
 		_, err = gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
-		got, err := gw.UnmatchedReceipt(ctx, u.ID)
+		got, err := f.db.UnmatchedReceipt(ctx, u.ID)
 		require.NoError(t, err)
 		require.Equal(t, store.UnmatchedHeld, got.Status)
 		require.NotEmpty(t, got.ReturnError)
@@ -265,7 +265,7 @@ func TestPSPUnmatchedHeld(t *testing.T) {
 		f.clock.Advance(time.Minute)
 		_, err = gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
 		require.NoError(t, err)
-		got, err = gw.UnmatchedReceipt(ctx, u.ID)
+		got, err = f.db.UnmatchedReceipt(ctx, u.ID)
 		require.NoError(t, err)
 		require.Equal(t, store.UnmatchedReturned, got.Status)
 		require.Equal(t, 1, f.psp.sent(started.ReturnID))
@@ -320,7 +320,7 @@ func TestPSPOrphanCobSwept(t *testing.T) {
 		stale, err := f.db.StaleCobIntents(ctx, f.clock.Now().Add(time.Hour), 10)
 		require.NoError(t, err)
 		require.Empty(t, stale)
-		list, err := f.gw.UnmatchedReceipts(ctx, "", 10)
+		list, err := f.db.UnmatchedReceipts(ctx, "", 10)
 		require.NoError(t, err)
 		require.Len(t, list, 1, "the paid orphan's payment is returned")
 		require.Equal(t, "orphanpaid0000000000000000000002", list[0].TxID)

@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -18,17 +20,17 @@ func TestAuthentication(t *testing.T) {
 		b := setup(t, open, options{})
 		gatewayBody := `{"statusCode":401,"message":"Invalid credentials","error":"Unauthorized"}`
 		walletBody := `{"statusCode":401,"message":"Falha na autenticação."}`
-		wrong := gateway.Credentials{ClientID: b.cred.ClientID, ClientSecret: b.cred.ClientSecret + "x"}
+		wrong := backoffice.Credentials{ClientID: b.cred.ClientID, ClientSecret: b.cred.ClientSecret + "x"}
 		for _, tc := range []struct {
 			name string
-			cred gateway.Credentials
+			cred backoffice.Credentials
 		}{
-			{"no headers", gateway.Credentials{}},
-			{"no secret", gateway.Credentials{ClientID: b.cred.ClientID}},
+			{"no headers", backoffice.Credentials{}},
+			{"no secret", backoffice.Credentials{ClientID: b.cred.ClientID}},
 			{"wrong secret", wrong},
-			{"unknown client", gateway.Credentials{ClientID: "cli_test_nope", ClientSecret: b.cred.ClientSecret}},
+			{"unknown client", backoffice.Credentials{ClientID: "cli_test_nope", ClientSecret: b.cred.ClientSecret}},
 			// Not UTF-8 (PostgreSQL would refuse it as a parameter): a 401, not a 500.
-			{"malformed client id", gateway.Credentials{ClientID: "cli_test_\xe7\xff", ClientSecret: b.cred.ClientSecret}},
+			{"malformed client id", backoffice.Credentials{ClientID: "cli_test_\xe7\xff", ClientSecret: b.cred.ClientSecret}},
 		} {
 			r := b.do("GET", "/api/v1/wallet/balance", nil, tc.cred)
 			require.Equal(t, http.StatusUnauthorized, r.status, tc.name)
@@ -40,25 +42,25 @@ func TestAuthentication(t *testing.T) {
 			require.JSONEq(t, walletBody, string(r.body), tc.name)
 		}
 		// 401 comes before routing: even an unknown path under /api/v1/.
-		r := b.send(b.raw, "GET", "/api/v1/nope", nil, "", gateway.Credentials{})
+		r := b.send(b.raw, "GET", "/api/v1/nope", nil, "", backoffice.Credentials{})
 		require.Equal(t, http.StatusUnauthorized, r.status)
 		require.JSONEq(t, gatewayBody, string(r.body))
 		require.Equal(t, 0, b.count(b.cred.ClientID), "nothing stored by unauthenticated requests")
 
 		// Rotation: the old secret stops working at once, the new one works.
 		ctx := context.Background()
-		rotated, err := b.gw.RotateSecret(ctx, b.cred.ClientID)
+		rotated, err := b.bo.RotateSecret(ctx, b.cred.ClientID)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusUnauthorized, b.do("GET", "/api/v1/wallet/balance", nil).status)
 		require.Equal(t, http.StatusOK, b.do("GET", "/api/v1/wallet/balance", nil, rotated).status)
 		// Disabling takes effect on the next request.
-		require.NoError(t, b.gw.DisableClient(ctx, b.cred.ClientID))
+		require.NoError(t, b.bo.DisableClient(ctx, b.cred.ClientID))
 		require.Equal(t, http.StatusUnauthorized, b.do("GET", "/api/v1/wallet/balance", nil, rotated).status)
 
 		// Credentials of the other environment never work here.
 		prodGW, err := gateway.New(gateway.Config{DB: b.db, Env: "production", ChargeTTL: b.gw.ChargeTTL, Log: b.gw.Log, Provider: b.psp})
 		require.NoError(t, err)
-		prod, err := prodGW.CreateClient(ctx, gateway.ClientParams{Name: "live"})
+		prod, err := backOffice(t, b.db, prodGW).CreateClient(ctx, backoffice.ClientParams{Name: "live"})
 		require.NoError(t, err)
 		require.True(t, strings.HasPrefix(prod.ClientSecret, "sk_live_"))
 		require.Equal(t, http.StatusUnauthorized, b.do("GET", "/api/v1/wallet/balance", nil, prod).status)
@@ -69,7 +71,7 @@ func TestAuthentication(t *testing.T) {
 		c, err := b.db.Client(ctx, prod.ClientID)
 		require.NoError(t, err)
 		require.NotContains(t, c.SecretHash, prod.ClientSecret)
-		require.Equal(t, gateway.HashSecret(prod.ClientSecret), c.SecretHash)
+		require.Equal(t, pix.HashSecret(prod.ClientSecret), c.SecretHash)
 		require.NotContains(t, b.logs.String(), prod.ClientSecret)
 		require.NotContains(t, b.logs.String(), rotated.ClientSecret)
 	})
@@ -133,7 +135,7 @@ func TestHealthAndDocument(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		b := setup(t, open, options{})
-		none := gateway.Credentials{}
+		none := backoffice.Credentials{}
 		r := b.do("GET", "/healthz", nil, none)
 		require.Equal(t, http.StatusOK, r.status)
 		require.JSONEq(t, `{"status":"ok"}`, string(r.body))
@@ -172,12 +174,12 @@ func TestRateLimit(t *testing.T) {
 			require.Equal(t, "0", r.header.Get("X-RateLimit-Remaining"))
 		}
 		// Another client has its own window; health checks are never limited.
-		other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "other"})
+		other, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "other"})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, b.do("GET", "/api/v1/wallet/balance", nil, other).status)
-		require.Equal(t, http.StatusOK, b.do("GET", "/healthz", nil, gateway.Credentials{}).status)
+		require.Equal(t, http.StatusOK, b.do("GET", "/healthz", nil, backoffice.Credentials{}).status)
 		// Requests without valid credentials are counted per remote IP, 401s included.
-		bad := gateway.Credentials{ClientID: "x", ClientSecret: "y"}
+		bad := backoffice.Credentials{ClientID: "x", ClientSecret: "y"}
 		for i := 0; i < 3; i++ {
 			r := b.do("GET", "/api/v1/wallet/balance", nil, bad)
 			require.Equal(t, http.StatusUnauthorized, r.status)

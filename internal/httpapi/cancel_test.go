@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/pspsim"
 	"github.com/pixgate/pixgate/internal/store"
@@ -55,7 +55,7 @@ func TestCancelCharge(t *testing.T) {
 		require.Equal(t, "PAID", b.lookup(paid)["status"])
 
 		// Another client's charge, and ids that name no charge.
-		other, err := b.gw.CreateClient(ctx, gateway.ClientParams{Name: "other"})
+		other, err := b.bo.CreateClient(ctx, backoffice.ClientParams{Name: "other"})
 		require.NoError(t, err)
 		pending := b.createCharge("cancel-2", "10").json["payment_id"].(string)
 		for _, r := range []response{

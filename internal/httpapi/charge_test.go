@@ -17,8 +17,8 @@ import (
 	zxingqr "github.com/makiuchi-d/gozxing/qrcode"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/brcode"
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
@@ -110,7 +110,7 @@ func TestChargeIdempotency(t *testing.T) {
 		require.Equal(t, 1, b.count(b.cred.ClientID))
 
 		// Another client may use the same external_id.
-		other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "other"})
+		other, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "other"})
 		require.NoError(t, err)
 		r = b.do("POST", "/api/v1/gateway/request-qrcode", validCharge("idem-1", "10.5"), other)
 		require.Equal(t, http.StatusCreated, r.status)

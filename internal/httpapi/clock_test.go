@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
@@ -17,7 +17,7 @@ import (
 const clockPath = "/api/v1/sandbox/clock"
 
 // advance moves the bundle client's sandbox clock (or cred's) by d.
-func (b *bundle) advance(d string, cred ...gateway.Credentials) response {
+func (b *bundle) advance(d string, cred ...backoffice.Credentials) response {
 	b.t.Helper()
 	r := b.do("POST", clockPath, map[string]any{"advance": d}, cred...)
 	require.Equal(b.t, http.StatusOK, r.status, string(r.body))
@@ -25,7 +25,7 @@ func (b *bundle) advance(d string, cred ...gateway.Credentials) response {
 }
 
 // offset is the offset_seconds the clock endpoint answers for cred.
-func (b *bundle) offset(cred ...gateway.Credentials) json.Number {
+func (b *bundle) offset(cred ...backoffice.Credentials) json.Number {
 	b.t.Helper()
 	r := b.do("GET", clockPath, nil, cred...)
 	require.Equal(b.t, http.StatusOK, r.status, string(r.body))
@@ -48,7 +48,7 @@ func TestSandboxClockEndpoints(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		b := setup(t, open, options{})
-		other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "other"})
+		other, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "other"})
 		require.NoError(t, err)
 
 		r := b.do("GET", clockPath, nil)
@@ -80,7 +80,7 @@ func TestSandboxClockEndpoints(t *testing.T) {
 		require.Equal(t, json.Number("34560000"), r.json["data"].(map[string]any)["offset_seconds"])
 		requireIssue(t, b.send(b.http, "POST", clockPath, `{"advance": "1ms"}`, "application/json"), "advance")
 
-		require.Equal(t, http.StatusUnauthorized, b.send(b.raw, "GET", clockPath, nil, "", gateway.Credentials{}).status)
+		require.Equal(t, http.StatusUnauthorized, b.send(b.raw, "GET", clockPath, nil, "", backoffice.Credentials{}).status)
 	})
 }
 
@@ -115,7 +115,7 @@ func TestSandboxClockExpiresCharges(t *testing.T) {
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		ctx := context.Background()
 		b := setup(t, open, options{})
-		other, err := b.gw.CreateClient(ctx, gateway.ClientParams{Name: "other"})
+		other, err := b.bo.CreateClient(ctx, backoffice.ClientParams{Name: "other"})
 		require.NoError(t, err)
 		b.advance("2h")
 		r := b.createCharge("clock-1", "10.00")
@@ -278,10 +278,10 @@ func TestSandboxClockPayPage(t *testing.T) {
 		b := setup(t, open, options{start: spNoon(t, "2026-11-20")})
 		id := b.dueCharge("bill-page", "1000.00", docsTerms).json["payment_id"].(string)
 		b.advance("504h") // 2026-12-11 in São Paulo
-		page := b.send(b.raw, "GET", "/pay/"+id, nil, "", gateway.Credentials{})
+		page := b.send(b.raw, "GET", "/pay/"+id, nil, "", backoffice.Credentials{})
 		require.Equal(t, http.StatusOK, page.status)
 		require.Contains(t, string(page.body), "1.020,33")
-		paid := b.send(b.raw, "POST", "/pay/"+id+"/sandbox-pay", "", "application/x-www-form-urlencoded", gateway.Credentials{})
+		paid := b.send(b.raw, "POST", "/pay/"+id+"/sandbox-pay", "", "application/x-www-form-urlencoded", backoffice.Credentials{})
 		require.Equal(t, http.StatusOK, paid.status, string(paid.body))
 		look := b.lookup(id)
 		require.Equal(t, "PAID", look["status"])

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/webhook"
@@ -40,7 +40,7 @@ func TestDeliveriesEndpoints(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, b.do("GET", "/api/v1/webhooks/deliveries", nil).status)
 		require.Equal(t, http.StatusNotFound, b.do("GET", "/api/v1/webhooks/deliveries?payment_id=0b7c3a52-2222-4222-8222-222222222222", nil).status)
 		require.Equal(t, http.StatusNotFound, b.do("POST", "/api/v1/webhooks/deliveries/evt_nope/retry", nil).status)
-		other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "o"})
+		other, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "o"})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusNotFound, b.do("GET", "/api/v1/webhooks/deliveries?payment_id="+id, nil, other).status)
 		require.Equal(t, http.StatusNotFound, b.do("POST", "/api/v1/webhooks/deliveries/"+eventID+"/retry", nil, other).status)
@@ -58,7 +58,7 @@ func TestDeliveriesOfAnySubject(t *testing.T) {
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		b := setup(t, open, options{start: spNoon(t, "2026-12-01")})
 		ctx := context.Background()
-		list := func(id string, cred ...gateway.Credentials) []map[string]any {
+		list := func(id string, cred ...backoffice.Credentials) []map[string]any {
 			t.Helper()
 			r := b.do("GET", "/api/v1/webhooks/deliveries?payment_id="+id, nil, cred...)
 			require.Equal(t, http.StatusOK, r.status, string(r.body))
@@ -75,7 +75,7 @@ func TestDeliveriesOfAnySubject(t *testing.T) {
 			}
 			return out
 		}
-		other, err := b.gw.CreateClient(ctx, gateway.ClientParams{Name: "o"})
+		other, err := b.bo.CreateClient(ctx, backoffice.ClientParams{Name: "o"})
 		require.NoError(t, err)
 
 		rec := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))

@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/brcode"
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
@@ -649,14 +649,14 @@ func TestDuePayPage(t *testing.T) {
 	b := setup(t, testkit.OpenSQLite, options{start: spNoon(t, "2026-12-02")})
 	id := b.dueCharge("page-1", "1000.00", docsTerms).json["payment_id"].(string)
 	page := func() string {
-		r := b.send(b.raw, "GET", "/pay/"+id, nil, "", gateway.Credentials{})
+		r := b.send(b.raw, "GET", "/pay/"+id, nil, "", backoffice.Credentials{})
 		require.Equal(t, http.StatusOK, r.status)
 		return stdhtml.UnescapeString(string(r.body))
 	}
 	p := page()
 	require.Contains(t, p, `<p class="amount" data-testid="amount">R$ 980,00</p>`, "R$ 20.00 off on 2026-12-02")
 	require.Contains(t, p, `<span data-testid="due-date">10/12/2026</span>`)
-	r := b.send(b.raw, "POST", "/pay/"+id+"/sandbox-pay", nil, "", gateway.Credentials{})
+	r := b.send(b.raw, "POST", "/pay/"+id+"/sandbox-pay", nil, "", backoffice.Credentials{})
 	require.Equal(t, http.StatusOK, r.status)
 	require.Equal(t, json.Number("980"), b.lookup(id)["paid_amount"])
 	p = page()

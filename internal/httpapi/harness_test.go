@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -36,10 +37,11 @@ type bundle struct {
 	t     *testing.T
 	db    *store.DB
 	gw    *gateway.Service
+	bo    *backoffice.Service
 	srv   *httptest.Server
 	http  *http.Client // every response is checked against openapi.yaml
 	raw   *http.Client // unchecked, for undocumented routes (404/405)
-	cred  gateway.Credentials
+	cred  backoffice.Credentials
 	clock clock
 	logs  *testkit.Buffer
 	// psp is the bundle's PSP; node builds another gateway process on the
@@ -114,11 +116,22 @@ func setup(t *testing.T, open func(t *testing.T) *store.DB, o options) *bundle {
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
-	cred, err := gw.CreateClient(context.Background(), gateway.ClientParams{Name: "merchant", CashinFee: o.fee, PayoutFee: o.fee})
+	bo := backOffice(t, db, gw)
+	cred, err := bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "merchant", CashinFee: o.fee, PayoutFee: o.fee})
 	require.NoError(t, err)
 	doc := testkit.NewOpenAPI(t, httpapi.OpenAPIDocument())
-	return &bundle{t: t, db: db, gw: gw, srv: srv, http: doc.Client(t, http.DefaultTransport), raw: &http.Client{},
+	return &bundle{t: t, db: db, gw: gw, bo: bo, srv: srv, http: doc.Client(t, http.DefaultTransport), raw: &http.Client{},
 		cred: cred, clock: clk, logs: logs, psp: psp, node: newNode}
+}
+
+// backOffice is the back office beside gw on db, as serve builds it: in
+// gw.s environment, on its clock and random source.
+// Tests create their clients through it, as operators do.
+func backOffice(t testing.TB, db *store.DB, gw *gateway.Service) *backoffice.Service {
+	t.Helper()
+	bo, err := backoffice.New(backoffice.Config{DB: db, Env: gw.Env, Now: func() time.Time { return gw.Now() }, Rand: gw.Rand})
+	require.NoError(t, err)
+	return bo
 }
 
 // response is a decoded HTTP response.
@@ -130,12 +143,12 @@ type response struct {
 }
 
 // do sends a request with the bundle's credentials (unless cred is given).
-func (b *bundle) do(method, path string, body any, cred ...gateway.Credentials) response {
+func (b *bundle) do(method, path string, body any, cred ...backoffice.Credentials) response {
 	b.t.Helper()
 	return b.send(b.http, method, path, body, "application/json", cred...)
 }
 
-func (b *bundle) send(c *http.Client, method, path string, body any, contentType string, cred ...gateway.Credentials) response {
+func (b *bundle) send(c *http.Client, method, path string, body any, contentType string, cred ...backoffice.Credentials) response {
 	b.t.Helper()
 	r := b.exchange(c, b.request(method, path, body, contentType, cred...))
 	require.NotEmpty(b.t, r.header.Get("X-Request-Id"))
@@ -152,7 +165,7 @@ func (b *bundle) doKey(path string, body any, key string) response {
 
 // request builds a request with the bundle's credentials (unless cred is
 // given); body is sent as is (string, []byte) or as JSON.
-func (b *bundle) request(method, path string, body any, contentType string, cred ...gateway.Credentials) *http.Request {
+func (b *bundle) request(method, path string, body any, contentType string, cred ...backoffice.Credentials) *http.Request {
 	b.t.Helper()
 	req, err := b.build(method, path, body, contentType, cred...)
 	require.NoError(b.t, err)
@@ -178,7 +191,7 @@ func (b *bundle) attempt(method, path string, body any, key string) (response, e
 }
 
 // build is request without the test: it returns the error instead.
-func (b *bundle) build(method, path string, body any, contentType string, cred ...gateway.Credentials) (*http.Request, error) {
+func (b *bundle) build(method, path string, body any, contentType string, cred ...backoffice.Credentials) (*http.Request, error) {
 	var rd io.Reader
 	switch v := body.(type) {
 	case nil:

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -38,7 +38,7 @@ func TestLogsHoldNoSecretsOrPersonalData(t *testing.T) {
 			}
 		}
 		require.Len(t, created, 5)
-		leaked := gateway.Credentials{ClientID: b.cred.ClientID, ClientSecret: "sk_test_PLANTEDSECRETvalue1234567890"}
+		leaked := backoffice.Credentials{ClientID: b.cred.ClientID, ClientSecret: "sk_test_PLANTEDSECRETvalue1234567890"}
 		require.Equal(t, http.StatusUnauthorized, b.do("GET", "/api/v1/wallet/balance", nil, leaked).status)
 		b.do("POST", "/api/v1/wallet/transaction", map[string]any{"external_id": "log-1"})
 		b.settle()

@@ -11,7 +11,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
@@ -109,7 +109,7 @@ func TestOpenAPIPayStatus(t *testing.T) {
 	t.Parallel()
 	b := setup(t, testkit.OpenSQLite, options{})
 	id := b.createCharge("status-doc", "10.00").json["payment_id"].(string)
-	none := gateway.Credentials{}
+	none := backoffice.Credentials{}
 	for path, status := range map[string]int{
 		"/pay/" + id + "/status":                           http.StatusOK,
 		"/pay/0b7c3a52-2222-4222-8222-222222222222/status": http.StatusNotFound,

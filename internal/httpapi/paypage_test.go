@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
 	"github.com/pixgate/pixgate/internal/testkit/chromium"
@@ -27,7 +27,7 @@ func TestPayStatus(t *testing.T) {
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		b := setup(t, open, options{rateLimit: 3})
 		id := b.createCharge("status-1", "10.00").json["payment_id"].(string)
-		none := gateway.Credentials{}
+		none := backoffice.Credentials{}
 		for range 5 { // more than the client's limit: not counted
 			r := b.send(b.raw, "GET", "/pay/"+id+"/status", nil, "", none)
 			require.Equal(t, http.StatusOK, r.status, string(r.body))
@@ -70,7 +70,7 @@ func TestPayPageShowsSaoPauloTime(t *testing.T) {
 	require.NoError(t, err)
 	sp, err := time.LoadLocation("America/Sao_Paulo")
 	require.NoError(t, err)
-	r := b.send(b.raw, "GET", "/pay/"+id, nil, "", gateway.Credentials{})
+	r := b.send(b.raw, "GET", "/pay/"+id, nil, "", backoffice.Credentials{})
 	require.Equal(t, http.StatusOK, r.status)
 	page := stdhtml.UnescapeString(string(r.body))
 	require.Contains(t, page, `<span data-testid="expires-at">`+tx.ExpiresAt.In(sp).Format("02/01/2006 15:04")+`</span> (horário de Brasília)`)
@@ -83,7 +83,7 @@ func TestPayPageShowsSaoPauloTime(t *testing.T) {
 	require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/charges/"+id+"/pay", nil).status)
 	tx, err = b.db.TransactionByID(context.Background(), id)
 	require.NoError(t, err)
-	r = b.send(b.raw, "GET", "/pay/"+id, nil, "", gateway.Credentials{})
+	r = b.send(b.raw, "GET", "/pay/"+id, nil, "", backoffice.Credentials{})
 	page = stdhtml.UnescapeString(string(r.body))
 	require.Contains(t, page, `<span data-testid="confirmed-at">`+tx.ConfirmedAt.In(sp).Format("02/01/2006 15:04")+`</span> (horário de Brasília)`)
 	require.Len(t, tx.EndToEndID, 32)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/provider/apipix"
@@ -49,7 +50,7 @@ func setupPSP(t *testing.T, open func(t *testing.T) *store.DB) (*bundle, *pspsim
 	h := api.Handler()
 	handler.Store(&h)
 	require.NoError(t, psp.Start(ctx), "registers the webhook")
-	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "merchant"})
+	cred, err := backOffice(t, db, gw).CreateClient(ctx, backoffice.ClientParams{Name: "merchant"})
 	require.NoError(t, err)
 	doc := testkit.NewOpenAPI(t, httpapi.OpenAPIDocument())
 	return &bundle{t: t, db: db, gw: gw, srv: srv, http: doc.Client(t, http.DefaultTransport), raw: &http.Client{},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -61,7 +62,7 @@ func newEfiSent(t *testing.T, open testkit.Opener) *efiSent {
 	f.api = pspAPI{url: srv.URL, logs: logs}
 	require.NoError(t, p.Start(ctx), "registers the webhook")
 
-	cred, err := f.gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
+	cred, err := backOffice(t, db, f.gw).CreateClient(ctx, backoffice.ClientParams{Name: "m"})
 	require.NoError(t, err)
 	f.c, err = f.gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/store"
 )
@@ -91,7 +92,7 @@ func TestQueryParameterGivenTwice(t *testing.T) {
 		// Without credentials an /api/v1/ path answers 401 first, also when
 		// the query repeats a parameter.
 		for _, path := range []string{"/api/v1/wallet/transactions?limit=1&limit=2", "/api/v1/gateway/refunds/" + paid + "?v=1&v=2"} {
-			r := b.do("GET", path, nil, gateway.Credentials{})
+			r := b.do("GET", path, nil, backoffice.Credentials{})
 			require.Equal(t, http.StatusUnauthorized, r.status, path)
 		}
 	})
@@ -201,7 +202,7 @@ func TestWalletMessagesLanguage(t *testing.T) {
 		r = b.send(b.raw, "GET", "/api/v1/wallet/unknown", nil, "")
 		require.Equal(t, http.StatusNotFound, r.status)
 		require.Equal(t, "Not found", r.json["message"])
-		r = b.send(b.raw, "GET", "/api/v1/wallet/balance", nil, "", gateway.Credentials{})
+		r = b.send(b.raw, "GET", "/api/v1/wallet/balance", nil, "", backoffice.Credentials{})
 		require.Equal(t, http.StatusUnauthorized, r.status)
 		require.Equal(t, "Falha na autenticação.", r.json["message"])
 	})

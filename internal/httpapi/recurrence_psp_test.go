@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -49,7 +50,7 @@ func TestRecurrenceWebhooksFromThePSP(t *testing.T) {
 		handler = api.Handler()
 		require.NoError(t, psp.Start(ctx))
 		require.NoError(t, psp.StartRecurrences(ctx))
-		cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
+		cred, err := backOffice(t, db, gw).CreateClient(ctx, backoffice.ClientParams{Name: "m"})
 		require.NoError(t, err)
 		c, err := gw.Authenticate(ctx, cred.ClientID, cred.ClientSecret)
 		require.NoError(t, err)

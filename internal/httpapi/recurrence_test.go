@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
@@ -60,7 +60,7 @@ func TestRecurrencesOverHTTP(t *testing.T) {
 		other["amount"] = json.Number("50.00")
 		require.Equal(t, http.StatusUnprocessableEntity, b.do("POST", base, other).status)
 
-		otherCred, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "other"})
+		otherCred, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "other"})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusNotFound, b.do("GET", base+"/"+id, nil, otherCred).status)
 		require.Equal(t, http.StatusNotFound, b.do("POST", base+"/"+id+"/cancel", nil, otherCred).status)
@@ -194,7 +194,7 @@ func TestRecurrenceListOverHTTP(t *testing.T) {
 			b.clock.Advance(time.Second)
 		}
 		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/recurrences/"+ids[1]+"/approve", nil).status)
-		otherCred, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "other"})
+		otherCred, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "other"})
 		require.NoError(t, err)
 		other := validRecurrence("o1")
 		require.Equal(t, http.StatusCreated, b.do("POST", base, other, otherCred).status)

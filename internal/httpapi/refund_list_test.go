@@ -9,12 +9,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
 // refundPage lists the caller's refunds with query q, requiring a 200.
-func (b *bundle) refundPage(q url.Values, cred ...gateway.Credentials) ([]map[string]any, string) {
+func (b *bundle) refundPage(q url.Values, cred ...backoffice.Credentials) ([]map[string]any, string) {
 	b.t.Helper()
 	r := b.do("GET", "/api/v1/gateway/refunds?"+q.Encode(), nil, cred...)
 	require.Equal(b.t, http.StatusOK, r.status, string(r.body))
@@ -60,7 +60,7 @@ func TestListRefunds(t *testing.T) {
 		b.settle()
 
 		// Another client, with a refund of its own.
-		other, err := b.gw.CreateClient(ctx, gateway.ClientParams{Name: "other"})
+		other, err := b.bo.CreateClient(ctx, backoffice.ClientParams{Name: "other"})
 		require.NoError(t, err)
 		rows, next := b.refundPage(url.Values{}, other)
 		require.Empty(t, rows)

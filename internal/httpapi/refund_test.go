@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
@@ -150,7 +150,7 @@ func TestRefundRules(t *testing.T) {
 		po := b.do("POST", "/api/v1/gateway/pix-payment", payout("1", "CPF", "52998224725")).json["transaction_id"].(string)
 		require.Equal(t, http.StatusNotFound, b.refund(map[string]any{"payment_id": po}, "").status)
 		// Another client's charge is not found.
-		other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "o"})
+		other, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "o"})
 		require.NoError(t, err)
 		r = b.send(b.http, "POST", "/api/v1/gateway/refund", map[string]any{"payment_id": paid}, "application/json", other)
 		require.Equal(t, http.StatusNotFound, r.status)
@@ -286,7 +286,7 @@ func TestRefundLookup(t *testing.T) {
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		b := setup(t, open, options{})
 		id := b.paidCharge("rl-1", "50")
-		get := func(refundID string, cred ...gateway.Credentials) response {
+		get := func(refundID string, cred ...backoffice.Credentials) response {
 			return b.do("GET", "/api/v1/gateway/refunds/"+refundID, nil, cred...)
 		}
 
@@ -340,13 +340,13 @@ func TestRefundLookup(t *testing.T) {
 		}
 
 		// Another client's refund, an unknown and a malformed id: 404.
-		other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "o"})
+		other, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "o"})
 		require.NoError(t, err)
 		for _, tc := range []struct {
 			path string
-			cred []gateway.Credentials
+			cred []backoffice.Credentials
 		}{
-			{withReason, []gateway.Credentials{other}},
+			{withReason, []backoffice.Credentials{other}},
 			{"0b7c3a52-2222-4222-8222-222222222222", nil},
 			{strings.ToUpper(withReason), nil},
 			{"not-a-uuid", nil},
@@ -355,7 +355,7 @@ func TestRefundLookup(t *testing.T) {
 			require.Equal(t, http.StatusNotFound, r.status, tc.path)
 			require.JSONEq(t, `{"statusCode":404,"message":"Refund not found","error":"Not Found"}`, string(r.body), tc.path)
 		}
-		r = b.do("GET", "/api/v1/gateway/refunds/"+withReason, nil, gateway.Credentials{})
+		r = b.do("GET", "/api/v1/gateway/refunds/"+withReason, nil, backoffice.Credentials{})
 		require.Equal(t, http.StatusUnauthorized, r.status)
 	})
 }

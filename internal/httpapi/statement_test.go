@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
@@ -64,7 +65,7 @@ func stmtQuery(from, to time.Time, format string) string {
 // statement GETs a JSON statement, checks its shape and invariants (exact
 // field names, opening + Σ amounts = closing, each balance the previous
 // plus its amount) and returns it decoded.
-func (b *bundle) statement(from, to time.Time, cred ...gateway.Credentials) stmtBody {
+func (b *bundle) statement(from, to time.Time, cred ...backoffice.Credentials) stmtBody {
 	b.t.Helper()
 	t := b.t
 	r := b.do("GET", statementPath+stmtQuery(from, to, ""), nil, cred...)
@@ -319,7 +320,7 @@ func TestStatementErrors(t *testing.T) {
 
 		// Credentials first: 401 in the wallet shape, even for a bad query.
 		for _, query := range []string{stmtQuery(from, from.Add(day), ""), "?format=xml"} {
-			for _, cred := range []gateway.Credentials{{}, {ClientID: b.cred.ClientID, ClientSecret: "wrong"}} {
+			for _, cred := range []backoffice.Credentials{{}, {ClientID: b.cred.ClientID, ClientSecret: "wrong"}} {
 				r := b.do("GET", statementPath+query, nil, cred)
 				require.Equal(t, http.StatusUnauthorized, r.status)
 				require.Equal(t, map[string]any{"statusCode": json.Number("401"), "message": "Falha na autenticação."}, r.json)
@@ -365,7 +366,7 @@ func TestStatementTenantIsolation(t *testing.T) {
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
 		b := setup(t, open, stmtFees)
 		from := b.clock.Now().Add(-time.Minute)
-		other, err := b.gw.CreateClient(context.Background(), gateway.ClientParams{Name: "other"})
+		other, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "other"})
 		require.NoError(t, err)
 		// The other client: a paid charge and a payout, between the first
 		// client's movements.

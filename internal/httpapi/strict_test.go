@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -210,10 +210,10 @@ func TestTextMustBeValid(t *testing.T) {
 		requireFieldError(t, b.exchange(b.raw, req), "Idempotency-Key", "Idempotency-Key invalid")
 
 		// Without credentials, authentication still answers first.
-		r := b.send(b.raw, "POST", "/api/v1/sandbox/charges/%FF/pay", nil, "", gateway.Credentials{})
+		r := b.send(b.raw, "POST", "/api/v1/sandbox/charges/%FF/pay", nil, "", backoffice.Credentials{})
 		require.Equal(t, http.StatusUnauthorized, r.status, string(r.body))
 		// A credential that is not UTF-8 is refused like a wrong one.
-		r = b.send(b.raw, "GET", "/api/v1/wallet/balance", nil, "", gateway.Credentials{ClientID: b.cred.ClientID, ClientSecret: "sk_\xff\xfe"})
+		r = b.send(b.raw, "GET", "/api/v1/wallet/balance", nil, "", backoffice.Credentials{ClientID: b.cred.ClientID, ClientSecret: "sk_\xff\xfe"})
 		require.Equal(t, http.StatusUnauthorized, r.status, string(r.body))
 
 		require.Equal(t, before, b.count(b.cred.ClientID), "no rejected request created anything")
@@ -233,7 +233,7 @@ func TestNonCanonicalPaths(t *testing.T) {
 		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		for _, path := range []string{"//api/v1/wallet/balance", "/api/v1//wallet/balance", "/api/v1/wallet/./balance",
 			"/x/../api/v1/wallet/balance", "/api/v1"} {
-			r := b.send(noFollow, "GET", path, nil, "", gateway.Credentials{})
+			r := b.send(noFollow, "GET", path, nil, "", backoffice.Credentials{})
 			require.Equal(t, http.StatusUnauthorized, r.status, "%s: %s", path, r.body)
 			require.NotEmpty(t, r.header.Get("X-RateLimit-Limit"), path)
 			require.NotEmpty(t, r.header.Get("X-RateLimit-Reset"), path)
@@ -246,7 +246,7 @@ func TestNonCanonicalPaths(t *testing.T) {
 			require.Empty(t, r.header.Get("Location"), path)
 		}
 		for _, path := range []string{"//healthz", "/assets", "/pay//x", "/a/../healthz"} {
-			r := b.send(noFollow, "GET", path, nil, "", gateway.Credentials{})
+			r := b.send(noFollow, "GET", path, nil, "", backoffice.Credentials{})
 			require.Equal(t, http.StatusNotFound, r.status, "%s: %s", path, r.body)
 			require.Equal(t, "Not Found", r.json["error"], path)
 			require.Empty(t, r.header.Get("Location"), path)

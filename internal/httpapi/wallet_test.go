@@ -14,13 +14,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-func (b *bundle) balance(cred ...gateway.Credentials) (available, pending json.Number) {
+func (b *bundle) balance(cred ...backoffice.Credentials) (available, pending json.Number) {
 	b.t.Helper()
 	r := b.do("GET", "/api/v1/wallet/balance", nil, cred...)
 	require.Equal(b.t, http.StatusOK, r.status)
@@ -77,7 +78,7 @@ func TestSandboxPayCreditsOnce(t *testing.T) {
 		r = b.do("POST", "/api/v1/sandbox/charges/"+id+"/expire", nil)
 		require.Equal(t, http.StatusUnprocessableEntity, r.status)
 		require.Equal(t, http.StatusNotFound, b.do("POST", "/api/v1/sandbox/charges/8f7c3a52-1111-4111-8111-111111111111/pay", nil).status)
-		other, err := b.gw.CreateClient(ctx, gateway.ClientParams{Name: "other"})
+		other, err := b.bo.CreateClient(ctx, backoffice.ClientParams{Name: "other"})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusNotFound, b.do("POST", "/api/v1/sandbox/charges/"+id+"/pay", nil, other).status)
 		require.Equal(t, http.StatusNotFound, b.do("POST", "/api/v1/wallet/transaction", map[string]any{"payment_id": id}, other).status)
@@ -267,7 +268,7 @@ func TestPayPage(t *testing.T) {
 		b := setup(t, open, options{})
 		c := b.createCharge("page-1", "1234.56")
 		id := c.json["payment_id"].(string)
-		none := gateway.Credentials{}
+		none := backoffice.Credentials{}
 		r := b.do("GET", "/pay/"+id, nil, none)
 		require.Equal(t, http.StatusOK, r.status)
 		html := stdhtml.UnescapeString(string(r.body))
@@ -306,8 +307,8 @@ func TestProductionHasNoSandbox(t *testing.T) {
 		id := r.json["payment_id"].(string)
 		r = b.send(b.raw, "POST", "/api/v1/sandbox/charges/"+id+"/pay", nil, "")
 		require.Equal(t, http.StatusNotFound, r.status)
-		require.Equal(t, http.StatusUnauthorized, b.send(b.raw, "POST", "/api/v1/sandbox/charges/"+id+"/pay", nil, "", gateway.Credentials{}).status)
-		r = b.do("GET", "/pay/"+id, nil, gateway.Credentials{})
+		require.Equal(t, http.StatusUnauthorized, b.send(b.raw, "POST", "/api/v1/sandbox/charges/"+id+"/pay", nil, "", backoffice.Credentials{}).status)
+		r = b.do("GET", "/pay/"+id, nil, backoffice.Credentials{})
 		require.Equal(t, http.StatusOK, r.status)
 		require.NotContains(t, string(r.body), "sandbox-pay")
 		for _, u := range []string{"http://merchant.example.com/hook", "https://127.0.0.1/h", "https://localhost/h", "https://10.0.0.1/x",

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
@@ -81,7 +82,8 @@ func (r *receiver) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.
 type fixture struct {
 	db    *store.DB
 	gw    *gateway.Service
-	cred  gateway.Credentials
+	bo    *backoffice.Service
+	cred  backoffice.Credentials
 	c     pix.Client
 	clock *clock
 	disp  *webhook.Dispatcher
@@ -109,11 +111,13 @@ func setupWith(t *testing.T, db *store.DB, courier bool, schedule ...time.Durati
 	}
 	gw, err := gateway.New(cfg)
 	require.NoError(t, err)
-	cred, err := gw.CreateClient(ctx, gateway.ClientParams{Name: "m"})
+	bo, err := backoffice.New(backoffice.Config{DB: db, Env: cfg.Env, Now: clk.Now})
+	require.NoError(t, err)
+	cred, err := bo.CreateClient(ctx, backoffice.ClientParams{Name: "m"})
 	require.NoError(t, err)
 	c, err := db.Client(ctx, cred.ClientID)
 	require.NoError(t, err)
-	return &fixture{db: db, gw: gw, cred: cred, c: c, clock: clk, disp: d}
+	return &fixture{db: db, gw: gw, bo: bo, cred: cred, c: c, clock: clk, disp: d}
 }
 
 func chargeReq(ext, url string) *gateway.ChargeRequest {
@@ -342,7 +346,7 @@ func TestRotatedSecretSignsWithBoth(t *testing.T) {
 		f := setup(t, open(t))
 		ctx := context.Background()
 		rec := newReceiver(t, nil, 0)
-		newCred, err := f.gw.RotateWebhookSecret(ctx, f.c.ID)
+		newCred, err := f.bo.RotateWebhookSecret(ctx, f.c.ID)
 		require.NoError(t, err)
 		f.paidCharge(t, "a", rec.srv.URL)
 		_, err = f.disp.DeliverDue(ctx)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/webhook"
@@ -80,7 +80,7 @@ func TestHangingReceiverDoesNotStarveOtherHosts(t *testing.T) {
 		// Two clients share the hanging host; f.c is the healthy one.
 		var onHost []string
 		for _, name := range []string{"hanging a", "hanging b"} {
-			cred, err := f.gw.CreateClient(ctx, gateway.ClientParams{Name: name})
+			cred, err := f.bo.CreateClient(ctx, backoffice.ClientParams{Name: name})
 			require.NoError(t, err)
 			onHost = append(onHost, cred.ClientID)
 		}

@@ -1,13 +1,13 @@
-package gateway
+package backoffice
 
 import "github.com/pixgate/pixgate/internal/provider"
 
 // PSPHealth is what the provider has seen of its PSP (the last successful
 // call, how the last one failed, the webhook registration), for the
-// operators' overview; ok is false when the provider calls no PSP (the
-// simulated network of the sandbox).
+// operators' overview; ok is false when there is no provider or it calls
+// no PSP (the simulated network of the sandbox).
 func (s *Service) PSPHealth() (h provider.Health, ok bool) {
-	r, ok := s.psp.(provider.HealthReporter)
+	r, ok := s.provider.(provider.HealthReporter)
 	if !ok {
 		return provider.Health{}, false
 	}
