@@ -8,12 +8,14 @@ import (
 	"github.com/pixgate/pixgate/internal/job"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/transfer"
 	"github.com/pixgate/pixgate/internal/webhook"
 )
 
 // background is the work serve runs beside the requests, on every node:
-// the periodic tasks and the long-running loops, each until shutdown.
-func (a *app) background(db *store.DB, psp provider.Provider, gw *gateway.Service, dispatcher *webhook.Dispatcher) *job.Runner {
+// the periodic tasks and the long-running loops, each until shutdown; tr
+// is gw's send engine.
+func (a *app) background(db *store.DB, psp provider.Provider, gw *gateway.Service, tr *transfer.Engine, dispatcher *webhook.Dispatcher) *job.Runner {
 	interval := jobInterval(a.settings.PayoutDelay)
 	tasks := []job.Task{
 		{Name: "expire-charges", Run: gw.ExpireDue},
@@ -21,7 +23,7 @@ func (a *app) background(db *store.DB, psp provider.Provider, gw *gateway.Servic
 		// (the gateway spaces the readings and runs them on one node).
 		{Name: "psp-reconcile", Run: gw.ReconcileReceived},
 		// A PSP that lists its sent payouts settles many of them per call.
-		{Name: "psp-sent-reading", Run: gw.Transfers().ReadSent},
+		{Name: "psp-sent-reading", Run: tr.ReadSent},
 		// Cobs left behind by a crash are withdrawn.
 		{Name: "psp-orphan-cobs", Run: gw.SweepOrphanCobs},
 		// Recurrences: each cycle's charge, retries, approvals left
@@ -32,7 +34,7 @@ func (a *app) background(db *store.DB, psp provider.Provider, gw *gateway.Servic
 	loops := []job.Loop{
 		// Payouts, refunds and the returns of money that matched no open
 		// charge go to the PSP as they are committed, many at once.
-		{Name: "sender", Run: func(ctx context.Context) { gw.Transfers().Run(ctx, interval) }},
+		{Name: "sender", Run: func(ctx context.Context) { tr.Run(ctx, interval) }},
 		{Name: "webhook-dispatch", Run: dispatcher.Run},
 		{Name: "psp", Run: func(ctx context.Context) { a.runPSP(ctx, psp) }},
 	}
