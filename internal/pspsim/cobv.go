@@ -1,18 +1,11 @@
 package pspsim
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
-
-	"github.com/pixgate/pixgate/internal/brcode"
 )
 
 // cobv is a charge with a due date (API Pix /cobv).
@@ -88,81 +81,64 @@ func (s *Server) cobvRoutes(api *http.ServeMux) {
 
 // checkCobV returns the terms of a PUT /cobv request, or its violations.
 // today is the São Paulo date of the request.
-func (s *Server) checkCobV(req *cobvRequest, today day) (cobvTerms, cobvDevedor, []violacao) {
-	var v []violacao
-	add := func(prop, reason, val string) { v = append(v, violacao{Razao: reason, Propriedade: prop, Valor: val}) }
+func (s *Server) checkCobV(req *cobvRequest, today day) (cobvTerms, cobvDevedor, violations) {
+	var v violations
 	var t cobvTerms
 	switch c := req.Calendario; {
 	case c == nil || c.DataDeVencimento == nil:
-		add("cobv.calendario.dataDeVencimento", "dataDeVencimento is required", "")
+		v.add("cobv.calendario.dataDeVencimento", "dataDeVencimento is required", "")
 	default:
 		d, ok := parseDay(*c.DataDeVencimento)
 		switch {
 		case !ok:
-			add("cobv.calendario.dataDeVencimento", "dataDeVencimento must be a date YYYY-MM-DD", *c.DataDeVencimento)
+			v.add("cobv.calendario.dataDeVencimento", "dataDeVencimento must be a date YYYY-MM-DD", *c.DataDeVencimento)
 		case d.Before(today):
-			add("cobv.calendario.dataDeVencimento", "dataDeVencimento is before the cobv's creation", *c.DataDeVencimento)
+			v.add("cobv.calendario.dataDeVencimento", "dataDeVencimento is before the cobv's creation", *c.DataDeVencimento)
 		}
 		t.Vencimento = d
 	}
 	if c := req.Calendario; c != nil && c.ValidadeAposVencimento != nil {
 		t.Validade = *c.ValidadeAposVencimento
 		if t.Validade < 0 {
-			add("cobv.calendario.validadeAposVencimento", "validadeAposVencimento must not be negative", strconv.Itoa(t.Validade))
+			v.add("cobv.calendario.validadeAposVencimento", "validadeAposVencimento must not be negative", strconv.Itoa(t.Validade))
 		}
 	} else {
 		t.Validade = 30
 	}
 	var dev cobvDevedor
 	if d := req.Devedor; d == nil {
-		add("cobv.devedor", "devedor is required", "")
+		v.add("cobv.devedor", "devedor is required", "")
 	} else {
 		dev = *d
-		switch {
-		case d.CPF != "" && d.CNPJ != "":
-			add("cobv.devedor", "give cpf or cnpj, not both", "")
-		case d.CPF != "" && (len(d.CPF) != 11 || !allDigits(d.CPF)):
-			add("cobv.devedor.cpf", "cpf must be 11 digits", d.CPF)
-		case d.CNPJ != "" && !isCNPJ(d.CNPJ):
-			add("cobv.devedor.cnpj", "cnpj must be 14 characters of [0-9A-Z]", d.CNPJ)
-		case d.CPF == "" && d.CNPJ == "":
-			add("cobv.devedor", "devedor needs cpf or cnpj", "")
-		}
-		if strings.TrimSpace(d.Nome) == "" || utf8.RuneCountInString(d.Nome) > 200 {
-			add("cobv.devedor.nome", "nome is required, at most 200 characters", d.Nome)
-		}
-		if utf8.RuneCountInString(d.Logradouro) > 200 || utf8.RuneCountInString(d.Cidade) > 200 || len(d.UF) > 2 || len(d.CEP) > 8 {
-			add("cobv.devedor", "logradouro and cidade are at most 200 characters, uf 2, cep 8", "")
-		}
+		v.checkPerson("cobv.devedor", d.CPF, d.CNPJ, d.Nome, 200)
+		v.checkAddress("cobv.devedor", d.Logradouro, d.Cidade, d.UF, d.CEP)
 	}
 	switch {
 	case req.Valor == nil || req.Valor.Original == nil:
-		add("cobv.valor.original", "valor.original is required", "")
+		v.add("cobv.valor.original", "valor.original is required", "")
 	default:
 		c, ok := parseValor(*req.Valor.Original)
 		if !ok || c <= 0 {
-			add("cobv.valor.original", `valor.original must match ^\d{1,10}\.\d{2}$ and be above 0.00`, *req.Valor.Original)
+			v.add("cobv.valor.original", `valor.original must match ^\d{1,10}\.\d{2}$ and be above 0.00`, *req.Valor.Original)
 		}
 		t.Original = c
-		s.checkCobVValor(req, &t, add)
+		s.checkCobVValor(req, &t, &v)
 	}
 	switch {
 	case req.Chave == nil:
-		add("cobv.chave", "chave is required", "")
+		v.add("cobv.chave", "chave is required", "")
 	case *req.Chave != s.opts.PixKey:
-		add("cobv.chave", "chave is not a key of this account", *req.Chave)
+		v.add("cobv.chave", "chave is not a key of this account", *req.Chave)
 	}
-	if q := req.SolicitacaoPagador; q != nil && utf8.RuneCountInString(*q) > 140 {
-		add("cobv.solicitacaoPagador", "solicitacaoPagador is at most 140 characters", "")
-	}
+	v.checkText("cobv.solicitacaoPagador", "solicitacaoPagador", req.SolicitacaoPagador, 140)
 	if req.Status != nil {
-		add("cobv.status", "status cannot be set when creating a cobv", *req.Status)
+		v.add("cobv.status", "status cannot be set when creating a cobv", *req.Status)
 	}
 	return t, dev, v
 }
 
 // checkCobVValor reads multa, juros, abatimento and desconto into t.
-func (s *Server) checkCobVValor(req *cobvRequest, t *cobvTerms, add func(prop, reason, val string)) {
+func (s *Server) checkCobVValor(req *cobvRequest, t *cobvTerms, v *violations) {
 	val := req.Valor
 	mod := func(prop string, m *modalidadeJSON, lo, hi int) (int, int64) {
 		if m == nil {
@@ -171,9 +147,9 @@ func (s *Server) checkCobVValor(req *cobvRequest, t *cobvTerms, add func(prop, r
 		n, ok := parseValor(m.ValorPerc)
 		switch {
 		case m.Modalidade < lo || m.Modalidade > hi:
-			add(prop+".modalidade", fmt.Sprintf("modalidade %d is not one the simulator takes (%d to %d)", m.Modalidade, lo, hi), strconv.Itoa(m.Modalidade))
+			v.add(prop+".modalidade", fmt.Sprintf("modalidade %d is not one the simulator takes (%d to %d)", m.Modalidade, lo, hi), strconv.Itoa(m.Modalidade))
 		case !ok:
-			add(prop+".valorPerc", `valorPerc must match ^\d{1,10}\.\d{2}$`, m.ValorPerc)
+			v.add(prop+".valorPerc", `valorPerc must match ^\d{1,10}\.\d{2}$`, m.ValorPerc)
 		}
 		return m.Modalidade, n
 	}
@@ -183,7 +159,7 @@ func (s *Server) checkCobVValor(req *cobvRequest, t *cobvTerms, add func(prop, r
 	// A deduction of the whole value or more (or 100% or more) is refused.
 	tooMuch := func(m int, n int64) bool { return m == 1 && n >= t.Original || m == 2 && n >= 10000 }
 	if tooMuch(t.AbatMod, t.Abatimento) {
-		add("cobv.valor.abatimento", "abatimento is the whole value or more", val.Abatimento.ValorPerc)
+		v.add("cobv.valor.abatimento", "abatimento is the whole value or more", val.Abatimento.ValorPerc)
 	}
 	d := val.Desconto
 	if d == nil {
@@ -192,12 +168,12 @@ func (s *Server) checkCobVValor(req *cobvRequest, t *cobvTerms, add func(prop, r
 	t.DescMod = d.Modalidade
 	switch {
 	case d.Modalidade < 1 || d.Modalidade > 2:
-		add("cobv.valor.desconto.modalidade", "only modalidades 1 and 2 (until fixed dates) are simulated", strconv.Itoa(d.Modalidade))
+		v.add("cobv.valor.desconto.modalidade", "only modalidades 1 and 2 (until fixed dates) are simulated", strconv.Itoa(d.Modalidade))
 		return
 	case d.ValorPerc != nil:
-		add("cobv.valor.desconto.valorPerc", "modalidades 1 and 2 take descontoDataFixa, not valorPerc", *d.ValorPerc)
+		v.add("cobv.valor.desconto.valorPerc", "modalidades 1 and 2 take descontoDataFixa, not valorPerc", *d.ValorPerc)
 	case len(d.DescontoDataFixa) == 0 || len(d.DescontoDataFixa) > 3:
-		add("cobv.valor.desconto.descontoDataFixa", "descontoDataFixa has 1 to 3 elements", "")
+		v.add("cobv.valor.desconto.descontoDataFixa", "descontoDataFixa has 1 to 3 elements", "")
 	}
 	seen := map[string]bool{}
 	for i, e := range d.DescontoDataFixa {
@@ -205,33 +181,39 @@ func (s *Server) checkCobVValor(req *cobvRequest, t *cobvTerms, add func(prop, r
 		day, ok := parseDay(e.Data)
 		switch {
 		case !ok:
-			add(prop+".data", "data must be a date YYYY-MM-DD", e.Data)
+			v.add(prop+".data", "data must be a date YYYY-MM-DD", e.Data)
 		case !t.Vencimento.IsZero() && day.After(t.Vencimento):
-			add(prop+".data", "data is after dataDeVencimento", e.Data)
+			v.add(prop+".data", "data is after dataDeVencimento", e.Data)
 		case seen[e.Data]:
-			add(prop+".data", "two discounts for the same date", e.Data)
+			v.add(prop+".data", "two discounts for the same date", e.Data)
 		}
 		seen[e.Data] = true
 		n, ok := parseValor(e.ValorPerc)
 		switch {
 		case !ok || n <= 0:
-			add(prop+".valorPerc", `valorPerc must match ^\d{1,10}\.\d{2}$ and be above 0.00`, e.ValorPerc)
+			v.add(prop+".valorPerc", `valorPerc must match ^\d{1,10}\.\d{2}$ and be above 0.00`, e.ValorPerc)
 		case tooMuch(t.DescMod, n):
-			add(prop+".valorPerc", "the discount is the whole value or more", e.ValorPerc)
+			v.add(prop+".valorPerc", "the discount is the whole value or more", e.ValorPerc)
 		}
 		t.Descontos = append(t.Descontos, descontoTerm{Data: day, Valor: n})
 	}
 }
 
+// cobvKind is what the cobv handlers answer.
+var cobvKind = resource{noun: "cobv", prop: "cobv", refused: "CobVOperacaoInvalida", refusedTitle: "Cobrança inválida",
+	missing: "CobVNaoEncontrada", missingTitle: "Cobrança não encontrada", missingDetail: "no cobv with this txid"}
+
+// Only an ATIVA cobv can be changed (PUT on an existing one) or revised
+// (PATCH).
+var (
+	cobvChange   = statusGuard{allowed: []string{CobAtiva}, verb: "changed", razao: "only an ATIVA cobv can be changed"}
+	cobvRevision = statusGuard{allowed: []string{CobAtiva}, verb: "revised", razao: "only an ATIVA cobv can be revised"}
+)
+
 func (s *Server) putCobV(w http.ResponseWriter, r *http.Request) {
 	txid := r.PathValue("txid")
-	if !isAlnum(txid, 26, 35) {
-		writeProblem(w, http.StatusBadRequest, "CobVOperacaoInvalida", "Cobrança inválida", "txid must be 26 to 35 of [a-zA-Z0-9]",
-			[]violacao{{Razao: "txid must match ^[a-zA-Z0-9]{26,35}$", Propriedade: "cobv.txid", Valor: txid}})
-		return
-	}
 	var req cobvRequest
-	if !decodeBody(w, r, "CobVOperacaoInvalida", &req) {
+	if !cobvKind.validTxID(w, txid) || !cobvKind.decode(w, r, &req) {
 		return
 	}
 	s.mu.Lock()
@@ -239,7 +221,7 @@ func (s *Server) putCobV(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
 	terms, dev, v := s.checkCobV(&req, dayOf(now))
 	if len(v) > 0 {
-		writeProblem(w, http.StatusBadRequest, "CobVOperacaoInvalida", "Cobrança inválida", "the cobv has invalid fields", v)
+		cobvKind.refuse(w, "the cobv has invalid fields", v...)
 		return
 	}
 	if s.st.cobvs == nil {
@@ -247,18 +229,15 @@ func (s *Server) putCobV(w http.ResponseWriter, r *http.Request) {
 	}
 	c := s.st.cobvs[txid]
 	switch {
-	case c != nil && c.Status != CobAtiva:
-		writeProblem(w, http.StatusBadRequest, "CobVOperacaoInvalida", "Cobrança inválida", "the cobv is "+c.Status+" and can no longer be changed",
-			[]violacao{{Razao: "only an ATIVA cobv can be changed", Propriedade: "cobv.status", Valor: c.Status}})
+	case c != nil && !cobvKind.allows(w, c.Status, cobvChange):
 		return
 	case c != nil:
 		// PUT on an ATIVA cobv replaces its terms: a new revision.
 		c.Revisao++
 	default:
-		s.st.nextLoc++
-		c = &cobv{TxID: txid, Created: now, LocID: s.st.nextLoc, Status: CobAtiva,
-			Location: s.ln.Addr().String() + "/qr/v2/cobv/" + strings.ToLower(randomHex(32))}
-		code, err := cobvBRCode(c.Location, s.opts.MerchantName, s.opts.MerchantCity)
+		c = &cobv{TxID: txid, Created: now, Status: CobAtiva}
+		c.LocID, c.Location = s.newLocation("/qr/v2/cobv/")
+		code, err := chargeBRCode(c.Location, s.opts.MerchantName, s.opts.MerchantCity, "")
 		if err != nil {
 			writeProblem(w, http.StatusInternalServerError, "ErroInternoDoServidor", "Erro interno do servidor", err.Error(), nil)
 			return
@@ -275,14 +254,7 @@ func (s *Server) putCobV(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getCobV(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.st.cobvs[r.PathValue("txid")]
-	if c == nil {
-		writeProblem(w, http.StatusNotFound, "CobVNaoEncontrada", "Cobrança não encontrada", "no cobv with this txid", nil)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.cobvJSON(c))
+	show(s, w, cobvKind, func() *cobv { return s.st.cobvs[r.PathValue("txid")] }, s.cobvJSON)
 }
 
 // patchCobV revises a cobv. The simulator takes one revision, the one
@@ -290,32 +262,26 @@ func (s *Server) getCobV(w http.ResponseWriter, r *http.Request) {
 // which the API refuses together with any other change.
 func (s *Server) patchCobV(w http.ResponseWriter, r *http.Request) {
 	var req cobvRequest
-	if !decodeBody(w, r, "CobVOperacaoInvalida", &req) {
+	if !cobvKind.decode(w, r, &req) {
 		return
 	}
-	var v []violacao
+	var v violations
 	switch {
 	case req.Status == nil:
-		v = append(v, violacao{Razao: "the simulator revises only status", Propriedade: "cobv"})
+		v.add("cobv", "the simulator revises only status", "")
 	case *req.Status != CobRemovidaUR:
-		v = append(v, violacao{Razao: "status can only be revised to " + CobRemovidaUR, Propriedade: "cobv.status", Valor: *req.Status})
+		v.add("cobv.status", "status can only be revised to "+CobRemovidaUR, *req.Status)
 	case req.Calendario != nil || req.Devedor != nil || req.Valor != nil || req.Chave != nil || req.SolicitacaoPagador != nil || req.Loc != nil:
-		v = append(v, violacao{Razao: "a removal cannot change anything else", Propriedade: "cobv.status", Valor: *req.Status})
+		v.add("cobv.status", "a removal cannot change anything else", *req.Status)
 	}
 	if len(v) > 0 {
-		writeProblem(w, http.StatusBadRequest, "CobVOperacaoInvalida", "Cobrança inválida", "the revision has invalid fields", v)
+		cobvKind.refuse(w, "the revision has invalid fields", v...)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.st.cobvs[r.PathValue("txid")]
-	if c == nil {
-		writeProblem(w, http.StatusNotFound, "CobVNaoEncontrada", "Cobrança não encontrada", "no cobv with this txid", nil)
-		return
-	}
-	if c.Status != CobAtiva {
-		writeProblem(w, http.StatusBadRequest, "CobVOperacaoInvalida", "Cobrança inválida", "the cobv is "+c.Status+" and can no longer be revised",
-			[]violacao{{Razao: "only an ATIVA cobv can be revised", Propriedade: "cobv.status", Valor: c.Status}})
+	c := found(w, cobvKind, s.st.cobvs[r.PathValue("txid")])
+	if c == nil || !cobvKind.allows(w, c.Status, cobvRevision) {
 		return
 	}
 	c.Status = *req.Status
@@ -369,174 +335,4 @@ func (s *Server) cobvJSON(c *cobv) map[string]any {
 		j["pix"] = pix
 	}
 	return j
-}
-
-// cobvBRCode is the BR Code of a cobv: like a cob's, single use, pointing
-// at the location, but without an amount (field 54): the payer's app reads
-// the amount of the day from the location's payload.
-func cobvBRCode(location, name, city string) (string, error) {
-	name, city = brcode.Sanitize(name, brcode.MaxMerchantName), brcode.Sanitize(city, brcode.MaxMerchantCity)
-	if name == "" || city == "" || len(location) > 77 {
-		return "", errors.New("pspsim: merchant name, city or location unfit for a BR Code")
-	}
-	c := brcode.Code{Fields: []brcode.Field{
-		{ID: "00", Value: "01"},
-		{ID: "01", Value: "12"},
-		{ID: "26", Sub: []brcode.Field{{ID: "00", Value: brcode.GUI}, {ID: "25", Value: location}}},
-		{ID: "52", Value: "0000"},
-		{ID: "53", Value: "986"},
-		{ID: "58", Value: "BR"},
-		{ID: "59", Value: name},
-		{ID: "60", Value: city},
-		{ID: "62", Sub: []brcode.Field{{ID: "05", Value: "***"}}},
-	}}
-	return c.String(), nil
-}
-
-// ErrBadDate: the day asked for is not a date YYYY-MM-DD.
-var ErrBadDate = errors.New("pspsim: not a date YYYY-MM-DD")
-
-// CobVDue returns what the cobv txid costs when paid on date (YYYY-MM-DD;
-// "" is today in São Paulo by the simulator's clock), computed as BACEN
-// defines the cobv's terms, and false when the cobv can no longer be paid
-// that day.
-func (s *Server) CobVDue(txid, date string) (CobVAmount, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.st.cobvs[txid]
-	if c == nil {
-		return CobVAmount{}, false, fmt.Errorf("%w: %s", ErrUnknownCharge, txid)
-	}
-	d, err := s.payDay(date)
-	if err != nil {
-		return CobVAmount{}, false, err
-	}
-	a, ok := c.Terms.amountOn(d)
-	return a, ok, nil
-}
-
-// payDay reads date, "" being today in São Paulo (s.mu held or not: it
-// reads only the clock).
-func (s *Server) payDay(date string) (day, error) {
-	if date == "" {
-		return dayOf(s.now()), nil
-	}
-	d, ok := parseDay(date)
-	if !ok {
-		return day{}, fmt.Errorf("%w: %q", ErrBadDate, date)
-	}
-	return d, nil
-}
-
-// PayCobV has a payer pay the ATIVA cobv txid on date (YYYY-MM-DD; "" is
-// today in São Paulo by the simulator's clock) for what BACEN's terms make
-// due that day: the cobv becomes CONCLUIDA, the Pix (its horario on that
-// date, at the clock's São Paulo time of day) is recorded and the webhook
-// receives it before PayCobV returns. It returns the Pix's end-to-end id and the amount paid
-// in centavos. ErrNotPayable: the cobv is not ATIVA, the date is before
-// its creation or after its last day.
-func (s *Server) PayCobV(ctx context.Context, txid, date string) (string, int64, error) {
-	s.mu.Lock()
-	c := s.st.cobvs[txid]
-	if c == nil {
-		s.mu.Unlock()
-		return "", 0, fmt.Errorf("%w: %s", ErrUnknownCharge, txid)
-	}
-	now := s.now()
-	d, err := s.payDay(date)
-	if err != nil {
-		s.mu.Unlock()
-		return "", 0, err
-	}
-	amount, payable := c.Terms.amountOn(d)
-	switch {
-	case c.Status != CobAtiva:
-		err = fmt.Errorf("%w: it is %s", ErrNotPayable, c.Status)
-	case d.Before(dayOf(c.Created)):
-		err = fmt.Errorf("%w: %s is before its creation", ErrNotPayable, formatDay(d))
-	case !payable:
-		err = fmt.Errorf("%w: its last day was %s", ErrNotPayable, formatDay(c.Terms.lastDay()))
-	}
-	if err != nil {
-		s.mu.Unlock()
-		return "", 0, err
-	}
-	// The Pix is stamped on the day it pays for: the receiver prices a
-	// cobv by the date of its horario, as a real PSP's payment shows it.
-	paid := payTime(now, d)
-	p := &pixRec{E2EID: newE2EID("E", paid), TxID: txid, Valor: amount.Final, Chave: c.Chave, Horario: paid, InfoPagador: "pago pelo simulador"}
-	c.Status = CobConcluida
-	c.Pix = append(c.Pix, p)
-	item := s.record(p)
-	s.mu.Unlock()
-	s.deliver(ctx, []pixJSON{item})
-	return p.E2EID, amount.Final, nil
-}
-
-// payTime is the instant of a payment made on São Paulo date d: now's São
-// Paulo time of day on that date (now itself when d is today).
-func payTime(now time.Time, d day) time.Time {
-	if dayOf(now).Equal(d) {
-		return now
-	}
-	sp := now.In(saoPaulo)
-	y, m, dd := d.Date()
-	return time.Date(y, m, dd, sp.Hour(), sp.Minute(), sp.Second(), sp.Nanosecond(), saoPaulo)
-}
-
-// txidOfCobVCode is the txid of the cobv whose copy-and-paste code is
-// code, or "" when no cobv has it.
-func (s *Server) txidOfCobVCode(code string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for txid, c := range s.st.cobvs {
-		if c.BRCode == code {
-			return txid
-		}
-	}
-	return ""
-}
-
-// cobvControl adds to the control API:
-//
-//	POST /sim/paycobv/{txid}  a payer pays the cobv on {"date": "YYYY-MM-DD"}
-//	                          (optional; default today) what is due then →
-//	                          {"endToEndId": …, "txid": …, "valor": "10.20"}
-//	POST /sim/paycobv         the same for the cobv whose copy-and-paste
-//	                          code (pixgate's qrcode) is {"code": "…"}
-func (s *Server) cobvControl(mux *http.ServeMux) {
-	pay := func(w http.ResponseWriter, r *http.Request, byCode bool) {
-		var req struct {
-			Date string `json:"date"`
-			Code string `json:"code"`
-		}
-		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-		if err == nil && len(strings.TrimSpace(string(b))) > 0 {
-			err = json.Unmarshal(b, &req)
-		}
-		if err == nil && byCode && strings.TrimSpace(req.Code) == "" {
-			err = errors.New(`the body needs "code": the cobv's copy-and-paste code`)
-		}
-		if err != nil {
-			writeProblem(w, http.StatusBadRequest, "RequisicaoInvalida", "Requisição inválida", err.Error(), nil)
-			return
-		}
-		txid := r.PathValue("txid")
-		if byCode {
-			txid = s.txidOfCobVCode(strings.TrimSpace(req.Code))
-		}
-		e2eid, valor, err := s.PayCobV(r.Context(), txid, req.Date)
-		switch {
-		case errors.Is(err, ErrUnknownCharge):
-			writeProblem(w, http.StatusNotFound, "CobVNaoEncontrada", "Cobrança não encontrada", err.Error(), nil)
-		case errors.Is(err, ErrBadDate):
-			writeProblem(w, http.StatusBadRequest, "RequisicaoInvalida", "Requisição inválida", err.Error(), nil)
-		case err != nil:
-			writeProblem(w, http.StatusConflict, "CobVOperacaoInvalida", "Cobrança não pode ser paga", err.Error(), nil)
-		default:
-			writeJSON(w, http.StatusOK, map[string]string{"endToEndId": e2eid, "txid": txid, "valor": formatValor(valor)})
-		}
-	}
-	mux.HandleFunc("POST /sim/paycobv/{txid}", func(w http.ResponseWriter, r *http.Request) { pay(w, r, false) })
-	mux.HandleFunc("POST /sim/paycobv", func(w http.ResponseWriter, r *http.Request) { pay(w, r, true) })
 }

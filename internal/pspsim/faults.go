@@ -209,10 +209,7 @@ func (s *Server) withLog(next http.Handler) http.Handler {
 				status = 0
 			}
 			s.mu.Lock()
-			if len(s.requests) >= maxLogged {
-				s.requests = s.requests[1:]
-			}
-			s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Status: status, At: s.now()})
+			s.requests = appendBounded(s.requests, Request{Method: r.Method, Path: r.URL.Path, Status: status, At: s.now()})
 			s.mu.Unlock()
 			s.log.Debug("pspsim request", "method", r.Method, "path", r.URL.Path, "status", status)
 		}()

@@ -1,18 +1,10 @@
 package pspsim
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"strings"
 	"time"
-
-	"github.com/pixgate/pixgate/internal/brcode"
 )
 
 // Errors of Pay.
@@ -138,233 +130,101 @@ func (s *Server) payerOf(txid string) *devedor {
 	return &devedor{CPF: SimulatedPayerCPF, Nome: SimulatedPayerName}
 }
 
-// Settle settles every send and devolução still EM_PROCESSAMENTO now,
-// whatever SettleDelay says, and waits for the webhooks it causes.
-func (s *Server) Settle(ctx context.Context) {
-	refunds, sent := s.settle(true)
-	for _, n := range refunds {
-		s.deliver(ctx, n)
-	}
-	s.deliverSent(ctx, sent)
-	s.deliverNotices(ctx, s.settleRecs())
-}
+// ErrBadDate: the day asked for is not a date YYYY-MM-DD.
+var ErrBadDate = errors.New("pspsim: not a date YYYY-MM-DD")
 
-// settleDue settles the transfers whose delay has passed, moves the
-// recurrences and cycle charges time moves, and delivers the resulting
-// webhooks in the background (or, with force, settles every pending
-// transfer).
-func (s *Server) settleDue(force bool) {
-	refunds, sent := s.settle(force)
-	for _, n := range refunds {
-		s.inBackground(func(ctx context.Context) { s.deliver(ctx, n) })
-	}
-	if len(sent) > 0 {
-		s.inBackground(func(ctx context.Context) { s.deliverSent(ctx, sent) })
-	}
-	if notes := s.settleRecs(); len(notes) > 0 {
-		s.inBackground(func(ctx context.Context) { s.deliverNotices(ctx, notes) })
-	}
-}
-
-// inBackground runs f in a goroutine that Close waits for and whose
-// context Close cancels; nothing once the server is closing.
-func (s *Server) inBackground(f func(ctx context.Context)) {
-	s.mu.Lock()
-	closed := s.isClosing()
-	if !closed {
-		s.wg.Add(1)
-	}
-	s.mu.Unlock()
-	if closed {
-		return
-	}
-	go func() {
-		defer s.wg.Done()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go func() {
-			select {
-			case <-s.closing:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		f(ctx)
-	}()
-}
-
-func (s *Server) isClosing() bool {
-	select {
-	case <-s.closing:
-		return true
-	default:
-		return false
-	}
-}
-
-// settle finalises what is due and returns the webhook notifications of
-// the settled devoluções (each one the Pix with all its devoluções) and
-// Efí's reports of the settled sends.
-func (s *Server) settle(force bool) ([][]pixJSON, []sentPixJSON) {
+// CobVDue returns what the cobv txid costs when paid on date (YYYY-MM-DD;
+// "" is today in São Paulo by the simulator's clock), computed as BACEN
+// defines the cobv's terms, and false when the cobv can no longer be paid
+// that day.
+func (s *Server) CobVDue(txid, date string) (CobVAmount, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	delay := s.opts.SettleDelay
-	due := func(requested time.Time) bool {
-		return force || delay >= 0 && !now.Before(requested.Add(delay))
+	c := s.st.cobvs[txid]
+	if c == nil {
+		return CobVAmount{}, false, fmt.Errorf("%w: %s", ErrUnknownCharge, txid)
 	}
-	var sent []sentPixJSON
-	for _, sd := range s.st.sends {
-		if sd.Status == EmProcessamento && due(sd.Requested) {
-			sd.Status, sd.Settled = Realizado, now
-			if strings.HasSuffix(sd.Favorecido, FailKeySuffix) {
-				sd.Status = NaoRealizado
-			}
-			sent = append(sent, sd.report())
-		}
+	d, err := s.payDay(date)
+	if err != nil {
+		return CobVAmount{}, false, err
 	}
-	var out [][]pixJSON
-	for _, rf := range s.st.refunds {
-		if rf.Status == EmProcessamento && due(rf.Requested) {
-			rf.Status, rf.Settled = Devolvido, now
-			if rf.Descricao == FailRefundDescription {
-				rf.Status = NaoRealizado
-			}
-			out = append(out, []pixJSON{s.st.pix[rf.E2EID].json()})
-		}
-	}
-	return out, sent
+	a, ok := c.Terms.amountOn(d)
+	return a, ok, nil
 }
 
-// Delivery is one webhook the simulator sent (or lost on purpose).
-type Delivery struct {
-	URL         string
-	EndToEndIDs []string
-	// IDs are the idRec or txid of a recurrence's or cycle charge's
-	// notification.
-	IDs []string
-	// Status is the receiver's answer; 0 when none (lost, no webhook
-	// registered, or a transport error in Err).
-	Status int
-	Lost   bool
-	Err    string
-	At     time.Time
+// payDay reads date, "" being today in São Paulo (s.mu held or not: it
+// reads only the clock).
+func (s *Server) payDay(date string) (day, error) {
+	if date == "" {
+		return dayOf(s.now()), nil
+	}
+	d, ok := parseDay(date)
+	if !ok {
+		return day{}, fmt.Errorf("%w: %q", ErrBadDate, date)
+	}
+	return d, nil
 }
 
-// Deliveries returns every webhook delivery so far, oldest first.
-func (s *Server) Deliveries() []Delivery {
+// PayCobV has a payer pay the ATIVA cobv txid on date (YYYY-MM-DD; "" is
+// today in São Paulo by the simulator's clock) for what BACEN's terms make
+// due that day: the cobv becomes CONCLUIDA, the Pix (its horario on that
+// date, at the clock's São Paulo time of day) is recorded and the webhook
+// receives it before PayCobV returns. It returns the Pix's end-to-end id and the amount paid
+// in centavos. ErrNotPayable: the cobv is not ATIVA, the date is before
+// its creation or after its last day.
+func (s *Server) PayCobV(ctx context.Context, txid, date string) (string, int64, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Delivery(nil), s.deliveries...)
-}
-
-// deliver POSTs {"pix": items} to the registered webhook URL + "/pix", once.
-func (s *Server) deliver(ctx context.Context, items []pixJSON) {
-	d := Delivery{}
-	for _, it := range items {
-		d.EndToEndIDs = append(d.EndToEndIDs, it.EndToEndID)
-	}
-	s.mu.Lock()
-	wh := s.st.webhook
-	s.mu.Unlock()
-	s.post(ctx, wh, "pix", d, map[string][]pixJSON{"pix": items})
-}
-
-// deliverSent POSTs Efí's report of settled sends, {"pix": items}, to the
-// registered webhook URL + "/pix", once (nothing when there are none).
-func (s *Server) deliverSent(ctx context.Context, items []sentPixJSON) {
-	if len(items) == 0 {
-		return
-	}
-	d := Delivery{}
-	for _, it := range items {
-		d.EndToEndIDs = append(d.EndToEndIDs, it.EndToEndID)
-		d.IDs = append(d.IDs, it.GnExtras.IDEnvio)
-	}
-	s.mu.Lock()
-	wh := s.st.webhook
-	s.mu.Unlock()
-	s.post(ctx, wh, "pix", d, map[string][]sentPixJSON{"pix": items})
-}
-
-// post POSTs body as JSON to wh's URL + "/" + suffix, once, and logs it as
-// d in Deliveries (lost on purpose while LoseWebhooks says so; an error
-// when wh is nil).
-func (s *Server) post(ctx context.Context, wh *webhookReg, suffix string, d Delivery, body any) {
-	s.mu.Lock()
-	d.At = s.now()
-	if wh != nil && s.loseHooks != 0 {
-		d.Lost = true
-		if s.loseHooks > 0 {
-			s.loseHooks--
-		}
-	}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if len(s.deliveries) >= maxLogged {
-			s.deliveries = s.deliveries[1:]
-		}
-		s.deliveries = append(s.deliveries, d)
+	c := s.st.cobvs[txid]
+	if c == nil {
 		s.mu.Unlock()
-		s.log.Info("pspsim webhook", "url", d.URL, "e2eids", d.EndToEndIDs, "ids", d.IDs, "status", d.Status, "lost", d.Lost, "err", d.Err)
-	}()
-	if wh == nil {
-		d.Err = "no webhook registered"
-		return
+		return "", 0, fmt.Errorf("%w: %s", ErrUnknownCharge, txid)
 	}
-	d.URL = strings.TrimSuffix(wh.URL, "/") + "/" + suffix
-	if d.Lost {
-		return
-	}
-	b, err := json.Marshal(body)
+	now := s.now()
+	d, err := s.payDay(date)
 	if err != nil {
-		d.Err = err.Error()
-		return
+		s.mu.Unlock()
+		return "", 0, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(b))
+	amount, payable := c.Terms.amountOn(d)
+	switch {
+	case c.Status != CobAtiva:
+		err = fmt.Errorf("%w: it is %s", ErrNotPayable, c.Status)
+	case d.Before(dayOf(c.Created)):
+		err = fmt.Errorf("%w: %s is before its creation", ErrNotPayable, formatDay(d))
+	case !payable:
+		err = fmt.Errorf("%w: its last day was %s", ErrNotPayable, formatDay(c.Terms.lastDay()))
+	}
 	if err != nil {
-		d.Err = err.Error()
-		return
+		s.mu.Unlock()
+		return "", 0, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.opts.WebhookClient.Do(req)
-	if err != nil {
-		d.Err = err.Error()
-		return
-	}
-	_ = resp.Body.Close()
-	d.Status = resp.StatusCode
+	// The Pix is stamped on the day it pays for: the receiver prices a
+	// cobv by the date of its horario, as a real PSP's payment shows it.
+	paid := payTime(now, d)
+	p := &pixRec{E2EID: newE2EID("E", paid), TxID: txid, Valor: amount.Final, Chave: c.Chave, Horario: paid, InfoPagador: "pago pelo simulador"}
+	c.Status = CobConcluida
+	c.Pix = append(c.Pix, p)
+	item := s.record(p)
+	s.mu.Unlock()
+	s.deliver(ctx, []pixJSON{item})
+	return p.E2EID, amount.Final, nil
 }
 
-// dynamicBRCode is the BR Code of a cob: point of initiation 12 (single
-// use), merchant account 26 with the Pix GUI and the location URL in 25
-// (no key), the amount, and txid "***" in 62/05 (the payer's app reads the
-// cob from the location). brcode.Encode writes static codes only, so the
-// fields are assembled here and brcode.Code adds the CRC.
-func dynamicBRCode(location, name, city string, centavos int64) (string, error) {
-	name, city = brcode.Sanitize(name, brcode.MaxMerchantName), brcode.Sanitize(city, brcode.MaxMerchantCity)
-	if name == "" || city == "" || len(location) > 77 {
-		return "", errors.New("pspsim: merchant name, city or location unfit for a BR Code")
+// payTime is the instant of a payment made on São Paulo date d: now's São
+// Paulo time of day on that date (now itself when d is today).
+func payTime(now time.Time, d day) time.Time {
+	if dayOf(now).Equal(d) {
+		return now
 	}
-	c := brcode.Code{Fields: []brcode.Field{
-		{ID: "00", Value: "01"},
-		{ID: "01", Value: "12"},
-		{ID: "26", Sub: []brcode.Field{{ID: "00", Value: brcode.GUI}, {ID: "25", Value: location}}},
-		{ID: "52", Value: "0000"},
-		{ID: "53", Value: "986"},
-		{ID: "54", Value: formatValor(centavos)},
-		{ID: "58", Value: "BR"},
-		{ID: "59", Value: name},
-		{ID: "60", Value: city},
-		{ID: "62", Sub: []brcode.Field{{ID: "05", Value: "***"}}},
-	}}
-	return c.String(), nil
+	sp := now.In(saoPaulo)
+	y, m, dd := d.Date()
+	return time.Date(y, m, dd, sp.Hour(), sp.Minute(), sp.Second(), sp.Nanosecond(), saoPaulo)
 }
 
-// randomHex returns n random hexadecimal characters.
-func randomHex(n int) string {
-	b := make([]byte, (n+1)/2)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)[:n]
+// txidOfCobVCode is the txid of the cobv whose copy-and-paste code is
+// code, or "" when no cobv has it.
+func (s *Server) txidOfCobVCode(code string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return txidWithCode(s.st.cobvs, code, func(c *cobv) string { return c.BRCode })
 }
