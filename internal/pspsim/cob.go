@@ -85,19 +85,22 @@ var cobKind = resource{noun: "cob", prop: "cob", refused: "CobOperacaoInvalida",
 // cobRevision is PATCH /cob/{txid}: only an ATIVA cob can be revised.
 var cobRevision = statusGuard{allowed: []string{CobAtiva}, verb: "revised", razao: "only an ATIVA cob can be revised"}
 
+// originalValor is the valor of a cob or cobr request.
+type originalValor struct {
+	Original *string `json:"original"`
+}
+
 // cobRequest is the body of PUT and PATCH /cob/{txid}; pointers tell an
 // absent field from an empty one.
 type cobRequest struct {
 	Calendario *struct {
 		Expiracao *int `json:"expiracao"`
 	} `json:"calendario"`
-	Devedor *devedor `json:"devedor"`
-	Valor   *struct {
-		Original *string `json:"original"`
-	} `json:"valor"`
-	Chave              *string `json:"chave"`
-	SolicitacaoPagador *string `json:"solicitacaoPagador"`
-	Status             *string `json:"status"`
+	Devedor            *devedor       `json:"devedor"`
+	Valor              *originalValor `json:"valor"`
+	Chave              *string        `json:"chave"`
+	SolicitacaoPagador *string        `json:"solicitacaoPagador"`
+	Status             *string        `json:"status"`
 }
 
 // checkCob returns the violations of a cob request; create requires the

@@ -75,9 +75,7 @@ type cobrRequest struct {
 	Calendario *struct {
 		DataDeVencimento *string `json:"dataDeVencimento"`
 	} `json:"calendario"`
-	Valor *struct {
-		Original *string `json:"original"`
-	} `json:"valor"`
+	Valor         *originalValor `json:"valor"`
 	AjusteDiaUtil *bool          `json:"ajusteDiaUtil"`
 	Devedor       *cobrDevedor   `json:"devedor"`
 	Recebedor     *cobrRecebedor `json:"recebedor"`
@@ -210,12 +208,8 @@ var cobrCancellation = statusGuard{allowed: []string{CobRCriada, CobRAtiva},
 // before the day of its first attempt.
 func (s *Server) patchCobR(w http.ResponseWriter, r *http.Request) {
 	var req cobrRequest
-	if !cobrKind.decode(w, r, &req) {
-		return
-	}
-	if req.Status == nil || *req.Status != CobRCancelada || req.IDRec != nil || req.Calendario != nil || req.Valor != nil || req.Devedor != nil {
-		cobrKind.refuse(w, "a cobr can only be revised to CANCELADA",
-			violacao{Razao: "status can only be revised to CANCELADA, alone", Propriedade: "cobr.status"})
+	if !cobrKind.decode(w, r, &req) || !cobrKind.onlyStatus(w, req.Status, CobRCancelada,
+		req.IDRec != nil || req.Calendario != nil || req.Valor != nil || req.Devedor != nil, "a cobr can only be revised to CANCELADA") {
 		return
 	}
 	s.answerThenNotify(w, r, http.StatusOK, func() (any, []notice, bool) {
@@ -314,33 +308,32 @@ func (s *Server) whyNoRetry(c *cobr, d day, ok bool, today day) string {
 // attempt's, in [inicio, fim], oldest first, one page; optionally of one
 // idRec or status.
 func (s *Server) listCobRs(w http.ResponseWriter, r *http.Request) {
-	inicio, fim, page, perPage, ok := listQuery(w, r, "ConsultaInvalida")
-	if !ok {
-		return
-	}
 	q := r.URL.Query()
 	idRec, status := q.Get("idRec"), q.Get("status")
-	s.mu.Lock()
-	var matched []*cobr
-	for _, c := range s.books().cobrs {
-		if (idRec != "" && c.IDRec != idRec) || (status != "" && c.Status != status) {
-			continue
+	answerList(s, w, r, "ConsultaInvalida", "cobsr", func(inicio, fim time.Time) []map[string]any {
+		var matched []*cobr
+		for _, c := range s.books().cobrs {
+			if (idRec == "" || c.IDRec == idRec) && (status == "" || c.Status == status) && c.changedIn(inicio, fim) {
+				matched = append(matched, c)
+			}
 		}
-		hit := changedIn(c.Updates, inicio, fim)
-		for _, t := range c.Tentativas {
-			hit = hit || changedIn(t.Updates, inicio, fim)
+		slices.SortFunc(matched, func(a, b *cobr) int { return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.TxID, b.TxID)) })
+		all := make([]map[string]any, len(matched))
+		for i, c := range matched {
+			all[i] = s.cobrJSON(c, false)
 		}
-		if hit {
-			matched = append(matched, c)
-		}
+		return all
+	})
+}
+
+// changedIn reports whether c's status, or one of its attempts', changed
+// in [from, to].
+func (c *cobr) changedIn(from, to time.Time) bool {
+	hit := changedIn(c.Updates, from, to)
+	for _, t := range c.Tentativas {
+		hit = hit || changedIn(t.Updates, from, to)
 	}
-	slices.SortFunc(matched, func(a, b *cobr) int { return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.TxID, b.TxID)) })
-	all := make([]map[string]any, len(matched))
-	for i, c := range matched {
-		all[i] = s.cobrJSON(c, false)
-	}
-	s.mu.Unlock()
-	writeList(w, "cobsr", inicio, fim, page, perPage, all)
+	return hit
 }
 
 // sortedCobRs are the cobrs of idRec, oldest first (s.mu held).

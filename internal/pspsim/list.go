@@ -43,6 +43,20 @@ func listQuery(w http.ResponseWriter, r *http.Request, problem string) (inicio, 
 	return inicio, fim, page, perPage, true
 }
 
+// answerList answers a list request (GET /pix, /rec, /cobr, Efí's sent
+// Pix): 400 of type problem when inicio, fim or the page are wrong, else
+// the page, under key, of what collect gathers under s.mu.
+func answerList[T any](s *Server, w http.ResponseWriter, r *http.Request, problem, key string, collect func(inicio, fim time.Time) []T) {
+	inicio, fim, page, perPage, ok := listQuery(w, r, problem)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	all := collect(inicio, fim)
+	s.mu.Unlock()
+	writeList(w, key, inicio, fim, page, perPage, all)
+}
+
 // writeList answers one page of items under key.
 func writeList[T any](w http.ResponseWriter, key string, inicio, fim time.Time, page, perPage int, all []T) {
 	items := []T{}

@@ -60,19 +60,14 @@ func (s *Server) getPix(w http.ResponseWriter, r *http.Request) {
 // listPix is GET /pix: the Pix whose horario is within [inicio, fim], oldest
 // first, one page.
 func (s *Server) listPix(w http.ResponseWriter, r *http.Request) {
-	inicio, fim, page, perPage, ok := listQuery(w, r, "PixConsultaInvalida")
-	if !ok {
-		return
-	}
 	txid := r.URL.Query().Get("txid")
-	s.mu.Lock()
-	var matched []pixJSON
-	for _, p := range s.st.pixOrder {
-		if p.Horario.Before(inicio) || p.Horario.After(fim) || (txid != "" && p.TxID != txid) {
-			continue
+	answerList(s, w, r, "PixConsultaInvalida", "pix", func(inicio, fim time.Time) []pixJSON {
+		var matched []pixJSON
+		for _, p := range s.st.pixOrder {
+			if !p.Horario.Before(inicio) && !p.Horario.After(fim) && (txid == "" || p.TxID == txid) {
+				matched = append(matched, p.json())
+			}
 		}
-		matched = append(matched, p.json())
-	}
-	s.mu.Unlock()
-	writeList(w, "pix", inicio, fim, page, perPage, matched)
+		return matched
+	})
 }

@@ -421,12 +421,8 @@ func (s *Server) getRec(w http.ResponseWriter, r *http.Request) {
 // the receiver cancelling a recurrence that is CRIADA or APROVADA.
 func (s *Server) patchRec(w http.ResponseWriter, r *http.Request) {
 	var req recRequest
-	if !recKind.decode(w, r, &req) {
-		return
-	}
-	if req.Status == nil || *req.Status != RecCancelada || req.Vinculo != nil || req.Calendario != nil || req.Loc != nil || req.Ativacao != nil {
-		recKind.refuse(w, "the simulator revises only status, to CANCELADA",
-			violacao{Razao: "status can only be revised to CANCELADA, alone", Propriedade: "rec.status"})
+	if !recKind.decode(w, r, &req) || !recKind.onlyStatus(w, req.Status, RecCancelada,
+		req.Vinculo != nil || req.Calendario != nil || req.Loc != nil || req.Ativacao != nil, "the simulator revises only status, to CANCELADA") {
 		return
 	}
 	s.answerThenNotify(w, r, http.StatusOK, func() (any, []notice, bool) {
@@ -553,28 +549,25 @@ func (s *Server) recQR(rc *rec, txid string) (string, string) {
 	return c.String(), "JORNADA_2"
 }
 
+// listRecs is GET /rec: the recurrences with a status change in [inicio,
 // fim], oldest first, one page.
 func (s *Server) listRecs(w http.ResponseWriter, r *http.Request) {
-	inicio, fim, page, perPage, ok := listQuery(w, r, "ConsultaInvalida")
-	if !ok {
-		return
-	}
 	status := r.URL.Query().Get("status")
-	s.mu.Lock()
-	var matched []*rec
-	for _, rc := range s.books().recs {
-		if changedIn(rc.Updates, inicio, fim) && (status == "" || rc.Status == status) {
-			matched = append(matched, rc)
+	answerList(s, w, r, "ConsultaInvalida", "recs", func(inicio, fim time.Time) []map[string]any {
+		var matched []*rec
+		for _, rc := range s.books().recs {
+			if changedIn(rc.Updates, inicio, fim) && (status == "" || rc.Status == status) {
+				matched = append(matched, rc)
+			}
 		}
-	}
-	slices.SortFunc(matched, func(a, b *rec) int { return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.IDRec, b.IDRec)) })
-	all := make([]map[string]any, len(matched))
-	for i, rc := range matched {
-		all[i] = s.recJSON(rc, true, "")
-		delete(all[i], "dadosQR") // RecCompletaPesquisada has none
-	}
-	s.mu.Unlock()
-	writeList(w, "recs", inicio, fim, page, perPage, all)
+		slices.SortFunc(matched, func(a, b *rec) int { return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.IDRec, b.IDRec)) })
+		all := make([]map[string]any, len(matched))
+		for i, rc := range matched {
+			all[i] = s.recJSON(rc, true, "")
+			delete(all[i], "dadosQR") // RecCompletaPesquisada has none
+		}
+		return all
+	})
 }
 
 // recNotice is rc's notification (RecNotification), s.mu held.

@@ -53,6 +53,17 @@ func (k resource) validTxID(w http.ResponseWriter, txid string) bool {
 	return false
 }
 
+// onlyStatus reports whether a revision sets status to want and nothing
+// else (others: it sets something else); false after answering k's 400
+// with detail.
+func (k resource) onlyStatus(w http.ResponseWriter, status *string, want string, others bool, detail string) bool {
+	if status != nil && *status == want && !others {
+		return true
+	}
+	k.refuse(w, detail, violacao{Razao: "status can only be revised to " + want + ", alone", Propriedade: k.prop + ".status"})
+	return false
+}
+
 // statusGuard is an operation that only some statuses of a resource allow.
 type statusGuard struct {
 	allowed []string

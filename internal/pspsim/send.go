@@ -173,24 +173,20 @@ func (s *Server) listSends(w http.ResponseWriter, r *http.Request) {
 			[]violacao{{Razao: "status must be EM_PROCESSAMENTO, REALIZADO or NAO_REALIZADO", Propriedade: "status", Valor: status}})
 		return
 	}
-	inicio, fim, page, perPage, ok := listQuery(w, r, "ConsultaInvalida")
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	var matched []sendJSON
-	order := s.st.sendOrder
-	first, _ := slices.BinarySearchFunc(order, inicio, func(sd *send, t time.Time) int { return sd.Requested.Compare(t) })
-	for _, sd := range order[first:] {
-		if sd.Requested.After(fim) {
-			break
+	answerList(s, w, r, "ConsultaInvalida", "pix", func(inicio, fim time.Time) []sendJSON {
+		var matched []sendJSON
+		order := s.st.sendOrder
+		first, _ := slices.BinarySearchFunc(order, inicio, func(sd *send, t time.Time) int { return sd.Requested.Compare(t) })
+		for _, sd := range order[first:] {
+			if sd.Requested.After(fim) {
+				break
+			}
+			if status == "" || sd.Status == status {
+				matched = append(matched, sd.json())
+			}
 		}
-		if status == "" || sd.Status == status {
-			matched = append(matched, sd.json())
-		}
-	}
-	s.mu.Unlock()
-	writeList(w, "pix", inicio, fim, page, perPage, matched)
+		return matched
+	})
 }
 
 // addSendInOrder adds sd to the sends by request time (then idEnvio).
