@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// --- the payer's side: control actions and settlement ---
+// This file is the payer's side of Pix Automático: the answers the payer
+// gives a recurrence at their bank, and the debits of its cycle charges.
 
 // Errors of the recurrence control actions.
 var (
