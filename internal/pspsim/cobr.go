@@ -8,6 +8,21 @@ import (
 	"time"
 )
 
+// This file is Pix Automático's cycle charges (API Pix /cobr): PUT, GET,
+// PATCH (cancellation), retries and the list.
+
+// cobrLeadDays bounds how far ahead of its due date a cobr is created:
+// between 2 and 10 days before it, both included.
+const (
+	cobrMinLeadDays = 2
+	cobrMaxLeadDays = 10
+)
+
+// FailDebitCode is the rejection code of an attempt failed with FailCobR:
+// AM04-like "insufficient funds" is not in BACEN's list, AM02 (amount not
+// allowed) is, and it lets the cobr be retried.
+const FailDebitCode = "AM02"
+
 // Statuses and kinds of a cycle charge's attempt (tentativa).
 const (
 	tentSolicitada = "SOLICITADA"
@@ -62,8 +77,6 @@ type cobr struct {
 	Pix        []*pixRec
 	End        *encerramento
 }
-
-// --- cycle charges ---
 
 // cobrKind is what the cobr handlers answer.
 var cobrKind = resource{noun: "cobr", prop: "cobr", refused: "CobROperacaoInvalida", refusedTitle: "Operação inválida",

@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// This file is what the lists of the API (Pix, recurrences, cycle charges,
+// Efí's sent Pix) share: their query and their pages.
+
 // listQuery reads inicio, fim and the page of a list request, or answers
 // 400 with the problem type problem and returns false.
 func listQuery(w http.ResponseWriter, r *http.Request, problem string) (inicio, fim time.Time, page, perPage int, ok bool) {

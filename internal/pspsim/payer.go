@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// This file is the payer's side of cobs and cobvs: paying them, and Pix
+// that no charge holds.
+
 // Errors of Pay.
 var (
 	// ErrUnknownCharge: no cob has that txid.

@@ -11,11 +11,12 @@ import (
 	"github.com/pixgate/pixgate/internal/brcode"
 )
 
-// This file simulates Pix Automático's receiving side (BACEN's tags
-// PayloadLocationRec, Rec, CobR, WebhookRec and WebhookCobR): locations of
-// recurrences, recurrences the payer approves, rejects or cancels at their
-// bank (control actions), cycle charges debited on their settlement day
-// (or failed, on request), retries, and the notifications of both.
+// This file and the next two simulate Pix Automático's receiving side
+// (BACEN's tags PayloadLocationRec, Rec, CobR, WebhookRec and WebhookCobR):
+// here the locations of recurrences and the recurrences; in cobr.go the
+// cycle charges, debited on their settlement day (or failed, on request)
+// and retried; in recpayer.go what the payer does at their bank (control
+// actions). Both kinds notify their own webhook (webhook.go).
 
 // Statuses of a recurrence (rec) and of a cycle charge (cobr).
 const (
@@ -45,18 +46,6 @@ const (
 // RecApprovalWindow is how long a CRIADA recurrence waits for the payer
 // before the simulator makes it EXPIRADA.
 const RecApprovalWindow = 7 * 24 * time.Hour
-
-// cobrLeadDays bounds how far ahead of its due date a cobr is created:
-// between 2 and 10 days before it, both included.
-const (
-	cobrMinLeadDays = 2
-	cobrMaxLeadDays = 10
-)
-
-// FailDebitCode is the rejection code of an attempt failed with FailCobR:
-// AM04-like "insufficient funds" is not in BACEN's list, AM02 (amount not
-// allowed) is, and it lets the cobr be retried.
-const FailDebitCode = "AM02"
 
 // simCodMun is the payer's municipality (São Paulo's IBGE code) reported
 // once a recurrence is approved.
@@ -176,8 +165,6 @@ func (s *Server) recRoutes(api *http.ServeMux) {
 	}
 }
 
-// --- locations ---
-
 func (s *Server) postLocRec(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -209,8 +196,6 @@ func (s *Server) getLocRec(w http.ResponseWriter, r *http.Request) {
 		return s.books().locs[id]
 	}, (*locRec).json)
 }
-
-// --- recurrences ---
 
 // recRequest is the body of POST /rec; pointers tell an absent field from
 // an empty one.
