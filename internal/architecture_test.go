@@ -273,11 +273,7 @@ var longByNature = map[string]bool{
 // pendingLimits are the files and functions over the limits on main when
 // the limits test came, in packages being split at the same time; each
 // goes as its split lands. Any other violation fails at once.
-var pendingLimits = map[string]bool{
-	"internal/pspsim/control.go Server.controlHandler": true, // issue 42: being split
-	"internal/pspsim/rec.go":                           true, // issue 42: being split
-	"internal/pspsim/rec.go Server.checkRec":           true, // issue 42: being split
-}
+var pendingLimits = map[string]bool{}
 
 // funcName is how sizeViolations names fn: its name, after its receiver's
 // type for a method (Service.CreateCharge).
