@@ -86,16 +86,17 @@ func (p *pixRec) refundable() int64 {
 
 func (s *Server) putRefund(w http.ResponseWriter, r *http.Request) {
 	e2eid, id := r.PathValue("e2eid"), r.PathValue("id")
-	s.countPut(s.st.refundPuts, id)
 	if !isAlnum(id, 1, 35) {
+		s.countPut(s.st.refundPuts, id)
 		refundKind.refuse(w, "id must be 1 to 35 of [a-zA-Z0-9]",
 			violacao{Razao: "id must match ^[a-zA-Z0-9]{1,35}$", Propriedade: "devolucao.id", Valor: id})
 		return
 	}
 	var req refundRequest
 	if !refundKind.decode(w, r, &req) {
-		return
+		return // a body that never arrived whole: the PSP could not act on it
 	}
+	s.countPut(s.st.refundPuts, id)
 	valor, desc, v := req.check()
 	s.mu.Lock()
 	defer s.mu.Unlock()

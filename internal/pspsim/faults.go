@@ -160,7 +160,9 @@ type Count struct {
 
 // SendCount counts the PUT /v3/gn/pix/{idEnvio} for idEnvio. Requests that
 // an injected FaultError or FaultHang stopped never reach the PSP and are
-// not counted; committed ones are.
+// not counted, nor is one whose body never arrived whole (its client died
+// or gave up while sending it: over HTTP/2 the headers go first, and the
+// handler starts on them); committed ones are.
 func (s *Server) SendCount(idEnvio string) Count {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -602,3 +602,47 @@ func TestCloseEndsHangingRequests(t *testing.T) {
 		t.Fatal("Close left a hanging request hanging")
 	}
 }
+
+// cutReader gives its text, then fails: a client that dies while it sends
+// a request's body.
+type cutReader struct{ text string }
+
+func (c *cutReader) Read(p []byte) (int, error) {
+	if c.text == "" {
+		return 0, errors.New("the client died mid-body")
+	}
+	n := copy(p, c.text)
+	c.text = c.text[n:]
+	return n, nil
+}
+
+// A PUT whose body never arrives whole is not a send the PSP saw: it is
+// not counted, so that a resend after a reading (which finds nothing) is
+// not taken for a second send. The whole PUT that follows is the one.
+func TestSendCutMidBodyIsNotCounted(t *testing.T) {
+	e := startSim(t, nil)
+	path := "/v3/gn/pix/" + hex32(7)
+	req, err := http.NewRequest(http.MethodPut, e.origin+path, &cutReader{text: `{"valor":"12.34","pagador":{"chave"`})
+	require.NoError(t, err)
+	req.ContentLength = 200
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	if resp, err := e.client.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	// The handler has run once the request is in the simulator's log.
+	require.Eventually(t, func() bool {
+		for _, r := range e.Requests() {
+			if r.Method == http.MethodPut && r.Path == path {
+				return true
+			}
+		}
+		return false
+	}, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, pspsim.Count{}, e.SendCount(hex32(7)))
+
+	st, out := e.do(http.MethodPut, path, map[string]any{"valor": "12.34",
+		"pagador": map[string]any{"chave": testKey}, "favorecido": map[string]any{"chave": "payee@example.com"}})
+	require.Equal(t, http.StatusCreated, st, "%v", out)
+	assert.Equal(t, pspsim.Count{Puts: 1, Accepted: 1}, e.SendCount(hex32(7)))
+}

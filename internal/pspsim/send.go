@@ -126,15 +126,16 @@ func (s *Server) checkSend(req *sendRequest) (int64, violations) {
 // putSend is Efí's PUT /v3/gn/pix/{idEnvio}.
 func (s *Server) putSend(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("idEnvio")
-	s.countPut(s.st.sendPuts, id)
 	if !isAlnum(id, 1, 35) {
+		s.countPut(s.st.sendPuts, id)
 		sendKind.refuse(w, "idEnvio must be 1 to 35 of [a-zA-Z0-9]")
 		return
 	}
 	var req sendRequest
 	if !sendKind.decode(w, r, &req) {
-		return
+		return // a body that never arrived whole: the PSP could not act on it
 	}
+	s.countPut(s.st.sendPuts, id)
 	valor, v := s.checkSend(&req)
 	if len(v) > 0 {
 		sendKind.refuse(w, "the send has invalid fields", v...)
