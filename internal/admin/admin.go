@@ -92,8 +92,8 @@ func New(o Options) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admin: %w", err)
 	}
-	h := &Handler{gw: o.Gateway, bo: o.Backoffice, log: log, sandbox: o.Gateway.SandboxPayments(),
-		secure: !o.Gateway.Sandbox(), ttl: ttl, loc: loc, pages: pages,
+	h := &Handler{gw: o.Gateway, bo: o.Backoffice, log: log, sandbox: o.Gateway.Sandbox() != nil,
+		secure: !o.Gateway.InSandbox(), ttl: ttl, loc: loc, pages: pages,
 		assets: http.StripPrefix("/admin/assets/", http.FileServerFS(assets))}
 	cost := o.PasswordCost
 	if cost == 0 {

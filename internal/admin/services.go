@@ -15,19 +15,17 @@ import (
 // client, and the money operations an operator or a merchant user may
 // start. Each method's errors are those its gateway doc comment lists.
 type Gateway interface {
-	// Sandbox reports whether pixgate runs in the sandbox environment.
-	Sandbox() bool
-	// SandboxPayments reports whether the sandbox's pay and expire
-	// actions are offered.
-	SandboxPayments() bool
+	// InSandbox reports whether pixgate runs in the sandbox environment.
+	InSandbox() bool
+	// Sandbox is the sandbox's pay and expire actions; nil where they are
+	// not offered.
+	Sandbox() *gateway.Sandbox
 	Client(ctx context.Context, clientID string) (pix.Client, error)
 	Statement(ctx context.Context, c pix.Client, q gateway.StatementQuery) (*gateway.Statement, error)
 	RetryDelivery(ctx context.Context, c pix.Client, eventID string) error
 	Charge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
-	SandboxPay(ctx context.Context, charge pix.Transaction) (pix.Transaction, error)
 	// Today is the São Paulo date that prices charges with a due date.
 	Today() pix.Date
-	ExpireCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	ReturnUnmatched(ctx context.Context, id string) (gateway.UnmatchedReceipt, error)
 }
 

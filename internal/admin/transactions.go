@@ -159,7 +159,7 @@ func (h *Handler) retryEvent(w http.ResponseWriter, r *http.Request) error {
 // sandboxPay pays a charge as the sandbox's payer would.
 func (h *Handler) sandboxPay(w http.ResponseWriter, r *http.Request) error {
 	return h.sandboxAct(w, r, "paid", func(ctx context.Context, _ pix.Client, t pix.Transaction) error {
-		_, err := h.gw.SandboxPay(ctx, t)
+		_, err := h.gw.Sandbox().Pay(ctx, t)
 		return err
 	})
 }
@@ -167,7 +167,7 @@ func (h *Handler) sandboxPay(w http.ResponseWriter, r *http.Request) error {
 // sandboxExpire cancels a pending charge at once.
 func (h *Handler) sandboxExpire(w http.ResponseWriter, r *http.Request) error {
 	return h.sandboxAct(w, r, "expired", func(ctx context.Context, c pix.Client, t pix.Transaction) error {
-		_, err := h.gw.ExpireCharge(ctx, c, t.ID)
+		_, err := h.gw.Sandbox().ExpireCharge(ctx, c, t.ID)
 		return err
 	})
 }

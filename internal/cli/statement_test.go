@@ -83,7 +83,7 @@ func TestStatement(t *testing.T) {
 		require.NoError(t, err)
 		tr, err := gw.Charge(ctx, c, ch.PaymentID)
 		require.NoError(t, err)
-		_, err = gw.SandboxPay(ctx, tr)
+		_, err = gw.Sandbox().Pay(ctx, tr)
 		require.NoError(t, err)
 		ext := "st-p"
 		po, _, err := gw.CreatePayout(ctx, c, gateway.Keyed(&gateway.PayoutRequest{Amount: json.RawMessage("1.00"), Description: "x",

@@ -101,7 +101,7 @@ func BenchmarkCreatePayout(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := gw.SandboxPay(context.Background(), t); err != nil {
+			if _, err := gw.Sandbox().Pay(context.Background(), t); err != nil {
 				b.Fatal(err)
 			}
 			var n atomic.Int64

@@ -42,10 +42,11 @@ type ClockView struct {
 }
 
 // Clock returns client c's clock. Errors: ENotFound outside the sandbox.
-func (s *Service) Clock(ctx context.Context, c pix.Client) (ClockView, error) {
-	if !s.SandboxPayments() {
+func (x *Sandbox) Clock(ctx context.Context, c pix.Client) (ClockView, error) {
+	if x == nil {
 		return ClockView{}, pix.Errorf(pix.ENotFound, "Not Found")
 	}
+	s := x.s
 	cur, err := s.db.Client(ctx, c.ID)
 	if err != nil {
 		return ClockView{}, fmt.Errorf("clock of %s: %w", c.ID, err)
@@ -57,10 +58,11 @@ func (s *Service) Clock(ctx context.Context, c pix.Client) (ClockView, error) {
 // and keep the clock within MaxClockOffset of the real time. This node's
 // jobs see it at once, every other node's within clockRefresh. Errors:
 // EInvalid (with details), ENotFound outside the sandbox.
-func (s *Service) AdvanceClock(ctx context.Context, c pix.Client, d time.Duration) (ClockView, error) {
-	if !s.SandboxPayments() {
+func (x *Sandbox) AdvanceClock(ctx context.Context, c pix.Client, d time.Duration) (ClockView, error) {
+	if x == nil {
 		return ClockView{}, pix.Errorf(pix.ENotFound, "Not Found")
 	}
+	s := x.s
 	d = d.Truncate(time.Millisecond)
 	if d <= 0 {
 		return ClockView{}, clockInvalid("must be a positive duration of at least 1ms")

@@ -125,6 +125,9 @@ type Service struct {
 	HoldUnmatched bool
 	// sweep spaces this node's looks for orphan cobs.
 	sweep *sweepClock
+	// sandbox is the sandbox's actions, nil where payers do not pay on
+	// request.
+	sandbox *Sandbox
 	// cobs registers the charges' cobs at the provider.
 	cobs cobs
 	// transfers sends the payouts and refunds the use cases accept.
@@ -152,11 +155,11 @@ func New(c Config) (*Service, error) {
 	// The hooks are read through s: a test may replace them after New.
 	s.w = &outbox.Writer{DB: c.DB, Courier: c.Courier, Wake: c.Wake, Now: func() time.Time { return s.Now() },
 		Rand: readerFunc(func(p []byte) (int, error) { return s.Rand.Read(p) })}
-	s.clocks = &clock.Clients{DB: c.DB, Log: c.Log, Real: func() time.Time { return s.Now() }, Advancing: s.SandboxPayments, Loc: loc}
+	s.clocks = &clock.Clients{DB: c.DB, Log: c.Log, Real: func() time.Time { return s.Now() }, Advancing: func() bool { return s.sandbox != nil }, Loc: loc}
 	// What the provider is decides, here and once, how charges are
 	// registered and payouts sent.
 	caps := c.Provider.Capabilities()
-	s.txidLen, s.cobs = caps.TxIDLength, newCobs(s, caps.LocalCharges)
+	s.txidLen, s.cobs, s.sandbox = caps.TxIDLength, newCobs(s, caps.LocalCharges), newSandbox(s)
 	s.transfers, err = transfer.New(transfer.Config{DB: c.DB, Provider: c.Provider, Writer: s.w, Clocks: s.clocks, Log: c.Log})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -181,8 +184,8 @@ func New(c Config) (*Service, error) {
 // Service accepts: the composition root runs it (Run, ReadSent).
 func (s *Service) Transfers() *transfer.Engine { return s.transfers }
 
-// Sandbox reports whether the Service runs in the sandbox environment.
-func (s *Service) Sandbox() bool { return s.Env == EnvSandbox }
+// InSandbox reports whether the Service runs in the sandbox environment.
+func (s *Service) InSandbox() bool { return s.Env == EnvSandbox }
 
 func (s *Service) now() time.Time { return s.clocks.Now() }
 

@@ -167,7 +167,11 @@ func (s *Service) PayerCharge(ctx context.Context, id string) (pix.Transaction, 
 // CANCELLED with event pix.cashin.cancelled. Expiring a cancelled charge
 // again changes nothing. Errors: ENotFound, EUnprocessable (paid),
 // EProviderUnavailable (the PSP did not answer).
-func (s *Service) ExpireCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error) {
+func (x *Sandbox) ExpireCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error) {
+	if x == nil {
+		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
+	}
+	s := x.s
 	t, err := s.Charge(ctx, c, id)
 	if err != nil {
 		return pix.Transaction{}, err

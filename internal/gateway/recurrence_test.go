@@ -113,7 +113,7 @@ func TestRecurrenceCalendarAcrossMonthEnds(t *testing.T) {
 		// Nothing is charged before the payer approves.
 		_, err = gw.RunRecurrences(ctx, 100)
 		require.NoError(t, err)
-		v, err := gw.SandboxRecurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
+		v, err := gw.Sandbox().Recurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceApproved, v.Status)
 		require.Empty(t, v.Charges)
@@ -142,7 +142,7 @@ func TestRecurrenceCalendarAcrossMonthEnds(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, created.RecurrenceID, tx.RecurrenceID)
 				require.Equal(t, pix.CycleExpiresAt(pix.RetryNone, ch.DueDate, loc).UTC(), tx.ExpiresAt.UTC())
-				paid, err := gw.SandboxPay(ctx, tx)
+				paid, err := gw.Sandbox().Pay(ctx, tx)
 				require.NoError(t, err)
 				require.Equal(t, pix.StatusPaid, paid.Status)
 				require.Equal(t, pix.Amount(50), paid.Tax)
@@ -202,7 +202,7 @@ func TestRecurrenceCycleJobCreatesEachCycleOnceAcrossCrashesAndNodes(t *testing.
 			req, body := recurrenceRequest(ext, "2027-03-05", "", "THREE_IN_SEVEN_DAYS")
 			created, _, err := gw1.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 			require.NoError(t, err)
-			_, err = gw1.SandboxRecurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
+			_, err = gw1.Sandbox().Recurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
 			require.NoError(t, err)
 			ids = append(ids, created.RecurrenceID)
 		}
@@ -271,10 +271,10 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 			req, body := recurrenceRequest(ext, "2027-06-20", "", retry)
 			created, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 			require.NoError(t, err)
-			_, err = gw.SandboxRecurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
+			_, err = gw.Sandbox().Recurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
 			require.NoError(t, err)
 			// next-cycle creates the charge before its window opens.
-			tx, due, err := gw.SandboxNextCycle(ctx, c, created.RecurrenceID)
+			tx, due, err := gw.Sandbox().NextCycle(ctx, c, created.RecurrenceID)
 			require.NoError(t, err)
 			require.Equal(t, "2027-06-20", due.String())
 			require.Equal(t, created.RecurrenceID, tx.RecurrenceID)
@@ -283,7 +283,7 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 
 		// NONE: the first failed debit cancels the charge.
 		recID, pay := cycle("none", "NONE")
-		tx, err := gw.SandboxFailCharge(ctx, c, pay)
+		tx, err := gw.Sandbox().FailCharge(ctx, c, pay)
 		require.NoError(t, err)
 		require.Equal(t, pix.StatusCancelled, tx.Status)
 		types, bodies := eventsOf(t, db, recID)
@@ -294,13 +294,13 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 		types, bodies = eventsOf(t, db, pay)
 		require.Equal(t, []string{pix.EventCashinCancelled}, types)
 		require.Equal(t, recID, bodies[0]["recurrence_id"])
-		_, err = gw.SandboxFailCharge(ctx, c, pay)
+		_, err = gw.Sandbox().FailCharge(ctx, c, pay)
 		requireCode(t, err, pix.EUnprocessable)
 
 		// THREE_IN_SEVEN_DAYS: three retries, then cancelled.
 		recID, pay = cycle("three", "THREE_IN_SEVEN_DAYS")
 		for attempt := 1; attempt <= 3; attempt++ {
-			tx, err := gw.SandboxFailCharge(ctx, c, pay)
+			tx, err := gw.Sandbox().FailCharge(ctx, c, pay)
 			require.NoError(t, err)
 			require.Equal(t, pix.StatusPending, tx.Status, "attempt %d", attempt)
 			cy, err := db.Cycle(ctx, pay)
@@ -315,7 +315,7 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, cy.RetryOn.IsZero())
 		}
-		tx, err = gw.SandboxFailCharge(ctx, c, pay)
+		tx, err = gw.Sandbox().FailCharge(ctx, c, pay)
 		require.NoError(t, err)
 		require.Equal(t, pix.StatusCancelled, tx.Status)
 		v, err := gw.Recurrence(ctx, c, recID)
@@ -329,7 +329,7 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 		// A charge that is no cycle's has no debit to fail.
 		ch, _, err := gw.CreateCharge(ctx, c, gateway.Keyed(chargeRequest("plain"), "", body("plain")))
 		require.NoError(t, err)
-		_, err = gw.SandboxFailCharge(ctx, c, ch.PaymentID)
+		_, err = gw.Sandbox().FailCharge(ctx, c, ch.PaymentID)
 		requireCode(t, err, pix.EUnprocessable)
 	})
 }
@@ -358,26 +358,26 @@ func TestRecurrenceAnswersAndCancellation(t *testing.T) {
 		requireCode(t, err, pix.ENotFound)
 
 		// Rejected: final, no cancellation.
-		v, err := gw.SandboxRecurrence(ctx, c, id, gateway.SandboxReject)
+		v, err := gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxReject)
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceRejected, v.Status)
 		require.Nil(t, v.NextDueDate)
-		_, err = gw.SandboxRecurrence(ctx, c, id, gateway.SandboxApprove)
+		_, err = gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxApprove)
 		requireCode(t, err, pix.EUnprocessable)
 		_, err = gw.CancelRecurrence(ctx, c, id)
 		requireCode(t, err, pix.EUnprocessable)
 
 		// Cancelled by the merchant: its pending cycle charge too; a paid one stays.
 		id = create("cancel")
-		_, err = gw.SandboxRecurrence(ctx, c, id, gateway.SandboxCancelByPayer)
+		_, err = gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxCancelByPayer)
 		requireCode(t, err, pix.EUnprocessable) // not approved yet
-		_, err = gw.SandboxRecurrence(ctx, c, id, gateway.SandboxApprove)
+		_, err = gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxApprove)
 		require.NoError(t, err)
-		first, _, err := gw.SandboxNextCycle(ctx, c, id)
+		first, _, err := gw.Sandbox().NextCycle(ctx, c, id)
 		require.NoError(t, err)
-		_, err = gw.SandboxPay(ctx, first)
+		_, err = gw.Sandbox().Pay(ctx, first)
 		require.NoError(t, err)
-		second, _, err := gw.SandboxNextCycle(ctx, c, id)
+		second, _, err := gw.Sandbox().NextCycle(ctx, c, id)
 		require.NoError(t, err)
 		v, err = gw.CancelRecurrence(ctx, c, id)
 		require.NoError(t, err)
@@ -394,14 +394,14 @@ func TestRecurrenceAnswersAndCancellation(t *testing.T) {
 		require.Equal(t, []string{pix.EventCashinCancelled}, types)
 		_, err = gw.CancelRecurrence(ctx, c, id)
 		requireCode(t, err, pix.EUnprocessable)
-		_, _, err = gw.SandboxNextCycle(ctx, c, id)
+		_, _, err = gw.Sandbox().NextCycle(ctx, c, id)
 		requireCode(t, err, pix.EUnprocessable)
 
 		// Cancelled by the payer at their bank.
 		id = create("payer")
-		_, err = gw.SandboxRecurrence(ctx, c, id, gateway.SandboxApprove)
+		_, err = gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxApprove)
 		require.NoError(t, err)
-		v, err = gw.SandboxRecurrence(ctx, c, id, gateway.SandboxCancelByPayer)
+		v, err = gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxCancelByPayer)
 		require.NoError(t, err)
 		require.Equal(t, pix.CancelledByPayer, *v.CancelledBy)
 
@@ -461,7 +461,7 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, pix.Amount(1000), first.Amount)
 		require.Equal(t, created.QRCode, first.QRCode)
-		_, err = gw.SandboxRecurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
+		_, err = gw.Sandbox().Recurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
 		require.NoError(t, err)
 		first, err = gw.Charge(ctx, c, first.ID)
 		require.NoError(t, err)
@@ -551,7 +551,7 @@ func TestRecurrenceFarFutureRowsFailOnlyThemselves(t *testing.T) {
 			req, body := recurrenceRequest(ext, "2027-03-05", "", "NONE")
 			created, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
 			require.NoError(t, err)
-			_, err = gw.SandboxRecurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
+			_, err = gw.Sandbox().Recurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
 			require.NoError(t, err)
 			ids[ext] = created.RecurrenceID
 		}

@@ -9,18 +9,30 @@ import (
 	"github.com/pixgate/pixgate/internal/provider"
 )
 
-// SandboxPayments reports whether payers pay on request here: in the
-// sandbox environment, with a provider whose payers do (provider.Payer).
-// With a real PSP only real payers pay.
-func (s *Service) SandboxPayments() bool {
-	_, ok := s.psp.(provider.Payer)
-	return s.Sandbox() && ok
+// Sandbox is the sandbox's actions: what its payers and their banks do on
+// request (pay, approve, reject or cancel a recurrence, fail a debit),
+// expiring a charge at once, and a client's clock. It exists only in the
+// sandbox environment with a provider whose payers pay on request
+// (provider.Payer); Service.Sandbox is nil elsewhere, and a nil Sandbox
+// answers every action ENotFound. With a real PSP only real payers pay.
+type Sandbox struct{ s *Service }
+
+// newSandbox is the Sandbox of s, or nil where payers do not pay on
+// request.
+func newSandbox(s *Service) *Sandbox {
+	if _, ok := s.psp.(provider.Payer); !ok || s.Env != EnvSandbox {
+		return nil
+	}
+	return &Sandbox{s}
 }
 
-// SandboxPay pays the charge today (São Paulo date): SandboxPayOn with no
-// day.
-func (s *Service) SandboxPay(ctx context.Context, charge pix.Transaction) (pix.Transaction, error) {
-	return s.SandboxPayOn(ctx, charge, pix.Date{})
+// Sandbox returns the sandbox's actions, nil outside the sandbox (see
+// Sandbox).
+func (s *Service) Sandbox() *Sandbox { return s.sandbox }
+
+// Pay pays the charge today (São Paulo date): PayOn with no day.
+func (x *Sandbox) Pay(ctx context.Context, charge pix.Transaction) (pix.Transaction, error) {
+	return x.PayOn(ctx, charge, pix.Date{})
 }
 
 // Issues of the sandbox pay action's date.
@@ -30,7 +42,7 @@ const (
 	issuePayAfterLastDay = "must not be after due.date + due.days_after (%s)"
 )
 
-// SandboxPayOn pays the charge as the sandbox's payer does on day (zero:
+// PayOn pays the charge as the sandbox's payer does on day (zero:
 // today, São Paulo date): the provider makes the payment of the amount due
 // that day — the charge's amount, or for a charge with a due date what its
 // terms make due on day — and reports it; the payment is then confirmed at
@@ -41,12 +53,13 @@ const (
 // the charge was created or after its last day for one with a due date),
 // ENotFound (the provider's payers do not pay on request, or no such
 // charge), EUnprocessable (the charge can no longer be paid).
-func (s *Service) SandboxPayOn(ctx context.Context, charge pix.Transaction, day pix.Date) (pix.Transaction, error) {
-	payer, ok := s.psp.(provider.Payer)
-	if !ok {
-		// The routes exist only where SandboxPayments; this guards a future one.
+func (x *Sandbox) PayOn(ctx context.Context, charge pix.Transaction, day pix.Date) (pix.Transaction, error) {
+	if x == nil {
+		// The routes exist only in the sandbox; this guards a future one.
 		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
+	s := x.s
+	payer := s.psp.(provider.Payer)
 	if provider.ClockOffset(ctx) == 0 {
 		// The payer's page pays without the client's credentials: its
 		// clock is the charge's client's.

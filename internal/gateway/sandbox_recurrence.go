@@ -17,15 +17,16 @@ const (
 	SandboxCancelByPayer = "cancel-by-payer"
 )
 
-// SandboxRecurrence acts as the sandbox's payer on client c's recurrence
+// Recurrence acts as the sandbox's payer on client c's recurrence
 // id: approve (paying the first payment, when there is one, through the
 // pay action's path), reject, or cancel-by-payer. The payer's answer is
 // applied as a PSP's report of it is. Errors: ENotFound, EUnprocessable
 // (the recurrence's status does not allow the action).
-func (s *Service) SandboxRecurrence(ctx context.Context, c pix.Client, id, action string) (RecurrenceView, error) {
-	if !s.SandboxPayments() {
+func (x *Sandbox) Recurrence(ctx context.Context, c pix.Client, id, action string) (RecurrenceView, error) {
+	if x == nil {
 		return RecurrenceView{}, pix.Errorf(pix.ENotFound, msgRecurrenceNotFound)
 	}
+	s := x.s
 	r, err := s.loadRecurrence(ctx, c, id)
 	if err != nil {
 		return RecurrenceView{}, err
@@ -58,7 +59,7 @@ func (s *Service) SandboxRecurrence(ctx context.Context, c pix.Client, id, actio
 			return RecurrenceView{}, fmt.Errorf("first payment of %s: %w", r.ID, err)
 		}
 		if first.Status != pix.StatusPaid {
-			if _, err := s.SandboxPay(ctx, first); err != nil {
+			if _, err := x.Pay(ctx, first); err != nil {
 				return RecurrenceView{}, err
 			}
 		}
@@ -76,13 +77,14 @@ func (s *Service) SandboxRecurrence(ctx context.Context, c pix.Client, id, actio
 	return s.recurrenceView(ctx, r)
 }
 
-// SandboxNextCycle creates the charge of client c's recurrence's next
+// NextCycle creates the charge of client c's recurrence's next
 // cycle at once, due on its scheduled date. Errors: ENotFound,
 // EUnprocessable (not APPROVED, or no cycle left).
-func (s *Service) SandboxNextCycle(ctx context.Context, c pix.Client, id string) (pix.Transaction, pix.Date, error) {
-	if !s.SandboxPayments() {
+func (x *Sandbox) NextCycle(ctx context.Context, c pix.Client, id string) (pix.Transaction, pix.Date, error) {
+	if x == nil {
 		return pix.Transaction{}, pix.Date{}, pix.Errorf(pix.ENotFound, msgRecurrenceNotFound)
 	}
+	s := x.s
 	r, err := s.loadRecurrence(ctx, c, id)
 	if err != nil {
 		return pix.Transaction{}, pix.Date{}, err
@@ -107,15 +109,16 @@ func (s *Service) SandboxNextCycle(ctx context.Context, c pix.Client, id string)
 	return t, due, nil
 }
 
-// SandboxFailCharge makes the current debit of client c's cycle charge
+// FailCharge makes the current debit of client c's cycle charge
 // paymentID fail, as the payer's bank reports it: the next attempt is
 // scheduled when the recurrence's retry policy leaves one, else the charge
 // is CANCELLED with pix.recurrence.charge_failed. Errors: ENotFound,
 // EUnprocessable (not a cycle's charge, or no longer PENDING).
-func (s *Service) SandboxFailCharge(ctx context.Context, c pix.Client, paymentID string) (pix.Transaction, error) {
-	if !s.SandboxPayments() {
+func (x *Sandbox) FailCharge(ctx context.Context, c pix.Client, paymentID string) (pix.Transaction, error) {
+	if x == nil {
 		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
+	s := x.s
 	t, err := s.Charge(ctx, c, paymentID)
 	if err != nil {
 		return pix.Transaction{}, err

@@ -38,7 +38,7 @@ func TestStatelessSendsStoreThePayoutSent(t *testing.T) {
 		require.NoError(t, err)
 		charge, err := gw.Charge(ctx, c, ch.PaymentID)
 		require.NoError(t, err)
-		_, err = gw.SandboxPay(ctx, charge)
+		_, err = gw.Sandbox().Pay(ctx, charge)
 		require.NoError(t, err)
 
 		req := payoutRequest("p1")

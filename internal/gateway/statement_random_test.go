@@ -256,7 +256,7 @@ func randomAction(ctx context.Context, s *gateway.Service, rc *randomClient, r *
 		if err != nil {
 			return fmt.Errorf("charge: %w", err)
 		}
-		if _, err := s.SandboxPay(ctx, tr); err != nil {
+		if _, err := s.Sandbox().Pay(ctx, tr); err != nil {
 			return fmt.Errorf("pay: %w", err)
 		}
 		rc.add(ch.PaymentID, "charge")

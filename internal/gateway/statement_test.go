@@ -29,7 +29,7 @@ func TestStatementLines(t *testing.T) {
 		require.NoError(t, err)
 		tr, err := s.Charge(ctx, c, ch.PaymentID)
 		require.NoError(t, err)
-		_, err = s.SandboxPay(ctx, tr)
+		_, err = s.Sandbox().Pay(ctx, tr)
 		require.NoError(t, err)
 		po, _, err := s.CreatePayout(ctx, c, gateway.Keyed(payoutRequest("st-p"), "k1", []byte(`{}`)))
 		require.NoError(t, err)

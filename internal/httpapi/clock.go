@@ -33,7 +33,7 @@ func clockBody(v gateway.ClockView) clockResponse {
 
 // sandboxClock reads the caller's sandbox clock.
 func (s *Server) sandboxClock(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.gw.Clock(r.Context(), client(r))
+	v, err := s.gw.Sandbox().Clock(r.Context(), client(r))
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (s *Server) sandboxAdvanceClock(w http.ResponseWriter, r *http.Request) err
 	if err != nil || raw != *req.Advance {
 		return invalid("advance", `must be a Go duration such as "36h", "90m" or "1h30m"`)
 	}
-	v, err := s.gw.AdvanceClock(r.Context(), client(r), d)
+	v, err := s.gw.Sandbox().AdvanceClock(r.Context(), client(r), d)
 	if err != nil {
 		return err
 	}

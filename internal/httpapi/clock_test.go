@@ -92,7 +92,7 @@ func TestSandboxClockNotInProduction(t *testing.T) {
 		b := setup(t, open, options{env: "production"})
 		require.Equal(t, http.StatusNotFound, b.send(b.raw, "GET", clockPath, nil, "").status)
 		require.Equal(t, http.StatusNotFound, b.send(b.raw, "POST", clockPath, `{"advance": "36h"}`, "application/json").status)
-		_, err := b.gw.AdvanceClock(context.Background(), b.client(), time.Hour)
+		_, err := b.gw.Sandbox().AdvanceClock(context.Background(), b.client(), time.Hour)
 		require.Error(t, err, "nor through the gateway")
 	})
 }

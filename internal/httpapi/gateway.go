@@ -11,9 +11,10 @@ import (
 // Gateway is what the API asks of the use cases (*gateway.Service). Each
 // method's errors are those its gateway doc comment lists.
 type Gateway interface {
-	// SandboxPayments reports whether the sandbox's pay and expire actions
-	// are served.
-	SandboxPayments() bool
+	// Sandbox is the sandbox's actions (pay, expire, recurrences' payer,
+	// the client's clock); nil outside the sandbox, where their routes are
+	// not served.
+	Sandbox() *gateway.Sandbox
 	// Unavailable reports the errors of a database out of reach (503).
 	Unavailable(err error) bool
 	Authenticate(ctx context.Context, clientID, secret string) (pix.Client, error)
@@ -22,11 +23,8 @@ type Gateway interface {
 	CreateRefund(ctx context.Context, c pix.Client, in gateway.Idempotent[gateway.RefundRequest]) (gateway.RefundResponse, bool, error)
 	Charge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	PayerCharge(ctx context.Context, id string) (pix.Transaction, error)
-	SandboxPay(ctx context.Context, charge pix.Transaction) (pix.Transaction, error)
-	SandboxPayOn(ctx context.Context, charge pix.Transaction, day pix.Date) (pix.Transaction, error)
 	// Today is the São Paulo date that prices charges with a due date.
 	Today() pix.Date
-	ExpireCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	CancelCharge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	Refund(ctx context.Context, c pix.Client, id string) (gateway.RefundView, error)
 	Refunds(ctx context.Context, c pix.Client, q gateway.RefundsQuery) ([]gateway.RefundView, string, error)
@@ -42,9 +40,6 @@ type Gateway interface {
 	Recurrence(ctx context.Context, c pix.Client, id string) (gateway.RecurrenceView, error)
 	Recurrences(ctx context.Context, c pix.Client, q gateway.RecurrenceListQuery) ([]gateway.RecurrenceSummary, string, error)
 	CancelRecurrence(ctx context.Context, c pix.Client, id string) (gateway.RecurrenceView, error)
-	SandboxRecurrence(ctx context.Context, c pix.Client, id, action string) (gateway.RecurrenceView, error)
-	SandboxNextCycle(ctx context.Context, c pix.Client, id string) (pix.Transaction, pix.Date, error)
-	SandboxFailCharge(ctx context.Context, c pix.Client, paymentID string) (pix.Transaction, error)
 	PSPRecurrencesReported(ctx context.Context, pspIDs []string) error
 	PSPCyclesReported(ctx context.Context, txids []string) error
 	// ClientNow and ClientToday are the time and the São Paulo date on
@@ -53,6 +48,4 @@ type Gateway interface {
 	ClientToday(c pix.Client) pix.Date
 	// TodayOf is ClientToday for a client known by id (the payer's page).
 	TodayOf(ctx context.Context, clientID string) pix.Date
-	Clock(ctx context.Context, c pix.Client) (gateway.ClockView, error)
-	AdvanceClock(ctx context.Context, c pix.Client, d time.Duration) (gateway.ClockView, error)
 }

@@ -135,7 +135,7 @@ func (s *Server) payPageSandboxPay(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return s.payPage(w, r)
 	}
-	if _, err := s.gw.SandboxPay(r.Context(), t); err != nil && pix.ErrorCode(err) == pix.EInternal {
+	if _, err := s.gw.Sandbox().Pay(r.Context(), t); err != nil && pix.ErrorCode(err) == pix.EInternal {
 		return err
 	}
 	http.Redirect(w, r, "/pay/"+t.ID, http.StatusSeeOther)

@@ -76,7 +76,7 @@ func (s *Server) cancelRecurrence(w http.ResponseWriter, r *http.Request) error 
 // approve, reject and cancel-by-payer.
 func (s *Server) sandboxRecurrence(action string) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		v, err := s.gw.SandboxRecurrence(r.Context(), client(r), r.PathValue("recurrence_id"), action)
+		v, err := s.gw.Sandbox().Recurrence(r.Context(), client(r), r.PathValue("recurrence_id"), action)
 		if err != nil {
 			return err
 		}
@@ -94,7 +94,7 @@ type nextCycleResponse struct {
 }
 
 func (s *Server) sandboxNextCycle(w http.ResponseWriter, r *http.Request) error {
-	t, due, err := s.gw.SandboxNextCycle(r.Context(), client(r), r.PathValue("recurrence_id"))
+	t, due, err := s.gw.Sandbox().NextCycle(r.Context(), client(r), r.PathValue("recurrence_id"))
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (s *Server) sandboxNextCycle(w http.ResponseWriter, r *http.Request) error 
 
 // sandboxFail makes the current debit of the caller's cycle charge fail.
 func (s *Server) sandboxFail(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.gw.SandboxFailCharge(r.Context(), client(r), r.PathValue("payment_id"))
+	t, err := s.gw.Sandbox().FailCharge(r.Context(), client(r), r.PathValue("payment_id"))
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func New(o Options) (*Server, error) {
 			Failed: limiterFailed, Log: o.Log}
 		limiterFailed = nil
 	}
-	return &Server{gw: o.Gateway, now: now, log: o.Log, sandbox: o.Gateway.SandboxPayments(), loc: loc, ready: ready, metrics: o.Observe,
+	return &Server{gw: o.Gateway, now: now, log: o.Log, sandbox: o.Gateway.Sandbox() != nil, loc: loc, ready: ready, metrics: o.Observe,
 		limiter: limiter, limited: o.Limited, limiterFailed: limiterFailed, rateLimit: o.RateLimit, metricsHandler: o.Metrics, admin: o.Admin,
 		pspEnabled: o.PSPWebhookSecret != "", pspSecret: pspWebhookSecretSum(o.PSPWebhookSecret)}, nil
 }

@@ -33,7 +33,7 @@ func (s *Server) sandboxPay(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err = s.gw.SandboxPayOn(r.Context(), t, day)
+	t, err = s.gw.Sandbox().PayOn(r.Context(), t, day)
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func (s *Server) sandboxPay(w http.ResponseWriter, r *http.Request) error {
 
 // sandboxExpire cancels the caller's pending charge.
 func (s *Server) sandboxExpire(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.gw.ExpireCharge(r.Context(), client(r), r.PathValue("payment_id"))
+	t, err := s.gw.Sandbox().ExpireCharge(r.Context(), client(r), r.PathValue("payment_id"))
 	if err != nil {
 		return err
 	}

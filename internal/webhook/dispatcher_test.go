@@ -135,7 +135,7 @@ func (f *fixture) paidCharge(t *testing.T, ext, url string) string {
 	require.NoError(t, err)
 	tr, err := f.db.Transaction(ctx, f.c.ID, resp.PaymentID)
 	require.NoError(t, err)
-	_, err = f.gw.SandboxPay(ctx, tr)
+	_, err = f.gw.Sandbox().Pay(ctx, tr)
 	require.NoError(t, err)
 	return resp.PaymentID
 }
@@ -161,7 +161,7 @@ func (f *fixture) everyEventKind(t *testing.T, url string) string {
 	require.NoError(t, err)
 	resp, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeReq("c2", url), "", []byte(`{"c":2}`)))
 	require.NoError(t, err)
-	_, err = f.gw.ExpireCharge(ctx, f.c, resp.PaymentID)
+	_, err = f.gw.Sandbox().ExpireCharge(ctx, f.c, resp.PaymentID)
 	require.NoError(t, err)
 	for i, key := range []string{"a@example.com", "b@fail.sandbox", "c@reverse.sandbox"} {
 		ext := []string{"p1", "p2", "p3"}[i]
