@@ -9,6 +9,7 @@ import (
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/transfer"
 )
 
 // Gateway is what the panel asks of the use cases (*gateway.Service): a
@@ -26,7 +27,8 @@ type Gateway interface {
 	Charge(ctx context.Context, c pix.Client, id string) (pix.Transaction, error)
 	// Today is the São Paulo date that prices charges with a due date.
 	Today() pix.Date
-	ReturnUnmatched(ctx context.Context, id string) (gateway.UnmatchedReceipt, error)
+	// Transfers is the send engine, which returns unmatched receipts.
+	Transfers() *transfer.Engine
 }
 
 // Users is what creating panel users and resetting their passwords asks of

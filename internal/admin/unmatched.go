@@ -92,7 +92,7 @@ func (h *Handler) returnUnmatched(w http.ResponseWriter, r *http.Request) error 
 	if len(id) > 64 {
 		return errNotFound
 	}
-	u, err := h.gw.ReturnUnmatched(ctx, id)
+	u, err := h.gw.Transfers().ReturnUnmatched(ctx, id)
 	switch pix.ErrorCode(err) {
 	case pix.ENotFound:
 		return errNotFound

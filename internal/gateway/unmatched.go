@@ -53,42 +53,6 @@ func (s *Service) recordUnmatched(ctx context.Context, tx *store.Tx, p provider.
 	return tx.Post(ctx, s.w.OrderedID(), store.HouseID, u.ID, ledger.UnmatchedReceived(p.Amount), now)
 }
 
-// ReturnUnmatched starts the return to its payer of the HELD unmatched
-// receipt id (an operator's decision, or a new try after a return that
-// failed), with a new devolução id. Errors: ENotFound, EUnprocessable (it
-// is being returned or was returned).
-func (s *Service) ReturnUnmatched(ctx context.Context, id string) (UnmatchedReceipt, error) {
-	now := s.now()
-	var out UnmatchedReceipt
-	err := s.w.Write(ctx, func(tx *store.Tx, _ *outbox.Events) error {
-		u, err := tx.UnmatchedForUpdate(ctx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return pix.Errorf(pix.ENotFound, "Unmatched receipt not found")
-		}
-		if err != nil {
-			return err
-		}
-		if u.Status != store.UnmatchedHeld {
-			return pix.Errorf(pix.EUnprocessable, "Unmatched receipt is %s and cannot be returned again", u.Status)
-		}
-		returnID := s.newUUID()
-		ok, err := tx.StartUnmatchedReturn(ctx, id, returnID, now)
-		if err != nil || !ok {
-			return errors.Join(err, errChanged)
-		}
-		u.Status, u.ReturnID, u.ReturnError, u.SendState, u.SettleAt = store.UnmatchedReturning, returnID, "", pix.SendToSend, now
-		out = u
-		return nil
-	})
-	if errors.Is(err, errChanged) {
-		return UnmatchedReceipt{}, pix.Errorf(pix.EUnprocessable, "Unmatched receipt is being returned")
-	}
-	if err != nil {
-		return UnmatchedReceipt{}, fmt.Errorf("return unmatched receipt: %w", err)
-	}
-	return out, nil
-}
-
 // unmatchedReported settles the return of the unmatched receipt of payment
 // p when the PSP reports it final among p's devoluções.
 func (s *Service) unmatchedReported(ctx context.Context, p provider.Payment) error {
