@@ -59,7 +59,7 @@ type Backoffice interface {
 	RotateWebhookSecret(ctx context.Context, clientID string) (backoffice.Credentials, error)
 	SetFees(ctx context.Context, clientID string, cashin, payout pix.FeeRule) error
 	DisableClient(ctx context.Context, clientID string) error
-	UnmatchedReceipts(ctx context.Context, status string, limit int) ([]backoffice.UnmatchedReceipt, error)
+	UnmatchedReceipts(ctx context.Context, status string, limit int) ([]pix.UnmatchedReceipt, error)
 	SuspenseBalance(ctx context.Context) (pix.Amount, error)
 	PSPHealth() (h provider.Health, ok bool)
 	SessionUser(ctx context.Context, sessionID string, now time.Time) (pix.Session, pix.User, error)

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"slices"
 
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -15,12 +14,12 @@ const UnmatchedPageSize = 200
 
 // unmatchedStatuses are the statuses the page filters by, in the order a
 // receipt goes through them.
-var unmatchedStatuses = []string{gateway.UnmatchedHeld, gateway.UnmatchedReturning, gateway.UnmatchedReturned}
+var unmatchedStatuses = []string{pix.UnmatchedHeld, pix.UnmatchedReturning, pix.UnmatchedReturned}
 
 // unmatchedRow is one unmatched receipt with the link to the charge it
 // names, if any.
 type unmatchedRow struct {
-	gateway.UnmatchedReceipt
+	pix.UnmatchedReceipt
 	ChargeURL string
 }
 
@@ -127,7 +126,7 @@ func (h *Handler) suspenseOf(r *http.Request) (*suspenseSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	held, err := h.bo.UnmatchedReceipts(ctx, gateway.UnmatchedHeld, UnmatchedPageSize)
+	held, err := h.bo.UnmatchedReceipts(ctx, pix.UnmatchedHeld, UnmatchedPageSize)
 	if err != nil {
 		return nil, err
 	}

@@ -127,10 +127,10 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		list, err := b.bo.UnmatchedReceipts(ctx, "", 10)
 		require.NoError(t, err)
 		require.Len(t, list, 2)
-		ids := map[string]gateway.UnmatchedReceipt{}
+		ids := map[string]pix.UnmatchedReceipt{}
 		for _, u := range list {
 			ids[u.PaymentEndToEndID] = u
-			require.Equal(t, gateway.UnmatchedHeld, u.Status)
+			require.Equal(t, pix.UnmatchedHeld, u.Status)
 		}
 		dup, lost := ids[second], ids[stray]
 
@@ -182,7 +182,7 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, ops.post("/admin/unmatched/"+dup.ID+"/return", url.Values{"csrf": {"wrong"}}).status)
 		got, err := b.bo.UnmatchedReceipt(ctx, dup.ID)
 		require.NoError(t, err)
-		require.Equal(t, gateway.UnmatchedHeld, got.Status, "refused forms change nothing")
+		require.Equal(t, pix.UnmatchedHeld, got.Status, "refused forms change nothing")
 
 		// Returned from the panel: RETURNING with a return id, back on the
 		// list it was filtered on, saying so.
@@ -191,7 +191,7 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		require.Equal(t, "/admin/unmatched?status=HELD&m=returning", p.header.Get("Location"))
 		got, err = b.bo.UnmatchedReceipt(ctx, dup.ID)
 		require.NoError(t, err)
-		require.Equal(t, gateway.UnmatchedReturning, got.Status)
+		require.Equal(t, pix.UnmatchedReturning, got.Status)
 		require.NotEmpty(t, got.ReturnID)
 		p = ops.get("/admin/unmatched?status=HELD&m=returning&lang=en")
 		require.Equal(t, "Return started: the money goes back to the payer once the PSP completes it.", field(t, p.body, "notice"))
@@ -220,7 +220,7 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		require.NoError(t, err)
 		got, err = b.bo.UnmatchedReceipt(ctx, dup.ID)
 		require.NoError(t, err)
-		require.Equal(t, gateway.UnmatchedReturned, got.Status)
+		require.Equal(t, pix.UnmatchedReturned, got.Status)
 		p = ops.get("/admin/unmatched?status=RETURNED&lang=en")
 		require.Equal(t, []string{dup.ID}, unmatchedRows(p.body))
 		require.Equal(t, "Returned", field(t, p.body, "unmatched-status"))
@@ -249,7 +249,7 @@ func TestUnmatchedReceiptsPage(t *testing.T) {
 		require.Equal(t, "/admin/unmatched?m=returning", p.header.Get("Location"))
 		got, err = b.bo.UnmatchedReceipt(ctx, lost.ID)
 		require.NoError(t, err)
-		require.Equal(t, gateway.UnmatchedReturning, got.Status)
+		require.Equal(t, pix.UnmatchedReturning, got.Status)
 		require.NoError(t, b.db.CheckLedger(ctx))
 	})
 }

@@ -14,13 +14,10 @@ import (
 // received that matched no open charge; returning it is a use case of
 // gateway's (ReturnUnmatched), which moves money.
 
-// UnmatchedReceipt is money the PSP confirmed that no open charge takes.
-type UnmatchedReceipt = store.UnmatchedReceipt
-
 // UnmatchedReceipts returns up to limit unmatched receipts, newest first;
 // with status (HELD, RETURNING, RETURNED), only those in it. Operators see
 // them in the panel.
-func (s *Service) UnmatchedReceipts(ctx context.Context, status string, limit int) ([]UnmatchedReceipt, error) {
+func (s *Service) UnmatchedReceipts(ctx context.Context, status string, limit int) ([]pix.UnmatchedReceipt, error) {
 	out, err := s.db.UnmatchedReceipts(ctx, status, limit)
 	if err != nil {
 		return nil, fmt.Errorf("unmatched receipts: %w", err)
@@ -29,13 +26,13 @@ func (s *Service) UnmatchedReceipts(ctx context.Context, status string, limit in
 }
 
 // UnmatchedReceipt returns the unmatched receipt id. Errors: ENotFound.
-func (s *Service) UnmatchedReceipt(ctx context.Context, id string) (UnmatchedReceipt, error) {
+func (s *Service) UnmatchedReceipt(ctx context.Context, id string) (pix.UnmatchedReceipt, error) {
 	u, err := s.db.UnmatchedReceipt(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return UnmatchedReceipt{}, pix.Errorf(pix.ENotFound, "Unmatched receipt not found")
+		return pix.UnmatchedReceipt{}, pix.Errorf(pix.ENotFound, "Unmatched receipt not found")
 	}
 	if err != nil {
-		return UnmatchedReceipt{}, fmt.Errorf("unmatched receipt: %w", err)
+		return pix.UnmatchedReceipt{}, fmt.Errorf("unmatched receipt: %w", err)
 	}
 	return u, nil
 }

@@ -29,8 +29,8 @@ func TestUnmatchedViews(t *testing.T) {
 		require.Equal(t, pix.ENotFound, pix.ErrorCode(err), "%v", err)
 
 		now := at.Truncate(time.Millisecond)
-		u := backoffice.UnmatchedReceipt{ID: "u1", PaymentEndToEndID: "E1", TxID: "t1", Amount: 777, ReceivedAt: now,
-			RecordedAt: now, Reason: store.UnmatchedNoCharge, Status: store.UnmatchedHeld}
+		u := pix.UnmatchedReceipt{ID: "u1", PaymentEndToEndID: "E1", TxID: "t1", Amount: 777, ReceivedAt: now,
+			RecordedAt: now, Reason: pix.UnmatchedNoCharge, Status: pix.UnmatchedHeld}
 		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 			if _, err := tx.InsertUnmatched(ctx, u); err != nil {
 				return err
@@ -41,17 +41,17 @@ func TestUnmatchedViews(t *testing.T) {
 		bal, err = bo.SuspenseBalance(ctx)
 		require.NoError(t, err)
 		require.Equal(t, pix.Amount(777), bal)
-		held, err := bo.UnmatchedReceipts(ctx, store.UnmatchedHeld, 10)
+		held, err := bo.UnmatchedReceipts(ctx, pix.UnmatchedHeld, 10)
 		require.NoError(t, err)
 		require.Len(t, held, 1)
 		require.Equal(t, u.ID, held[0].ID)
-		returned, err := bo.UnmatchedReceipts(ctx, store.UnmatchedReturned, 10)
+		returned, err := bo.UnmatchedReceipts(ctx, pix.UnmatchedReturned, 10)
 		require.NoError(t, err)
 		require.Empty(t, returned)
 		got, err := bo.UnmatchedReceipt(ctx, u.ID)
 		require.NoError(t, err)
 		require.Equal(t, pix.Amount(777), got.Amount)
-		require.Equal(t, store.UnmatchedHeld, got.Status)
+		require.Equal(t, pix.UnmatchedHeld, got.Status)
 	})
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/store"
+	"github.com/pixgate/pixgate/internal/pix"
 )
 
 // cobs is how a charge's cob is registered at the provider, chosen once by
@@ -38,7 +38,7 @@ type pspCobs struct{ s *Service }
 func (pspCobs) lookFirst() bool { return true }
 
 func (c pspCobs) intend(ctx context.Context, txid, clientID string, now time.Time, due bool) error {
-	return c.s.db.InsertCobIntent(ctx, store.CobIntent{TxID: txid, ClientID: clientID, CreatedAt: now, Due: due})
+	return c.s.db.InsertCobIntent(ctx, pix.CobIntent{TxID: txid, ClientID: clientID, CreatedAt: now, Due: due})
 }
 
 func (c pspCobs) stored(ctx context.Context, txid string, due, held bool) {

@@ -222,7 +222,7 @@ func TestDueChargesAtThePSP(t *testing.T) {
 		require.NoError(t, err)
 		_, err = f.psp.CreateDueCharge(ctx, orphan)
 		require.NoError(t, err)
-		require.NoError(t, f.db.InsertCobIntent(ctx, store.CobIntent{TxID: orphan.TxID, ClientID: f.c.ID, CreatedAt: f.clock.Now(), Due: true}))
+		require.NoError(t, f.db.InsertCobIntent(ctx, pix.CobIntent{TxID: orphan.TxID, ClientID: f.c.ID, CreatedAt: f.clock.Now(), Due: true}))
 		f.clock.Advance(2 * time.Minute)
 		n, err = f.gw.SweepOrphanCobs(ctx, 10)
 		require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
 )
@@ -71,7 +72,7 @@ func (s *Service) SweepOrphanCobs(ctx context.Context, limit int) (int, error) {
 
 // settleIntent settles one stale intent: nothing to do if a charge holds
 // its cob; otherwise the cob is read and, unpaid, removed at the PSP.
-func (s *Service) settleIntent(ctx context.Context, it store.CobIntent) error {
+func (s *Service) settleIntent(ctx context.Context, it pix.CobIntent) error {
 	_, err := s.db.TransactionByTxID(ctx, it.TxID)
 	if err == nil {
 		_, err = s.db.DeleteCobIntent(ctx, it.TxID)

@@ -15,9 +15,6 @@ import (
 	"github.com/pixgate/pixgate/internal/transfer"
 )
 
-// UnmatchedReceipt is money the PSP confirmed that no open charge takes.
-type UnmatchedReceipt = store.UnmatchedReceipt
-
 // recordUnmatched records payment p, which no open charge takes, as an
 // unmatched receipt inside tx: its amount goes from the PIX network into
 // the house's suspense account, and its return to the payer is scheduled
@@ -25,17 +22,17 @@ type UnmatchedReceipt = store.UnmatchedReceipt
 // paid charge p names, or the zero Transaction when no charge holds its
 // txid. A payment already recorded changes nothing.
 func (s *Service) recordUnmatched(ctx context.Context, tx *store.Tx, p provider.Payment, charge pix.Transaction, now time.Time) error {
-	u := store.UnmatchedReceipt{ID: s.newUUID(), PaymentEndToEndID: p.EndToEndID, TxID: p.TxID, Amount: p.Amount,
-		ReceivedAt: now, RecordedAt: now, Reason: store.UnmatchedNoCharge, Status: store.UnmatchedHeld}
+	u := pix.UnmatchedReceipt{ID: s.newUUID(), PaymentEndToEndID: p.EndToEndID, TxID: p.TxID, Amount: p.Amount,
+		ReceivedAt: now, RecordedAt: now, Reason: pix.UnmatchedNoCharge, Status: pix.UnmatchedHeld}
 	if !p.PaidAt.IsZero() {
 		u.ReceivedAt = p.PaidAt.UTC().Truncate(time.Millisecond)
 	}
 	if charge.ID != "" {
-		u.Reason, u.ClientID, u.TransactionID = store.UnmatchedAlreadyPaid, charge.ClientID, charge.ID
+		u.Reason, u.ClientID, u.TransactionID = pix.UnmatchedAlreadyPaid, charge.ClientID, charge.ID
 	}
 	action := "held for an operator"
 	if !s.HoldUnmatched {
-		u.Status, u.ReturnID, u.SendState, u.SettleAt = store.UnmatchedReturning, s.newUUID(), pix.SendToSend, now
+		u.Status, u.ReturnID, u.SendState, u.SettleAt = pix.UnmatchedReturning, s.newUUID(), pix.SendToSend, now
 		action = "returning it to the payer"
 	}
 	// The end-to-end id is the PSP's as it confirmed it: a form this code
@@ -66,7 +63,7 @@ func (s *Service) unmatchedReported(ctx context.Context, p provider.Payment) err
 	if err != nil {
 		return fmt.Errorf("unmatched receipt of %s: %w", p.EndToEndID, err)
 	}
-	if u.Status != store.UnmatchedReturning {
+	if u.Status != pix.UnmatchedReturning {
 		return nil
 	}
 	for _, rs := range p.Refunds {
@@ -81,10 +78,3 @@ func (s *Service) unmatchedReported(ctx context.Context, p provider.Payment) err
 	}
 	return nil
 }
-
-// Statuses of an unmatched receipt, for readers outside the store.
-const (
-	UnmatchedHeld      = store.UnmatchedHeld
-	UnmatchedReturning = store.UnmatchedReturning
-	UnmatchedReturned  = store.UnmatchedReturned
-)

@@ -164,14 +164,14 @@ func TestPSPUnmatchedReturned(t *testing.T) {
 		held, err := f.db.UnmatchedReceipts(ctx, "", 10)
 		require.NoError(t, err)
 		require.Len(t, held, 2, "each Pix recorded once")
-		byE2E := map[string]gateway.UnmatchedReceipt{}
+		byE2E := map[string]pix.UnmatchedReceipt{}
 		for _, u := range held {
 			byE2E[u.PaymentEndToEndID] = u
-			require.Equal(t, store.UnmatchedReturning, u.Status)
+			require.Equal(t, pix.UnmatchedReturning, u.Status)
 		}
-		require.Equal(t, store.UnmatchedAlreadyPaid, byE2E[second.EndToEndID].Reason)
+		require.Equal(t, pix.UnmatchedAlreadyPaid, byE2E[second.EndToEndID].Reason)
 		require.Equal(t, ch.ID, byE2E[second.EndToEndID].TransactionID)
-		require.Equal(t, store.UnmatchedNoCharge, byE2E[stray.EndToEndID].Reason)
+		require.Equal(t, pix.UnmatchedNoCharge, byE2E[stray.EndToEndID].Reason)
 		require.Equal(t, pix.Amount(777), byE2E[stray.EndToEndID].Amount)
 		settlement, suspense := f.house(t)
 		require.Equal(t, pix.Amount(-1827), settlement)
@@ -196,7 +196,7 @@ func TestPSPUnmatchedReturned(t *testing.T) {
 		for _, u := range held {
 			got, err := f.db.UnmatchedReceipt(ctx, u.ID)
 			require.NoError(t, err)
-			require.Equal(t, store.UnmatchedReturned, got.Status)
+			require.Equal(t, pix.UnmatchedReturned, got.Status)
 			require.NotEmpty(t, got.ReturnEndToEndID)
 		}
 		settlement, suspense = f.house(t)
@@ -227,7 +227,7 @@ func TestPSPUnmatchedHeld(t *testing.T) {
 		ch := f.paidCharge(t, "c1", "10.50", 1)
 		second := f.psp.pay(ch.TxID, 200, 2)
 		require.NoError(t, gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: second.EndToEndID}}))
-		list, err := f.db.UnmatchedReceipts(ctx, store.UnmatchedHeld, 10)
+		list, err := f.db.UnmatchedReceipts(ctx, pix.UnmatchedHeld, 10)
 		require.NoError(t, err)
 		require.Len(t, list, 1)
 		u := list[0]
@@ -237,7 +237,7 @@ func TestPSPUnmatchedHeld(t *testing.T) {
 
 		started, err := gw.Transfers().ReturnUnmatched(ctx, u.ID)
 		require.NoError(t, err)
-		require.Equal(t, store.UnmatchedReturning, started.Status)
+		require.Equal(t, pix.UnmatchedReturning, started.Status)
 		_, err = gw.Transfers().ReturnUnmatched(ctx, u.ID)
 		require.Equal(t, pix.EUnprocessable, pix.ErrorCode(err), "not twice")
 		_, err = gw.Transfers().ReturnUnmatched(ctx, "no-such-receipt")
@@ -251,7 +251,7 @@ func TestPSPUnmatchedHeld(t *testing.T) {
 		require.NoError(t, err)
 		got, err := f.db.UnmatchedReceipt(ctx, u.ID)
 		require.NoError(t, err)
-		require.Equal(t, store.UnmatchedHeld, got.Status)
+		require.Equal(t, pix.UnmatchedHeld, got.Status)
 		require.NotEmpty(t, got.ReturnError)
 		_, suspense := f.house(t)
 		require.Equal(t, pix.Amount(200), suspense, "a failed return leaves the money in suspense")
@@ -267,7 +267,7 @@ func TestPSPUnmatchedHeld(t *testing.T) {
 		require.NoError(t, err)
 		got, err = f.db.UnmatchedReceipt(ctx, u.ID)
 		require.NoError(t, err)
-		require.Equal(t, store.UnmatchedReturned, got.Status)
+		require.Equal(t, pix.UnmatchedReturned, got.Status)
 		require.Equal(t, 1, f.psp.sent(started.ReturnID))
 		require.Equal(t, 1, f.psp.sent(again.ReturnID))
 		settlement, suspense := f.house(t)
@@ -293,7 +293,7 @@ func TestPSPOrphanCobSwept(t *testing.T) {
 		// What a crash between the PSP's answer and the commit leaves: the
 		// intent and the cob, no charge.
 		orphan := func(txid string) {
-			require.NoError(t, f.db.InsertCobIntent(ctx, store.CobIntent{TxID: txid, ClientID: f.c.ID, CreatedAt: f.clock.Now()}))
+			require.NoError(t, f.db.InsertCobIntent(ctx, pix.CobIntent{TxID: txid, ClientID: f.c.ID, CreatedAt: f.clock.Now()}))
 			_, err := f.psp.CreateCharge(ctx, provider.Charge{TxID: txid, Amount: 1000, TTL: time.Hour, PayerDocument: "52998224725"})
 			require.NoError(t, err)
 		}

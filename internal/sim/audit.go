@@ -249,7 +249,7 @@ func hexID(id string) string { return strings.ToLower(provider.HexID(id)) }
 type books struct {
 	Txs       []pix.Transaction
 	Refunds   []pix.Refund
-	Unmatched []store.UnmatchedReceipt
+	Unmatched []pix.UnmatchedReceipt
 	Events    []pix.Event
 	// Settlement is each account holder's settlement balance (clients by
 	// id, the house as store.HouseID); Suspense the house's.

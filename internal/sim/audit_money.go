@@ -235,7 +235,7 @@ func auditUnmatched(b books, psp pspFacts) Check {
 		c.Checked++
 		p := pixes[u.PaymentEndToEndID]
 		switch u.Status {
-		case store.UnmatchedReturned:
+		case pix.UnmatchedReturned:
 			d := p.devolucao(hexID(u.ReturnID))
 			if d == nil || d.Status != pspsim.Devolvido || d.Valor != u.Amount {
 				var dv pspTransfer
@@ -244,7 +244,7 @@ func auditUnmatched(b books, psp pspFacts) Check {
 				}
 				bad("unmatched receipt %s is RETURNED (%s) but its devolução %q at the PSP is %s", u.ID, u.Amount, u.ReturnID, describeTransfer(dv, d != nil))
 			}
-		case store.UnmatchedHeld:
+		case pix.UnmatchedHeld:
 			suspense += u.Amount
 			if p != nil {
 				for _, d := range p.Devolucoes {
@@ -312,7 +312,7 @@ func auditBalance(b books, psp pspFacts) Check {
 	}
 	for _, u := range b.Unmatched {
 		want[store.HouseID] -= u.Amount
-		if u.Status == store.UnmatchedReturned {
+		if u.Status == pix.UnmatchedReturned {
 			want[store.HouseID] += u.Amount
 		}
 	}

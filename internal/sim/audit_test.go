@@ -37,8 +37,8 @@ type world struct {
 	paid     pix.Transaction // payout
 	failed   pix.Transaction // payout
 	refund   pix.Refund
-	returned store.UnmatchedReceipt
-	held     store.UnmatchedReceipt
+	returned pix.UnmatchedReceipt
+	held     pix.UnmatchedReceipt
 	psp      pspFacts
 	keys     []KeyRecord
 	invalid  int
@@ -60,11 +60,11 @@ func newWorld(t *testing.T, db *store.DB) *world {
 		Status: pix.StatusCancelled, Amount: 100, CreatedAt: auditT0.Add(4 * time.Second)}
 	w.refund = pix.Refund{ID: uuid.NewString(), ClientID: id, TransactionID: w.charge.ID, IdempotencyKey: "k-r-1", RequestHash: "h",
 		Status: pix.RefundCompleted, Amount: 200, CreatedAt: auditT0.Add(5 * time.Second), SettledAt: auditT0.Add(6 * time.Second)}
-	w.returned = store.UnmatchedReceipt{ID: uuid.NewString(), PaymentEndToEndID: "E99999999202611201200strayretur1", Amount: 500,
-		ReceivedAt: auditT0, RecordedAt: auditT0.Add(time.Second), Reason: store.UnmatchedNoCharge, Status: store.UnmatchedReturned,
+	w.returned = pix.UnmatchedReceipt{ID: uuid.NewString(), PaymentEndToEndID: "E99999999202611201200strayretur1", Amount: 500,
+		ReceivedAt: auditT0, RecordedAt: auditT0.Add(time.Second), Reason: pix.UnmatchedNoCharge, Status: pix.UnmatchedReturned,
 		ReturnID: uuid.NewString(), ReturnedAt: auditT0.Add(2 * time.Second)}
-	w.held = store.UnmatchedReceipt{ID: uuid.NewString(), PaymentEndToEndID: "E99999999202611201200strayheld01", Amount: 50,
-		ReceivedAt: auditT0, RecordedAt: auditT0.Add(time.Second), Reason: store.UnmatchedNoCharge, Status: store.UnmatchedHeld}
+	w.held = pix.UnmatchedReceipt{ID: uuid.NewString(), PaymentEndToEndID: "E99999999202611201200strayheld01", Amount: 50,
+		ReceivedAt: auditT0, RecordedAt: auditT0.Add(time.Second), Reason: pix.UnmatchedNoCharge, Status: pix.UnmatchedHeld}
 
 	for _, tx := range []pix.Transaction{w.charge, w.paid, w.failed} {
 		w.insert(tx)
@@ -73,7 +73,7 @@ func newWorld(t *testing.T, db *store.DB) *world {
 		_, err := tx.InsertRefund(context.Background(), w.refund)
 		return err
 	})
-	for _, u := range []store.UnmatchedReceipt{w.returned, w.held} {
+	for _, u := range []pix.UnmatchedReceipt{w.returned, w.held} {
 		w.write(func(tx *store.Tx) error {
 			_, err := tx.InsertUnmatched(context.Background(), u)
 			return err

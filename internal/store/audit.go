@@ -30,7 +30,7 @@ func (q *Q) AllRefunds(ctx context.Context) ([]pix.Refund, error) {
 }
 
 // AllUnmatched returns every unmatched receipt, oldest first.
-func (q *Q) AllUnmatched(ctx context.Context) ([]UnmatchedReceipt, error) {
+func (q *Q) AllUnmatched(ctx context.Context) ([]pix.UnmatchedReceipt, error) {
 	out, err := selectAll(ctx, q, scanUnmatched, `SELECT `+unmatchedColumns+` FROM unmatched_receipts ORDER BY recorded_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("all unmatched receipts: %w", err)

@@ -4,17 +4,9 @@ import (
 	"context"
 	"fmt"
 	"time"
-)
 
-// CobIntent is a cob being created at the PSP for a charge not stored yet.
-type CobIntent struct {
-	TxID      string
-	ClientID  string
-	CreatedAt time.Time
-	// Due marks a charge with a due date (a cobv), which the PSP reads and
-	// removes by its own paths.
-	Due bool
-}
+	"github.com/pixgate/pixgate/internal/pix"
+)
 
 // Kinds of cob_intents rows.
 const (
@@ -26,7 +18,7 @@ const (
 // it.TxID is about to be created at the PSP for client it.ClientID. The
 // intents of charges created at the same moment share a commit
 // (WriteGrouped).
-func (db *DB) InsertCobIntent(ctx context.Context, it CobIntent) error {
+func (db *DB) InsertCobIntent(ctx context.Context, it pix.CobIntent) error {
 	kind := intentCob
 	if it.Due {
 		kind = intentCobV
@@ -60,9 +52,9 @@ func (db *DB) DeleteCobIntent(ctx context.Context, txid string) (bool, error) {
 
 // StaleCobIntents returns up to limit intents created before before, oldest
 // first.
-func (q *Q) StaleCobIntents(ctx context.Context, before time.Time, limit int) ([]CobIntent, error) {
-	out, err := selectAll(ctx, q, func(row scanner) (CobIntent, error) {
-		var c CobIntent
+func (q *Q) StaleCobIntents(ctx context.Context, before time.Time, limit int) ([]pix.CobIntent, error) {
+	out, err := selectAll(ctx, q, func(row scanner) (pix.CobIntent, error) {
+		var c pix.CobIntent
 		var at int64
 		var kind string
 		err := row.Scan(&c.TxID, &c.ClientID, &at, &kind)

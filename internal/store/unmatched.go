@@ -15,61 +15,21 @@ import (
 // and house:suspense): postings of unmatched receipts are made for it.
 const HouseID = "house"
 
-// Reasons a receipt matched no open charge.
-const (
-	// UnmatchedNoCharge: no charge holds the Pix's txid (or it had none).
-	UnmatchedNoCharge = "no_charge"
-	// UnmatchedAlreadyPaid: the charge had already been paid by another Pix.
-	UnmatchedAlreadyPaid = "already_paid"
-)
-
-// Statuses of an unmatched receipt.
-const (
-	// UnmatchedHeld: in suspense, waiting for an operator (or after a
-	// return that failed).
-	UnmatchedHeld = "HELD"
-	// UnmatchedReturning: its return (devolução) is being sent or read.
-	UnmatchedReturning = "RETURNING"
-	// UnmatchedReturned: returned to the payer in full.
-	UnmatchedReturned = "RETURNED"
-)
-
-// UnmatchedReceipt is money the PSP confirmed that no open charge takes.
-type UnmatchedReceipt struct {
-	ID                string
-	PaymentEndToEndID string // the received Pix
-	TxID              string // as the PSP reported it ("" for a Pix without one)
-	Amount            pix.Amount
-	ReceivedAt        time.Time // the PSP's horario
-	RecordedAt        time.Time
-	Reason            string // UnmatchedNoCharge or UnmatchedAlreadyPaid
-	ClientID          string // of the charge it names, when one does
-	TransactionID     string // that charge
-	Status            string
-	ReturnID          string // the devolução id of the current or last return
-	ReturnError       string // why the last return did not happen
-	ReturnedAt        time.Time
-	ReturnEndToEndID  string // the return's rtrId, when known
-	SendState         string
-	SendAttempts      int
-	SettleAt          time.Time
-}
-
 const unmatchedColumns = `id, payment_end_to_end_id, txid, amount, received_at, recorded_at, reason, client_id, transaction_id,
 	status, return_id, return_error, returned_at, end_to_end_id, send_state, send_attempts, settle_at`
 
-func scanUnmatched(row scanner) (UnmatchedReceipt, error) {
-	var u UnmatchedReceipt
+func scanUnmatched(row scanner) (pix.UnmatchedReceipt, error) {
+	var u pix.UnmatchedReceipt
 	var client, txn, ret, e2e sql.NullString
 	var amount, received, recorded int64
 	var returned, settle sql.NullInt64
 	err := row.Scan(&u.ID, &u.PaymentEndToEndID, &u.TxID, &amount, &received, &recorded, &u.Reason, &client, &txn,
 		&u.Status, &ret, &u.ReturnError, &returned, &e2e, &u.SendState, &u.SendAttempts, &settle)
 	if errors.Is(err, sql.ErrNoRows) {
-		return UnmatchedReceipt{}, ErrNotFound
+		return pix.UnmatchedReceipt{}, ErrNotFound
 	}
 	if err != nil {
-		return UnmatchedReceipt{}, fmt.Errorf("scan unmatched receipt: %w", err)
+		return pix.UnmatchedReceipt{}, fmt.Errorf("scan unmatched receipt: %w", err)
 	}
 	u.Amount, u.ReceivedAt, u.RecordedAt = pix.Amount(amount), fromMS(received), fromMS(recorded)
 	u.ClientID, u.TransactionID, u.ReturnID, u.ReturnEndToEndID = client.String, txn.String, ret.String, e2e.String
@@ -90,7 +50,7 @@ func (q *Q) HouseBalances(ctx context.Context) (ledger.Balances, error) {
 // InsertUnmatched records u unless a receipt of the same received Pix
 // exists; it reports whether it inserted (a Pix reported twice is recorded
 // once).
-func (tx *Tx) InsertUnmatched(ctx context.Context, u UnmatchedReceipt) (bool, error) {
+func (tx *Tx) InsertUnmatched(ctx context.Context, u pix.UnmatchedReceipt) (bool, error) {
 	n, err := tx.affected(ctx, `INSERT INTO unmatched_receipts (`+unmatchedColumns+`)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17) ON CONFLICT DO NOTHING`,
 		u.ID, u.PaymentEndToEndID, u.TxID, int64(u.Amount), ms(u.ReceivedAt), ms(u.RecordedAt), u.Reason,
@@ -102,26 +62,26 @@ func (tx *Tx) InsertUnmatched(ctx context.Context, u UnmatchedReceipt) (bool, er
 	return n == 1, nil
 }
 
-// UnmatchedReceipt returns the unmatched receipt with that id, or ErrNotFound.
-func (q *Q) UnmatchedReceipt(ctx context.Context, id string) (UnmatchedReceipt, error) {
+// pix.UnmatchedReceipt returns the unmatched receipt with that id, or ErrNotFound.
+func (q *Q) UnmatchedReceipt(ctx context.Context, id string) (pix.UnmatchedReceipt, error) {
 	return scanUnmatched(q.q.QueryRowContext(ctx, `SELECT `+unmatchedColumns+` FROM unmatched_receipts WHERE id = $1`, id))
 }
 
 // UnmatchedByPayment returns the unmatched receipt of the received Pix
 // e2eid, or ErrNotFound.
-func (q *Q) UnmatchedByPayment(ctx context.Context, e2eid string) (UnmatchedReceipt, error) {
+func (q *Q) UnmatchedByPayment(ctx context.Context, e2eid string) (pix.UnmatchedReceipt, error) {
 	return scanUnmatched(q.q.QueryRowContext(ctx, `SELECT `+unmatchedColumns+` FROM unmatched_receipts WHERE payment_end_to_end_id = $1`, e2eid))
 }
 
 // UnmatchedForUpdate returns the unmatched receipt with that id locked until
 // tx ends, or ErrNotFound.
-func (tx *Tx) UnmatchedForUpdate(ctx context.Context, id string) (UnmatchedReceipt, error) {
+func (tx *Tx) UnmatchedForUpdate(ctx context.Context, id string) (pix.UnmatchedReceipt, error) {
 	return scanUnmatched(tx.q.QueryRowContext(ctx, `SELECT `+unmatchedColumns+` FROM unmatched_receipts WHERE id = $1`+tx.d.ForUpdate, id))
 }
 
 // UnmatchedReceipts returns up to limit unmatched receipts, newest first;
 // with status, only those in it.
-func (q *Q) UnmatchedReceipts(ctx context.Context, status string, limit int) ([]UnmatchedReceipt, error) {
+func (q *Q) UnmatchedReceipts(ctx context.Context, status string, limit int) ([]pix.UnmatchedReceipt, error) {
 	out, err := selectAll(ctx, q, scanUnmatched, `SELECT `+unmatchedColumns+` FROM unmatched_receipts
 		WHERE $1 = '' OR status = $1 ORDER BY recorded_at DESC, id DESC LIMIT $2`, status, limit)
 	if err != nil {
@@ -132,7 +92,7 @@ func (q *Q) UnmatchedReceipts(ctx context.Context, status string, limit int) ([]
 
 // DueUnmatchedReturns returns up to limit unmatched receipts whose return
 // is due (settle_at ≤ now), earliest first, without locking them.
-func (q *Q) DueUnmatchedReturns(ctx context.Context, now time.Time, limit int) ([]UnmatchedReceipt, error) {
+func (q *Q) DueUnmatchedReturns(ctx context.Context, now time.Time, limit int) ([]pix.UnmatchedReceipt, error) {
 	out, err := selectAll(ctx, q, scanUnmatched, `SELECT `+unmatchedColumns+` FROM unmatched_receipts
 		WHERE settle_at IS NOT NULL AND settle_at <= $1 AND (send_lease IS NULL OR send_lease <= $1)
 		ORDER BY settle_at, id LIMIT $2`, ms(now), limit)
@@ -158,9 +118,9 @@ func (tx *Tx) StartUnmatchedReturn(ctx context.Context, id, returnID string, now
 // at with the return's e2e (when not ""), or, when failure is not "", back
 // to HELD with that reason. It reports whether the receipt was RETURNING.
 func (tx *Tx) FinishUnmatchedReturn(ctx context.Context, id string, at time.Time, e2e, failure string) (bool, error) {
-	status, returned := UnmatchedReturned, nullMS(at)
+	status, returned := pix.UnmatchedReturned, nullMS(at)
 	if failure != "" {
-		status, returned = UnmatchedHeld, nullMS(time.Time{})
+		status, returned = pix.UnmatchedHeld, nullMS(time.Time{})
 	}
 	n, err := tx.affected(ctx, `UPDATE unmatched_receipts SET status = $2, returned_at = $3, return_error = $4,
 		end_to_end_id = COALESCE($5, end_to_end_id), send_state = 'done', settle_at = NULL WHERE id = $1 AND status = 'RETURNING'`,

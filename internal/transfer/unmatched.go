@@ -16,9 +16,9 @@ import (
 // receipt id (an operator's decision, or a new try after a return that
 // failed), with a new devolução id, and wakes the sender. Errors:
 // ENotFound, EUnprocessable (it is being returned or was returned).
-func (e *Engine) ReturnUnmatched(ctx context.Context, id string) (store.UnmatchedReceipt, error) {
+func (e *Engine) ReturnUnmatched(ctx context.Context, id string) (pix.UnmatchedReceipt, error) {
 	now := e.clocks.Now()
-	var out store.UnmatchedReceipt
+	var out pix.UnmatchedReceipt
 	err := e.w.Write(ctx, func(tx *store.Tx, _ *outbox.Events) error {
 		u, err := tx.UnmatchedForUpdate(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -27,7 +27,7 @@ func (e *Engine) ReturnUnmatched(ctx context.Context, id string) (store.Unmatche
 		if err != nil {
 			return err
 		}
-		if u.Status != store.UnmatchedHeld {
+		if u.Status != pix.UnmatchedHeld {
 			return pix.Errorf(pix.EUnprocessable, "Unmatched receipt is %s and cannot be returned again", u.Status)
 		}
 		returnID, err := uuid.NewRandomFromReader(e.w.Rand)
@@ -38,15 +38,15 @@ func (e *Engine) ReturnUnmatched(ctx context.Context, id string) (store.Unmatche
 		if err != nil || !ok {
 			return errors.Join(err, ErrChanged)
 		}
-		u.Status, u.ReturnID, u.ReturnError, u.SendState, u.SettleAt = store.UnmatchedReturning, returnID.String(), "", pix.SendToSend, now
+		u.Status, u.ReturnID, u.ReturnError, u.SendState, u.SettleAt = pix.UnmatchedReturning, returnID.String(), "", pix.SendToSend, now
 		out = u
 		return nil
 	})
 	if errors.Is(err, ErrChanged) {
-		return store.UnmatchedReceipt{}, pix.Errorf(pix.EUnprocessable, "Unmatched receipt is being returned")
+		return pix.UnmatchedReceipt{}, pix.Errorf(pix.EUnprocessable, "Unmatched receipt is being returned")
 	}
 	if err != nil {
-		return store.UnmatchedReceipt{}, fmt.Errorf("return unmatched receipt: %w", err)
+		return pix.UnmatchedReceipt{}, fmt.Errorf("return unmatched receipt: %w", err)
 	}
 	e.Kick()
 	return out, nil

@@ -132,7 +132,7 @@ func TestPSPE2EUnmatched(t *testing.T) {
 		e.sim.Settle(ctx)
 		ldb := testkit.OpenURL(t, db)
 		e2eWait(t, 60*time.Second, "both returns read back as done", func() bool {
-			list, err := ldb.UnmatchedReceipts(t.Context(), store.UnmatchedReturned, 10)
+			list, err := ldb.UnmatchedReceipts(t.Context(), pix.UnmatchedReturned, 10)
 			require.NoError(t, err)
 			return len(list) == 2
 		}, n)

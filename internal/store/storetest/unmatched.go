@@ -17,9 +17,9 @@ import (
 
 // newUnmatched is a HELD unmatched receipt of amount for a Pix with a
 // random end-to-end id.
-func newUnmatched(amount pix.Amount, at time.Time) store.UnmatchedReceipt {
-	return store.UnmatchedReceipt{ID: uuid.NewString(), PaymentEndToEndID: "E" + uuid.NewString()[:31], TxID: "tx" + uuid.NewString()[:8],
-		Amount: amount, ReceivedAt: at, RecordedAt: at, Reason: store.UnmatchedNoCharge, Status: store.UnmatchedHeld}
+func newUnmatched(amount pix.Amount, at time.Time) pix.UnmatchedReceipt {
+	return pix.UnmatchedReceipt{ID: uuid.NewString(), PaymentEndToEndID: "E" + uuid.NewString()[:31], TxID: "tx" + uuid.NewString()[:8],
+		Amount: amount, ReceivedAt: at, RecordedAt: at, Reason: pix.UnmatchedNoCharge, Status: pix.UnmatchedHeld}
 }
 
 func houseBalances(t *testing.T, db *store.DB) (settlement, suspense pix.Amount) {
@@ -51,7 +51,7 @@ func exerciseUnmatchedReceipt(t *testing.T, open Opener) {
 		t.Parallel()
 		db := open(t)
 		u := newUnmatched(2500, t0)
-		record := func(u store.UnmatchedReceipt) bool {
+		record := func(u pix.UnmatchedReceipt) bool {
 			var inserted bool
 			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
 				var err error
@@ -74,10 +74,10 @@ func exerciseUnmatchedReceipt(t *testing.T, open Opener) {
 		got, err := db.UnmatchedByPayment(ctx, u.PaymentEndToEndID)
 		require.NoError(t, err)
 		require.Equal(t, u.ID, got.ID)
-		require.Equal(t, store.UnmatchedHeld, got.Status)
+		require.Equal(t, pix.UnmatchedHeld, got.Status)
 		require.Equal(t, u.Amount, got.Amount)
 		require.Equal(t, u.TxID, got.TxID)
-		list, err := db.UnmatchedReceipts(ctx, store.UnmatchedHeld, 10)
+		list, err := db.UnmatchedReceipts(ctx, pix.UnmatchedHeld, 10)
 		require.NoError(t, err)
 		require.Len(t, list, 1)
 
@@ -121,7 +121,7 @@ func exerciseUnmatchedReceipt(t *testing.T, open Opener) {
 		require.True(t, finished)
 		got, err = db.UnmatchedReceipt(ctx, u.ID)
 		require.NoError(t, err)
-		require.Equal(t, store.UnmatchedHeld, got.Status)
+		require.Equal(t, pix.UnmatchedHeld, got.Status)
 		require.Equal(t, "failed", got.ReturnError)
 		require.Equal(t, 1, got.SendAttempts)
 		due, err = db.DueUnmatchedReturns(ctx, t0.Add(time.Hour), 10)
@@ -140,7 +140,7 @@ func exerciseUnmatchedReceipt(t *testing.T, open Opener) {
 		}))
 		got, err = db.UnmatchedReceipt(ctx, u.ID)
 		require.NoError(t, err)
-		require.Equal(t, store.UnmatchedReturned, got.Status)
+		require.Equal(t, pix.UnmatchedReturned, got.Status)
 		require.Equal(t, "ret-3", got.ReturnID)
 		require.Equal(t, "D12345678202611011200abcdefghijk", got.ReturnEndToEndID)
 		require.Equal(t, t0.Add(4*time.Second), got.ReturnedAt)
@@ -196,12 +196,12 @@ func exerciseCobIntents(t *testing.T, open Opener) {
 		t.Parallel()
 		db := open(t)
 		c := NewClient(t, db)
-		require.NoError(t, db.InsertCobIntent(ctx, store.CobIntent{TxID: "txid-old", ClientID: c.ID, CreatedAt: t0}))
-		require.NoError(t, db.InsertCobIntent(ctx, store.CobIntent{TxID: "txid-new", ClientID: c.ID, CreatedAt: t0.Add(time.Minute), Due: true}))
+		require.NoError(t, db.InsertCobIntent(ctx, pix.CobIntent{TxID: "txid-old", ClientID: c.ID, CreatedAt: t0}))
+		require.NoError(t, db.InsertCobIntent(ctx, pix.CobIntent{TxID: "txid-new", ClientID: c.ID, CreatedAt: t0.Add(time.Minute), Due: true}))
 		stale, err := db.StaleCobIntents(ctx, t0.Add(30*time.Second), 10)
 		require.NoError(t, err)
 		require.Len(t, stale, 1)
-		require.Equal(t, store.CobIntent{TxID: "txid-old", ClientID: c.ID, CreatedAt: t0}, stale[0])
+		require.Equal(t, pix.CobIntent{TxID: "txid-old", ClientID: c.ID, CreatedAt: t0}, stale[0])
 		gone, err := db.DeleteCobIntent(ctx, "txid-old")
 		require.NoError(t, err)
 		require.True(t, gone)
