@@ -57,7 +57,14 @@ func (br *browser) fill(sel, value string) {
 	br.t.Helper()
 	ctx, cancel := br.step()
 	defer cancel()
-	require.NoError(br.t, chromedp.Do(ctx, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), value)), "fill %s", sel)
+	// The field is emptied through its value property, not chromedp.Clear:
+	// Clear rewrites the value attribute, and the DOM event it causes is
+	// applied to chromedp's node while SendKeys reads the node's attributes
+	// without a lock (a data race inside chromedp v0.23.0).
+	require.NoError(br.t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel))), "fill %s", sel)
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(`+jsString(sel)+`).value = ''`))
+	require.NoError(br.t, err, "empty %s", sel)
+	require.NoError(br.t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(sel), value)), "fill %s", sel)
 }
 
 func (br *browser) text(sel string) string {
