@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/backoffice"
+	"github.com/pixgate/pixgate/internal/cashin"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/httpapi"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -63,7 +64,7 @@ func setupPSP(t *testing.T, open opener, hold bool) *pspBundle {
 // webhook naming it does.
 func (b *pspBundle) report(e2e string) {
 	b.t.Helper()
-	require.NoError(b.t, b.gw.PSPReported(context.Background(), []gateway.ReportedPix{{EndToEndID: e2e}}))
+	require.NoError(b.t, b.gw.Cashin().PSPReported(context.Background(), []cashin.ReportedPix{{EndToEndID: e2e}}))
 }
 
 // txid returns the txid (the cob at the PSP) of the merchant's charge id.

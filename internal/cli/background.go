@@ -4,32 +4,34 @@ import (
 	"context"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/cashin"
 	"github.com/pixgate/pixgate/internal/job"
 	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/recurrence"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/transfer"
 	"github.com/pixgate/pixgate/internal/webhook"
 )
 
 // background is the work serve runs beside the requests, on every node:
-// the periodic tasks and the long-running loops, each until shutdown; tr
-// is gw's send engine.
-func (a *app) background(db *store.DB, psp provider.Provider, gw *gateway.Service, tr *transfer.Engine, dispatcher *webhook.Dispatcher) *job.Runner {
+// the periodic tasks and the long-running loops, each until shutdown: the
+// cash-in side's (in), recurrences' (rec) and the send engine's (tr).
+func (a *app) background(db *store.DB, psp provider.Provider, in *cashin.Service, rec *recurrence.Service, tr *transfer.Engine,
+	dispatcher *webhook.Dispatcher) *job.Runner {
 	interval := jobInterval(a.settings.PayoutDelay)
 	tasks := []job.Task{
-		{Name: "expire-charges", Run: gw.ExpireDue},
+		{Name: "expire-charges", Run: in.ExpireDue},
 		// Webhooks get lost: the PSP's list of received Pix is read too
 		// (the gateway spaces the readings and runs them on one node).
-		{Name: "psp-reconcile", Run: gw.ReconcileReceived},
+		{Name: "psp-reconcile", Run: in.ReconcileReceived},
 		// A PSP that lists its sent payouts settles many of them per call.
 		{Name: "psp-sent-reading", Run: tr.ReadSent},
 		// Cobs left behind by a crash are withdrawn.
-		{Name: "psp-orphan-cobs", Run: gw.SweepOrphanCobs},
+		{Name: "psp-orphan-cobs", Run: in.SweepOrphanCobs},
 		// Recurrences: each cycle's charge, retries, approvals left
 		// unanswered; and the PSP's changes, read without waiting on webhooks.
-		{Name: "recurrence-cycles", Run: gw.RunRecurrences},
-		{Name: "psp-recurrences-reading", Run: gw.ReadRecurrences},
+		{Name: "recurrence-cycles", Run: rec.RunCycles},
+		{Name: "psp-recurrences-reading", Run: rec.Read},
 	}
 	loops := []job.Loop{
 		// Payouts, refunds and the returns of money that matched no open

@@ -21,7 +21,7 @@ func TestBackgroundLoops(t *testing.T) {
 	names := func(s config.Settings) []string {
 		a := &app{settings: s, log: newLogger(&testkit.Buffer{}, "info")}
 		// Only the loops' and tasks' names are read: nothing runs.
-		r := a.background(nil, provider.None{}, nil, nil, nil)
+		r := a.background(nil, provider.None{}, nil, nil, nil, nil)
 		require.Len(t, r.Tasks, 6)
 		var out []string
 		for _, l := range r.Loops {

@@ -31,7 +31,7 @@ func (s *Service) CancelCharge(ctx context.Context, c pix.Client, id string) (pi
 	if t.Status != pix.StatusPending {
 		return pix.Transaction{}, notCancellable(t)
 	}
-	if _, err := s.expireOne(ctx, t, s.now()); err != nil {
+	if _, err := s.cashin.Expire(ctx, t, s.now()); err != nil {
 		s.Log.WarnContext(ctx, "could not cancel a charge at the PSP", "charge", t.ID, "error", err.Error())
 		return pix.Transaction{}, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
 	}

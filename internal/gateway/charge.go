@@ -247,7 +247,7 @@ func (s *Service) validateChargeOn(r *ChargeRequest, key string, today pix.Date)
 		}
 	}
 	is.text("payerQuestion", r.PayerQuestion, 140)
-	if key != "" && !ValidIdempotencyKey(key) {
+	if key != "" && !pix.ValidIdempotencyKey(key) {
 		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
 	}
 	is.webhookURL(s, "postbackUrl", r.PostbackURL)
@@ -307,7 +307,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, in Idempotent[
 	}
 	hash := in.Hash
 	if hash == "" {
-		return ChargeResponse{}, false, invalidBody()
+		return ChargeResponse{}, false, pix.InvalidBody()
 	}
 	// The unique indexes detect a duplicate at the insert; a charge
 	// registered at a PSP also looks for it before (below).
@@ -319,7 +319,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, in Idempotent[
 	// must not create a second cob: look for the earlier charge before
 	// that. A charge the provider only writes locally (a static BR Code)
 	// leaves nothing behind, so the insert's unique indexes find a replay.
-	if s.cobs.lookFirst() {
+	if s.cashin.LookFirst() {
 		prev, ok, err := find(s.db)
 		if err != nil {
 			return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
@@ -351,7 +351,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, in Idempotent[
 	inserted, err := s.db.InsertTransaction(ctx, t)
 	// Without a stored charge (the write failed, or a concurrent
 	// duplicate won the insert) no charge exists to pay the cob for.
-	s.cobs.stored(ctx, txid, due != nil, err == nil && inserted)
+	s.cashin.Stored(ctx, txid, due != nil, err == nil && inserted)
 	if err != nil {
 		return ChargeResponse{}, false, fmt.Errorf("create charge: %w", err)
 	}
@@ -377,13 +377,13 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, in Idempotent[
 // first, and returns its txid, BR Code and expiry.
 func (s *Service) registerCharge(ctx context.Context, c pix.Client, r *ChargeRequest, amount pix.Amount, due *pix.Due,
 	now time.Time) (txid, code string, expires time.Time, err error) {
-	txid, err = s.newTxID()
+	txid, err = s.cashin.NewTxID()
 	if err != nil {
 		return "", "", time.Time{}, fmt.Errorf("create charge: %w", err)
 	}
 	// Committed before the PSP call: if this process dies before the
 	// charge is stored, the sweep withdraws the cob (orphan.go).
-	if err := s.cobs.intend(ctx, txid, c.ID, now, due != nil); err != nil {
+	if err := s.cashin.Intend(ctx, txid, c.ID, now, due != nil); err != nil {
 		return "", "", time.Time{}, fmt.Errorf("create charge: %w", err)
 	}
 	expires = now.Add(s.ChargeTTL)
@@ -402,7 +402,7 @@ func (s *Service) registerCharge(ctx context.Context, c pix.Client, r *ChargeReq
 					City: a.City, State: a.State, ZipCode: a.ZipCode}})
 		}
 	}
-	code, err = s.createAtProvider(ctx, txid, create)
+	code, err = s.cashin.Register(ctx, txid, create)
 	if err != nil {
 		return "", "", time.Time{}, err // a cob the PSP may have created is left to the sweep
 	}
@@ -428,7 +428,7 @@ func (s *Service) replayAccepted(ctx context.Context, c pix.Client, in Idempoten
 // response when the bodies match, else the 422 naming the key that clashed.
 func (s *Service) replayCharge(prev pix.Transaction, hash, externalID string) (ChargeResponse, bool, error) {
 	if prev.RequestHash != hash || prev.Type != pix.TypeCashin {
-		return ChargeResponse{}, false, mismatch(foundBy(prev, externalID))
+		return ChargeResponse{}, false, pix.Mismatch(foundBy(prev, externalID))
 	}
 	image, err := s.QR.Base64PNG(prev.QRCode)
 	if err != nil {

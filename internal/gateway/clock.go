@@ -7,6 +7,7 @@ import (
 
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
+	"github.com/pixgate/pixgate/internal/recurrence"
 	"github.com/pixgate/pixgate/internal/store"
 )
 
@@ -78,7 +79,7 @@ func (x *Sandbox) AdvanceClock(ctx context.Context, c pix.Client, d time.Duratio
 		}
 		// The cycle job runs at most every RecurrenceEvery: the next look
 		// takes the windows this advance opened.
-		return tx.ReadingDueNow(ctx, recurrenceCycles)
+		return tx.ReadingDueNow(ctx, recurrence.CyclesReading)
 	})
 	if err != nil {
 		return ClockView{}, fmt.Errorf("advance clock of %s: %w", c.ID, err)

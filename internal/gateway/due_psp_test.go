@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/cashin"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -30,6 +31,8 @@ type duePSP struct {
 	psp   *apipix.Client
 	clock *testkit.Clock
 	c     pix.Client
+	// logs receives the gateway's log lines (nil: none are kept).
+	logs io.Writer
 }
 
 func newDuePSP(t *testing.T, open testkit.Opener) *duePSP {
@@ -65,7 +68,11 @@ func (f *duePSP) start(t *testing.T, acct apipix.Account) {
 		CertPEM: o.PKI.ClientCertPEM, KeyPEM: o.PKI.ClientKeyPEM, CAPEM: o.PKI.CAPEM, PixKey: o.PixKey, Account: acct,
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	require.NoError(t, err)
-	f.gw, err = gateway.New(gateway.Config{DB: f.db, Env: "production", ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	logs := f.logs
+	if logs == nil {
+		logs = io.Discard
+	}
+	f.gw, err = gateway.New(gateway.Config{DB: f.db, Env: "production", ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(logs, nil)),
 		Provider: f.psp, Now: f.clock.Now})
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -135,7 +142,7 @@ func TestDueChargesAtThePSP(t *testing.T) {
 		e2e, valor, err := f.sim.PayCobV(ctx, onTime.TxID, "")
 		require.NoError(t, err)
 		require.Equal(t, int64(25000), valor)
-		require.NoError(t, f.gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: e2e, TxID: onTime.TxID}}))
+		require.NoError(t, f.gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: e2e, TxID: onTime.TxID}}))
 		got, err := f.gw.Charge(ctx, f.c, onTime.ID)
 		require.NoError(t, err)
 		require.Equal(t, pix.StatusPaid, got.Status)
@@ -160,7 +167,7 @@ func TestDueChargesAtThePSP(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, psp.Final, valor)
 		require.Equal(t, int64(25000+500+75), valor, "late: the 2% fine and 9 days of 1% a month")
-		require.NoError(t, f.gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: e2e, TxID: late.TxID}}))
+		require.NoError(t, f.gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: e2e, TxID: late.TxID}}))
 		got, err = f.gw.Charge(ctx, f.c, late.ID)
 		require.NoError(t, err)
 		require.Equal(t, pix.StatusPaid, got.Status)
@@ -181,7 +188,7 @@ func TestDueChargesAtThePSP(t *testing.T) {
 		e2e, valor, err = f.sim.PayCobV(ctx, moved.TxID, f.today(t, sat+2))
 		require.NoError(t, err)
 		require.Equal(t, int64(25000), valor, "no fine on the Monday after a Saturday due date")
-		require.NoError(t, f.gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: e2e, TxID: moved.TxID}}))
+		require.NoError(t, f.gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: e2e, TxID: moved.TxID}}))
 		got, err = f.gw.Charge(ctx, f.c, moved.ID)
 		require.NoError(t, err)
 		require.Equal(t, pix.StatusPaid, got.Status)
@@ -195,11 +202,11 @@ func TestDueChargesAtThePSP(t *testing.T) {
 		// Paid, but its webhook never reached pixgate.
 		_, valor, err = f.sim.PayCobV(ctx, paidLate.TxID, f.today(t, 1))
 		require.NoError(t, err)
-		n, err := f.gw.ExpireDue(ctx, 10)
+		n, err := f.gw.Cashin().ExpireDue(ctx, 10)
 		require.NoError(t, err)
 		require.Zero(t, n, "not before the end of the last day")
 		f.clock.Advance(unpaid.ExpiresAt.Sub(f.clock.Now()) + time.Second)
-		n, err = f.gw.ExpireDue(ctx, 10)
+		n, err = f.gw.Cashin().ExpireDue(ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		got, err = f.gw.Charge(ctx, f.c, unpaid.ID)
@@ -224,7 +231,7 @@ func TestDueChargesAtThePSP(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, f.db.InsertCobIntent(ctx, pix.CobIntent{TxID: orphan.TxID, ClientID: f.c.ID, CreatedAt: f.clock.Now(), Due: true}))
 		f.clock.Advance(2 * time.Minute)
-		n, err = f.gw.SweepOrphanCobs(ctx, 10)
+		n, err = f.gw.Cashin().SweepOrphanCobs(ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		require.Equal(t, pspsim.CobRemovidaUR, f.cobvStatus(t, orphan.TxID))

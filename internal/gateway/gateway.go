@@ -16,13 +16,13 @@ import (
 	"time"
 	_ "time/tzdata" // São Paulo's calendar dates charges' due terms on any host
 
-	"github.com/google/uuid"
-
+	"github.com/pixgate/pixgate/internal/cashin"
 	"github.com/pixgate/pixgate/internal/clock"
 	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/qr"
+	"github.com/pixgate/pixgate/internal/recurrence"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/transfer"
 )
@@ -105,13 +105,8 @@ type Service struct {
 	// Rand is the source of secrets, ids and txids.
 	Rand io.Reader
 	QR   *qr.Encoder
-	// psp is the PSP; txidLen is the length of its charges' txids.
-	psp     provider.Provider
-	txidLen int
-	// ReconcileEvery spaces the readings of the PSP's received payments.
-	ReconcileEvery time.Duration
-	// retry holds when a PSP check that failed may be tried again.
-	retry *backoffs
+	// psp is the PSP.
+	psp provider.Provider
 	// w writes the use cases' transactions with their events.
 	w *outbox.Writer
 	// CheckWebhookURL, when set, refuses webhook URLs that may not be
@@ -120,18 +115,15 @@ type Service struct {
 	// SendWebhook, when set, makes one signed attempt at an event that is
 	// not in the outbox (TestWebhook).
 	SendWebhook WebhookSender
-	// HoldUnmatched keeps unmatched receipts for an operator (see
-	// Config.HoldUnmatched).
-	HoldUnmatched bool
-	// sweep spaces this node's looks for orphan cobs.
-	sweep *sweepClock
 	// sandbox is the sandbox's actions, nil where payers do not pay on
 	// request.
 	sandbox *Sandbox
-	// cobs registers the charges' cobs at the provider.
-	cobs cobs
-	// transfers sends the payouts and refunds the use cases accept.
-	transfers *transfer.Engine
+	// cashin registers charges' cobs and credits what the PSP received;
+	// transfers sends the payouts and refunds the use cases accept;
+	// recurrences runs Pix Automático.
+	cashin      *cashin.Service
+	transfers   *transfer.Engine
+	recurrences *recurrence.Service
 	// loc is America/Sao_Paulo, whose calendar dates due terms and payments.
 	loc *time.Location
 	// clocks is the real time and this node's view of the sandbox
@@ -149,25 +141,7 @@ func New(c Config) (*Service, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	s := &Service{loc: loc, db: c.DB, Env: c.Env, ChargeTTL: c.ChargeTTL,
-		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, psp: c.Provider, retry: &backoffs{},
-		ReconcileEvery: c.ReconcileEvery, CheckWebhookURL: c.CheckWebhookURL,
-		HoldUnmatched: c.HoldUnmatched, sweep: &sweepClock{}}
-	// The hooks are read through s: a test may replace them after New.
-	s.w = &outbox.Writer{DB: c.DB, Courier: c.Courier, Wake: c.Wake, Now: func() time.Time { return s.Now() },
-		Rand: readerFunc(func(p []byte) (int, error) { return s.Rand.Read(p) })}
-	s.clocks = &clock.Clients{DB: c.DB, Log: c.Log, Real: func() time.Time { return s.Now() }, Advancing: func() bool { return s.sandbox != nil }, Loc: loc}
-	// What the provider is decides, here and once, how charges are
-	// registered and payouts sent.
-	caps := c.Provider.Capabilities()
-	s.txidLen, s.cobs, s.sandbox = caps.TxIDLength, newCobs(s, caps.LocalCharges), newSandbox(s)
-	s.transfers, err = transfer.New(transfer.Config{DB: c.DB, Provider: c.Provider, Writer: s.w, Clocks: s.clocks, Log: c.Log})
-	if err != nil {
-		return nil, fmt.Errorf("gateway: %w", err)
-	}
-	s.SendWebhook = c.SendWebhook
-	if s.ReconcileEvery <= 0 {
-		s.ReconcileEvery = DefaultReconcileEvery
-	}
+		Log: c.Log, Now: c.Now, Rand: c.Rand, QR: c.QR, psp: c.Provider, CheckWebhookURL: c.CheckWebhookURL}
 	if s.Now == nil {
 		s.Now = time.Now
 	}
@@ -177,8 +151,46 @@ func New(c Config) (*Service, error) {
 	if s.QR == nil {
 		s.QR = &qr.Encoder{}
 	}
+	// The hooks are read through s: a test may replace them after New.
+	s.w = &outbox.Writer{DB: c.DB, Courier: c.Courier, Wake: c.Wake, Now: func() time.Time { return s.Now() },
+		Rand: readerFunc(func(p []byte) (int, error) { return s.Rand.Read(p) })}
+	s.clocks = &clock.Clients{DB: c.DB, Log: c.Log, Real: func() time.Time { return s.Now() }, Advancing: func() bool { return s.sandbox != nil }, Loc: loc}
+	if err := s.compose(c); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	s.SendWebhook = c.SendWebhook
 	return s, nil
 }
+
+// compose builds the engines below the use cases, each told once what
+// the provider is: the send engine, the cash-in side and recurrences.
+func (s *Service) compose(c Config) error {
+	var err error
+	s.sandbox = newSandbox(s)
+	if s.transfers, err = transfer.New(transfer.Config{DB: c.DB, Provider: c.Provider, Writer: s.w, Clocks: s.clocks, Log: c.Log}); err != nil {
+		return err
+	}
+	s.cashin, err = cashin.New(cashin.Config{DB: c.DB, Provider: c.Provider, Writer: s.w, Clocks: s.clocks, Transfers: s.transfers,
+		Log: c.Log, ReconcileEvery: c.ReconcileEvery, HoldUnmatched: c.HoldUnmatched})
+	if err != nil {
+		return err
+	}
+	rc := recurrence.Config{DB: c.DB, Provider: c.Provider, Writer: s.w, Clocks: s.clocks, Cashin: s.cashin, Log: c.Log,
+		QR: s.QR, ChargeTTL: c.ChargeTTL, WebhookURLIssue: s.WebhookURLIssue}
+	if s.sandbox != nil {
+		rc.Sandbox = &recurrence.SandboxConfig{Pay: s.sandbox.Pay}
+	}
+	s.recurrences, err = recurrence.New(rc)
+	return err
+}
+
+// Cashin is the cash-in side: the PSP's reports and readings of received
+// Pix, expiry and the orphan-cob sweep, which the composition root runs.
+func (s *Service) Cashin() *cashin.Service { return s.cashin }
+
+// Recurrences is Pix Automático: the merchant's recurrences and the
+// cycle job.
+func (s *Service) Recurrences() *recurrence.Service { return s.recurrences }
 
 // Transfers is the send engine of the payouts, refunds and returns this
 // Service accepts: the composition root runs it (Run, ReadSent).
@@ -197,21 +209,7 @@ func (s *Service) Today() pix.Date { return s.dateOf(s.Now()) }
 func (s *Service) dateOf(t time.Time) pix.Date { return s.clocks.DateOf(t) }
 
 // newUUID returns a random (v4) UUID in lower case.
-func (s *Service) newUUID() string {
-	id, err := uuid.NewRandomFromReader(s.Rand)
-	if err != nil {
-		panic("gateway: random source failed: " + err.Error())
-	}
-	return id.String()
-}
-
-// canonicalID reports whether id is a lower-case UUID, the form of every
-// transaction and refund id: anything else names nothing, and is answered
-// without reaching the database (which refuses some bytes).
-func canonicalID(id string) bool {
-	u, err := uuid.Parse(id)
-	return err == nil && u.String() == id
-}
+func (s *Service) newUUID() string { return s.w.NewID() }
 
 // readerFunc is an io.Reader made of a function.
 type readerFunc func([]byte) (int, error)

@@ -31,20 +31,6 @@ type PayoutResponse struct {
 	Status        pix.TxStatus `json:"status"`
 }
 
-// ValidIdempotencyKey reports whether an Idempotency-Key header value is
-// acceptable: 1–255 visible ASCII characters.
-func ValidIdempotencyKey(k string) bool {
-	if k == "" || len(k) > 255 {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		if k[i] < 0x21 || k[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}
-
 func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, error) {
 	var is issues
 	amount := is.amount("amount", r.Amount)
@@ -56,7 +42,7 @@ func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, 
 	if r.ExternalID != nil {
 		is.check("external_id", *r.ExternalID, pix.ValidExternalID, "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -")
 	}
-	if idemKey != "" && !ValidIdempotencyKey(idemKey) {
+	if idemKey != "" && !pix.ValidIdempotencyKey(idemKey) {
 		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
 	}
 	if r.CreditParty == nil {
@@ -99,7 +85,7 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, in Idempotent[
 	}
 	hash := in.Hash
 	if hash == "" {
-		return PayoutResponse{}, false, invalidBody()
+		return PayoutResponse{}, false, pix.InvalidBody()
 	}
 	ext := ""
 	if r.ExternalID != nil {
@@ -137,11 +123,7 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, in Idempotent[
 		if !ok {
 			// The insert waits for the other request's transaction, so this
 			// should not happen; if it does, that request is still in flight.
-			by := byExternalID
-			if ext == "" {
-				by = byIdempotencyKey
-			}
-			return PayoutResponse{}, false, inProgress(by)
+			return PayoutResponse{}, false, pix.InProgress(ext != "")
 		}
 		return replayPayout(prev, ext, hash)
 	}
@@ -160,7 +142,7 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, in Idempotent[
 // 422 naming the key that matched prev.
 func replayPayout(prev pix.Transaction, externalID, hash string) (PayoutResponse, bool, error) {
 	if prev.RequestHash != hash || prev.Type != pix.TypeCashout {
-		return PayoutResponse{}, false, mismatch(foundBy(prev, externalID))
+		return PayoutResponse{}, false, pix.Mismatch(foundBy(prev, externalID))
 	}
 	return payoutResponse(prev), true, nil
 }

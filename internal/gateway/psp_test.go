@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/cashin"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -250,7 +251,7 @@ func (f *pspFixture) paidCharge(t *testing.T, ext, amount string, n int) pix.Tra
 	ch, err := f.gw.Charge(ctx, f.c, resp.PaymentID)
 	require.NoError(t, err)
 	pay := f.psp.pay(ch.TxID, ch.Amount, n)
-	require.NoError(t, f.gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: pay.EndToEndID, TxID: ch.TxID}}))
+	require.NoError(t, f.gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: pay.EndToEndID, TxID: ch.TxID}}))
 	ch, err = f.gw.Charge(ctx, f.c, resp.PaymentID)
 	require.NoError(t, err)
 	require.Equal(t, pix.StatusPaid, ch.Status)
@@ -328,13 +329,13 @@ func TestPSPReportedPayments(t *testing.T) {
 		require.NoError(t, err)
 		ch := f.status(t, resp.PaymentID)
 
-		forged := []gateway.ReportedPix{{EndToEndID: "E12345678202611261200999999999999", TxID: ch.TxID}, {EndToEndID: "short", TxID: ch.TxID}}
-		require.NoError(t, f.gw.PSPReported(ctx, forged))
+		forged := []cashin.ReportedPix{{EndToEndID: "E12345678202611261200999999999999", TxID: ch.TxID}, {EndToEndID: "short", TxID: ch.TxID}}
+		require.NoError(t, f.gw.Cashin().PSPReported(ctx, forged))
 		require.Equal(t, pix.StatusPending, f.status(t, ch.ID).Status)
 		require.Zero(t, f.available(t))
 
 		pay := f.psp.pay(ch.TxID, ch.Amount, 1)
-		report := []gateway.ReportedPix{{EndToEndID: pay.EndToEndID, TxID: "forged-txid"}}
+		report := []cashin.ReportedPix{{EndToEndID: pay.EndToEndID, TxID: "forged-txid"}}
 		other := f.node(t)
 		var wg sync.WaitGroup
 		nodes := []*gateway.Service{f.gw, other, f.gw, other}
@@ -343,7 +344,7 @@ func TestPSPReportedPayments(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[i] = gw.PSPReported(ctx, report)
+				errs[i] = gw.Cashin().PSPReported(ctx, report)
 			}()
 		}
 		wg.Wait()
@@ -357,7 +358,7 @@ func TestPSPReportedPayments(t *testing.T) {
 
 		// The PSP unreachable while confirming: an error, so the PSP reports again.
 		f.psp.set(func(p *scriptedPSP) { p.down = true })
-		require.Error(t, f.gw.PSPReported(ctx, report))
+		require.Error(t, f.gw.Cashin().PSPReported(ctx, report))
 		require.NoError(t, f.db.CheckLedger(ctx))
 	})
 }
@@ -373,14 +374,14 @@ func TestPSPPaymentOfCancelledCharge(t *testing.T) {
 		require.NoError(t, err)
 		ch := f.status(t, resp.PaymentID)
 		f.clock.Advance(2 * time.Hour)
-		n, err := f.gw.ExpireDue(ctx, 10)
+		n, err := f.gw.Cashin().ExpireDue(ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		require.Equal(t, pix.StatusCancelled, f.status(t, ch.ID).Status)
 		f.psp.set(func(p *scriptedPSP) { require.True(t, p.removed[ch.TxID], "the cob was removed at the PSP") })
 
 		pay := f.psp.pay(ch.TxID, ch.Amount, 7)
-		require.NoError(t, f.gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: pay.EndToEndID}}))
+		require.NoError(t, f.gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: pay.EndToEndID}}))
 		require.Equal(t, pix.StatusPaid, f.status(t, ch.ID).Status)
 		require.Equal(t, pix.Amount(1050), f.available(t))
 		require.NoError(t, f.db.CheckLedger(ctx))
@@ -403,14 +404,14 @@ func TestPSPExpiryReadsTheCobFirst(t *testing.T) {
 
 		f.clock.Advance(2 * time.Hour)
 		f.psp.set(func(p *scriptedPSP) { p.down = true })
-		n, err := f.gw.ExpireDue(ctx, 10)
+		n, err := f.gw.Cashin().ExpireDue(ctx, 10)
 		require.NoError(t, err)
 		require.Zero(t, n)
 		require.Equal(t, pix.StatusPending, f.status(t, resp2.PaymentID).Status)
 
 		f.psp.set(func(p *scriptedPSP) { p.down = false })
 		f.clock.Advance(time.Minute) // past the retry wait
-		n, err = f.gw.ExpireDue(ctx, 10)
+		n, err = f.gw.Cashin().ExpireDue(ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		require.Equal(t, pix.StatusPaid, f.status(t, ch.ID).Status)
@@ -431,15 +432,15 @@ func TestPSPReconcileReceived(t *testing.T) {
 		f.psp.pay(ch.TxID, ch.Amount, 4)
 
 		other := f.node(t)
-		n1, err := f.gw.ReconcileReceived(ctx, 0)
+		n1, err := f.gw.Cashin().ReconcileReceived(ctx, 0)
 		require.NoError(t, err)
-		n2, err := other.ReconcileReceived(ctx, 0)
+		n2, err := other.Cashin().ReconcileReceived(ctx, 0)
 		require.NoError(t, err)
 		require.Equal(t, 1, n1+n2, "one node reads per interval")
 		require.Equal(t, pix.StatusPaid, f.status(t, ch.ID).Status)
 
 		f.clock.Advance(21 * time.Second)
-		n2, err = other.ReconcileReceived(ctx, 0)
+		n2, err = other.Cashin().ReconcileReceived(ctx, 0)
 		require.NoError(t, err)
 		require.Equal(t, 1, n2, "the next interval reads again")
 		require.Equal(t, pix.Amount(1050), f.available(t), "credited once")
@@ -640,7 +641,7 @@ func TestPSPRefunds(t *testing.T) {
 			pay.Refunds = []provider.TransferState{{ID: provider.HexID(r2.RefundID), Status: provider.Completed, EndToEndID: "D12345678202611261200000000000002"}}
 			p.payments[ch.EndToEndID] = pay
 		})
-		require.NoError(t, f.gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: ch.EndToEndID}}))
+		require.NoError(t, f.gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: ch.EndToEndID}}))
 		require.Equal(t, pix.StatusRefunded, f.status(t, ch.ID).Status)
 		require.Zero(t, f.available(t))
 		f.clock.Advance(time.Minute)

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,6 +17,7 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/apipix"
 	"github.com/pixgate/pixgate/internal/pspsim"
+	"github.com/pixgate/pixgate/internal/recurrence"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
@@ -30,7 +31,13 @@ type recPSP struct {
 
 func newRecPSP(t *testing.T, open testkit.Opener, day string) *recPSP {
 	t.Helper()
-	f := &duePSP{db: open(t), clock: &testkit.Clock{}}
+	return newRecPSPLogging(t, open, day, nil)
+}
+
+// newRecPSPLogging is newRecPSP with the gateway's log lines written to logs.
+func newRecPSPLogging(t *testing.T, open testkit.Opener, day string, logs io.Writer) *recPSP {
+	t.Helper()
+	f := &duePSP{db: open(t), clock: &testkit.Clock{}, logs: logs}
 	saoPauloNoon(t, f.clock, day)
 	f.start(t, apipix.Account{Branch: "0001", Number: "123456", Type: "CORRENTE"})
 	return &recPSP{f}
@@ -42,10 +49,10 @@ func (f *recPSP) read(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	f.clock.Advance(6 * time.Second)
-	_, err := f.gw.ReadRecurrences(ctx, 0)
+	_, err := f.gw.Recurrences().Read(ctx, 0)
 	require.NoError(t, err)
 	f.clock.Advance(time.Minute)
-	_, err = f.gw.ReconcileReceived(ctx, 0)
+	_, err = f.gw.Cashin().ReconcileReceived(ctx, 0)
 	require.NoError(t, err)
 }
 
@@ -53,13 +60,13 @@ func (f *recPSP) read(t *testing.T) {
 func (f *recPSP) cycles(t *testing.T) {
 	t.Helper()
 	f.clock.Advance(6 * time.Second)
-	_, err := f.gw.RunRecurrences(context.Background(), 100)
+	_, err := f.gw.Recurrences().RunCycles(context.Background(), 100)
 	require.NoError(t, err)
 }
 
-func (f *recPSP) view(t *testing.T, id string) gateway.RecurrenceView {
+func (f *recPSP) view(t *testing.T, id string) recurrence.View {
 	t.Helper()
-	v, err := f.gw.Recurrence(context.Background(), f.c, id)
+	v, err := f.gw.Recurrences().Get(context.Background(), f.c, id)
 	require.NoError(t, err)
 	return v
 }
@@ -77,7 +84,7 @@ func TestRecurrencesAtThePSP(t *testing.T) {
 
 		// Journey 2.
 		req, body := recurrenceRequest("j2", "2026-12-05", "", "THREE_IN_SEVEN_DAYS")
-		created, _, err := f.gw.CreateRecurrence(ctx, f.c, gateway.Keyed(req, "", body))
+		created, _, err := f.gw.Recurrences().Create(ctx, f.c, gateway.Keyed(req, "", body))
 		require.NoError(t, err)
 		st, err := f.psp.Recurrence(ctx, pspIDOf(t, f, created.RecurrenceID))
 		require.NoError(t, err)
@@ -85,7 +92,7 @@ func TestRecurrencesAtThePSP(t *testing.T) {
 		pspID := st.ID
 
 		// A webhook's report is read back: nothing moves while the PSP says CREATED.
-		require.NoError(t, f.gw.PSPRecurrencesReported(ctx, []string{pspID}))
+		require.NoError(t, f.gw.Recurrences().Reported(ctx, []string{pspID}))
 		require.Equal(t, pix.RecurrenceCreated, f.view(t, created.RecurrenceID).Status)
 		_, err = f.sim.ApproveRec(ctx, pspID)
 		require.NoError(t, err)
@@ -103,7 +110,7 @@ func TestRecurrencesAtThePSP(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "2026-12-05", cs.DueDate.String())
 		require.NoError(t, f.sim.FailCobR(ctx, charge.TxID))
-		require.NoError(t, f.gw.PSPCyclesReported(ctx, []string{charge.TxID}))
+		require.NoError(t, f.gw.Recurrences().CyclesReported(ctx, []string{charge.TxID}))
 		cy, err := f.db.Cycle(ctx, charge.ID)
 		require.NoError(t, err)
 		require.Equal(t, 1, cy.Attempts)
@@ -139,7 +146,7 @@ func TestRecurrencesAtThePSP(t *testing.T) {
 		require.Equal(t, created.RecurrenceID, bodies[0]["recurrence_id"])
 
 		// The merchant cancels: at the PSP first.
-		v, err = f.gw.CancelRecurrence(ctx, f.c, created.RecurrenceID)
+		v, err = f.gw.Recurrences().Cancel(ctx, f.c, created.RecurrenceID)
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceCancelled, v.Status)
 		st, err = f.psp.Recurrence(ctx, pspID)
@@ -155,7 +162,7 @@ func TestRecurrencesAtThePSP(t *testing.T) {
 		req.FirstPayment = json.RawMessage("10.00")
 		body, err = json.Marshal(req)
 		require.NoError(t, err)
-		created, _, err = f.gw.CreateRecurrence(ctx, f.c, gateway.Keyed(req, "", body))
+		created, _, err = f.gw.Recurrences().Create(ctx, f.c, gateway.Keyed(req, "", body))
 		require.NoError(t, err)
 		require.NotNil(t, created.FirstPaymentID)
 		_, err = f.sim.ApproveRec(ctx, pspIDOf(t, f, created.RecurrenceID))
@@ -199,7 +206,7 @@ func TestRecurrencePayerCancelWinsOverARefusedCycle(t *testing.T) {
 		ctx := context.Background()
 
 		req, body := recurrenceRequest("once", "2026-12-07", "2026-12-07", "NONE")
-		created, _, err := f.gw.CreateRecurrence(ctx, f.c, gateway.Keyed(req, "", body))
+		created, _, err := f.gw.Recurrences().Create(ctx, f.c, gateway.Keyed(req, "", body))
 		require.NoError(t, err)
 		pspID := pspIDOf(t, f, created.RecurrenceID)
 		_, err = f.sim.ApproveRec(ctx, pspID)
@@ -223,7 +230,7 @@ func TestRecurrencePayerCancelWinsOverARefusedCycle(t *testing.T) {
 
 		// The same calendar, debited: FINISHED, with its event.
 		req, body = recurrenceRequest("paid", "2026-12-07", "2026-12-07", "NONE")
-		created, _, err = f.gw.CreateRecurrence(ctx, f.c, gateway.Keyed(req, "", body))
+		created, _, err = f.gw.Recurrences().Create(ctx, f.c, gateway.Keyed(req, "", body))
 		require.NoError(t, err)
 		_, err = f.sim.ApproveRec(ctx, pspIDOf(t, f, created.RecurrenceID))
 		require.NoError(t, err)
@@ -254,19 +261,19 @@ func TestRecurrencePayerCancelWinsOverARefusedCycle(t *testing.T) {
 func TestOrphanRecurrenceWithdrawn(t *testing.T) {
 	t.Parallel()
 	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
-		f := newRecPSP(t, open, "2026-12-01")
+		var logs syncBuffer
+		f := newRecPSPLogging(t, open, "2026-12-01", &logs)
 		ctx := context.Background()
 		f.sim.AddFault(pspsim.Fault{Method: http.MethodGet, PathPrefix: "/v2/rec/", Kind: pspsim.FaultError, Times: 100})
 		req, body := recurrenceRequest("lost", "2026-12-07", "", "NONE")
-		_, _, err := f.gw.CreateRecurrence(ctx, f.c, gateway.Keyed(req, "", body))
+		_, _, err := f.gw.Recurrences().Create(ctx, f.c, gateway.Keyed(req, "", body))
 		requireCode(t, err, pix.EProviderUnavailable)
 		f.sim.ClearFaults()
 		recs := f.sim.State().Recs
 		require.Len(t, recs, 1)
 		orphan := recs[0].IDRec
 		require.Equal(t, pspsim.RecCriada, recs[0].Status)
-		var logs syncBuffer
-		f.gw.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+		logs.Reset() // the failed create's lines name the orphan too
 
 		f.read(t)
 		require.Equal(t, pspsim.RecCriada, f.sim.State().Recs[0].Status, "young: a create may still be storing it")
@@ -297,4 +304,10 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+func (b *syncBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
 }

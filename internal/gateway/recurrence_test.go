@@ -15,6 +15,7 @@ import (
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
+	"github.com/pixgate/pixgate/internal/recurrence"
 	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
@@ -103,7 +104,7 @@ func TestRecurrenceCalendarAcrossMonthEnds(t *testing.T) {
 		c := merchant(t, db, gw, "m", 100)
 
 		req, body := recurrenceRequest("sub-1", "2027-01-31", "2027-05-31", "NONE")
-		created, replayed, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
+		created, replayed, err := gw.Recurrences().Create(ctx, c, gateway.Keyed(req, "", body))
 		require.NoError(t, err)
 		require.False(t, replayed)
 		require.Equal(t, pix.RecurrenceCreated, created.Status)
@@ -111,9 +112,9 @@ func TestRecurrenceCalendarAcrossMonthEnds(t *testing.T) {
 		require.Equal(t, "2027-01-31", created.NextDueDate.String())
 
 		// Nothing is charged before the payer approves.
-		_, err = gw.RunRecurrences(ctx, 100)
+		_, err = gw.Recurrences().RunCycles(ctx, 100)
 		require.NoError(t, err)
-		v, err := gw.Sandbox().Recurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
+		v, err := gw.Recurrences().Sandbox().Answer(ctx, c, created.RecurrenceID, recurrence.SandboxApprove)
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceApproved, v.Status)
 		require.Empty(t, v.Charges)
@@ -124,11 +125,11 @@ func TestRecurrenceCalendarAcrossMonthEnds(t *testing.T) {
 		for day := 0; day < 140; day++ {
 			// Twice a day: a second run the same day creates nothing more.
 			for range 2 {
-				_, err := gw.RunRecurrences(ctx, 100)
+				_, err := gw.Recurrences().RunCycles(ctx, 100)
 				require.NoError(t, err)
 				clock.Advance(6 * time.Second) // past RecurrenceEvery
 			}
-			v, err := gw.Recurrence(ctx, c, created.RecurrenceID)
+			v, err := gw.Recurrences().Get(ctx, c, created.RecurrenceID)
 			require.NoError(t, err)
 			for _, ch := range v.Charges {
 				if _, seen := createdOn[ch.DueDate.String()]; seen {
@@ -154,7 +155,7 @@ func TestRecurrenceCalendarAcrossMonthEnds(t *testing.T) {
 		want := map[string]string{"2027-01-31": "2027-01-21", "2027-02-28": "2027-02-18", "2027-03-31": "2027-03-21",
 			"2027-04-30": "2027-04-20", "2027-05-31": "2027-05-21"}
 		require.Equal(t, want, createdOn)
-		v, err = gw.Recurrence(ctx, c, created.RecurrenceID)
+		v, err = gw.Recurrences().Get(ctx, c, created.RecurrenceID)
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceFinished, v.Status)
 		require.Nil(t, v.NextDueDate)
@@ -200,9 +201,9 @@ func TestRecurrenceCycleJobCreatesEachCycleOnceAcrossCrashesAndNodes(t *testing.
 		var ids []string
 		for _, ext := range []string{"a", "b", "c"} {
 			req, body := recurrenceRequest(ext, "2027-03-05", "", "THREE_IN_SEVEN_DAYS")
-			created, _, err := gw1.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
+			created, _, err := gw1.Recurrences().Create(ctx, c, gateway.Keyed(req, "", body))
 			require.NoError(t, err)
-			_, err = gw1.Sandbox().Recurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
+			_, err = gw1.Recurrences().Sandbox().Answer(ctx, c, created.RecurrenceID, recurrence.SandboxApprove)
 			require.NoError(t, err)
 			ids = append(ids, created.RecurrenceID)
 		}
@@ -211,11 +212,11 @@ func TestRecurrenceCycleJobCreatesEachCycleOnceAcrossCrashesAndNodes(t *testing.
 		// stored it: nothing is stored, and no calendar moved.
 		crashCtx, crash := context.WithCancel(ctx)
 		psp1.crashAfter = crash
-		_, err := gw1.RunRecurrences(crashCtx, 100)
+		_, err := gw1.Recurrences().RunCycles(crashCtx, 100)
 		require.Error(t, err)
 		require.Len(t, psp1.creates, 1, "the first creation crashed the node")
 		for _, id := range ids {
-			v, err := gw1.Recurrence(ctx, c, id)
+			v, err := gw1.Recurrences().Get(ctx, c, id)
 			require.NoError(t, err)
 			require.Empty(t, v.Charges)
 		}
@@ -230,13 +231,13 @@ func TestRecurrenceCycleJobCreatesEachCycleOnceAcrossCrashesAndNodes(t *testing.
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, _ = gw.RunRecurrences(ctx, 100)
+					_, _ = gw.Recurrences().RunCycles(ctx, 100)
 				}()
 			}
 			wg.Wait()
 		}
 		for _, id := range ids {
-			v, err := gw1.Recurrence(ctx, c, id)
+			v, err := gw1.Recurrences().Get(ctx, c, id)
 			require.NoError(t, err)
 			require.Len(t, v.Charges, 1, "recurrence %s", id)
 			require.Equal(t, "2027-03-05", v.Charges[0].DueDate.String())
@@ -269,12 +270,12 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 
 		cycle := func(ext, retry string) (string, string) {
 			req, body := recurrenceRequest(ext, "2027-06-20", "", retry)
-			created, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
+			created, _, err := gw.Recurrences().Create(ctx, c, gateway.Keyed(req, "", body))
 			require.NoError(t, err)
-			_, err = gw.Sandbox().Recurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
+			_, err = gw.Recurrences().Sandbox().Answer(ctx, c, created.RecurrenceID, recurrence.SandboxApprove)
 			require.NoError(t, err)
 			// next-cycle creates the charge before its window opens.
-			tx, due, err := gw.Sandbox().NextCycle(ctx, c, created.RecurrenceID)
+			tx, due, err := gw.Recurrences().Sandbox().NextCycle(ctx, c, created.RecurrenceID)
 			require.NoError(t, err)
 			require.Equal(t, "2027-06-20", due.String())
 			require.Equal(t, created.RecurrenceID, tx.RecurrenceID)
@@ -283,7 +284,7 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 
 		// NONE: the first failed debit cancels the charge.
 		recID, pay := cycle("none", "NONE")
-		tx, err := gw.Sandbox().FailCharge(ctx, c, pay)
+		tx, err := gw.Recurrences().Sandbox().FailCharge(ctx, c, pay)
 		require.NoError(t, err)
 		require.Equal(t, pix.StatusCancelled, tx.Status)
 		types, bodies := eventsOf(t, db, recID)
@@ -294,13 +295,13 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 		types, bodies = eventsOf(t, db, pay)
 		require.Equal(t, []string{pix.EventCashinCancelled}, types)
 		require.Equal(t, recID, bodies[0]["recurrence_id"])
-		_, err = gw.Sandbox().FailCharge(ctx, c, pay)
+		_, err = gw.Recurrences().Sandbox().FailCharge(ctx, c, pay)
 		requireCode(t, err, pix.EUnprocessable)
 
 		// THREE_IN_SEVEN_DAYS: three retries, then cancelled.
 		recID, pay = cycle("three", "THREE_IN_SEVEN_DAYS")
 		for attempt := 1; attempt <= 3; attempt++ {
-			tx, err := gw.Sandbox().FailCharge(ctx, c, pay)
+			tx, err := gw.Recurrences().Sandbox().FailCharge(ctx, c, pay)
 			require.NoError(t, err)
 			require.Equal(t, pix.StatusPending, tx.Status, "attempt %d", attempt)
 			cy, err := db.Cycle(ctx, pay)
@@ -309,16 +310,16 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 			require.Equal(t, pix.RetryDays(pix.RetryThreeInSevenDays, cy.DueDate)[attempt-1], cy.RetryOn)
 			// The job asks the PSP for the retry.
 			clock.Advance(6 * time.Second)
-			_, err = gw.RunRecurrences(ctx, 100)
+			_, err = gw.Recurrences().RunCycles(ctx, 100)
 			require.NoError(t, err)
 			cy, err = db.Cycle(ctx, pay)
 			require.NoError(t, err)
 			require.True(t, cy.RetryOn.IsZero())
 		}
-		tx, err = gw.Sandbox().FailCharge(ctx, c, pay)
+		tx, err = gw.Recurrences().Sandbox().FailCharge(ctx, c, pay)
 		require.NoError(t, err)
 		require.Equal(t, pix.StatusCancelled, tx.Status)
-		v, err := gw.Recurrence(ctx, c, recID)
+		v, err := gw.Recurrences().Get(ctx, c, recID)
 		require.NoError(t, err)
 		require.Equal(t, 4, v.Charges[0].Attempts)
 		require.Equal(t, pix.RecurrenceApproved, v.Status, "a failed cycle does not end the recurrence")
@@ -329,7 +330,7 @@ func TestRecurrenceFailedDebitsRetryThenCancel(t *testing.T) {
 		// A charge that is no cycle's has no debit to fail.
 		ch, _, err := gw.CreateCharge(ctx, c, gateway.Keyed(chargeRequest("plain"), "", body("plain")))
 		require.NoError(t, err)
-		_, err = gw.Sandbox().FailCharge(ctx, c, ch.PaymentID)
+		_, err = gw.Recurrences().Sandbox().FailCharge(ctx, c, ch.PaymentID)
 		requireCode(t, err, pix.EUnprocessable)
 	})
 }
@@ -345,41 +346,41 @@ func TestRecurrenceAnswersAndCancellation(t *testing.T) {
 		c, other := merchant(t, db, gw, "m", 0), merchant(t, db, gw, "o", 0)
 		create := func(ext string) string {
 			req, body := recurrenceRequest(ext, "2027-06-10", "", "NONE")
-			created, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
+			created, _, err := gw.Recurrences().Create(ctx, c, gateway.Keyed(req, "", body))
 			require.NoError(t, err)
 			return created.RecurrenceID
 		}
 
 		// Another client's recurrence is unknown to a client.
 		id := create("rej")
-		_, err := gw.Recurrence(ctx, other, id)
+		_, err := gw.Recurrences().Get(ctx, other, id)
 		requireCode(t, err, pix.ENotFound)
-		_, err = gw.CancelRecurrence(ctx, other, id)
+		_, err = gw.Recurrences().Cancel(ctx, other, id)
 		requireCode(t, err, pix.ENotFound)
 
 		// Rejected: final, no cancellation.
-		v, err := gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxReject)
+		v, err := gw.Recurrences().Sandbox().Answer(ctx, c, id, recurrence.SandboxReject)
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceRejected, v.Status)
 		require.Nil(t, v.NextDueDate)
-		_, err = gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxApprove)
+		_, err = gw.Recurrences().Sandbox().Answer(ctx, c, id, recurrence.SandboxApprove)
 		requireCode(t, err, pix.EUnprocessable)
-		_, err = gw.CancelRecurrence(ctx, c, id)
+		_, err = gw.Recurrences().Cancel(ctx, c, id)
 		requireCode(t, err, pix.EUnprocessable)
 
 		// Cancelled by the merchant: its pending cycle charge too; a paid one stays.
 		id = create("cancel")
-		_, err = gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxCancelByPayer)
+		_, err = gw.Recurrences().Sandbox().Answer(ctx, c, id, recurrence.SandboxCancelByPayer)
 		requireCode(t, err, pix.EUnprocessable) // not approved yet
-		_, err = gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxApprove)
+		_, err = gw.Recurrences().Sandbox().Answer(ctx, c, id, recurrence.SandboxApprove)
 		require.NoError(t, err)
-		first, _, err := gw.Sandbox().NextCycle(ctx, c, id)
+		first, _, err := gw.Recurrences().Sandbox().NextCycle(ctx, c, id)
 		require.NoError(t, err)
 		_, err = gw.Sandbox().Pay(ctx, first)
 		require.NoError(t, err)
-		second, _, err := gw.Sandbox().NextCycle(ctx, c, id)
+		second, _, err := gw.Recurrences().Sandbox().NextCycle(ctx, c, id)
 		require.NoError(t, err)
-		v, err = gw.CancelRecurrence(ctx, c, id)
+		v, err = gw.Recurrences().Cancel(ctx, c, id)
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceCancelled, v.Status)
 		require.Equal(t, pix.CancelledByMerchant, *v.CancelledBy)
@@ -392,25 +393,25 @@ func TestRecurrenceAnswersAndCancellation(t *testing.T) {
 		require.Equal(t, "CANCELLED", bodies[1]["status"])
 		types, _ = eventsOf(t, db, second.ID)
 		require.Equal(t, []string{pix.EventCashinCancelled}, types)
-		_, err = gw.CancelRecurrence(ctx, c, id)
+		_, err = gw.Recurrences().Cancel(ctx, c, id)
 		requireCode(t, err, pix.EUnprocessable)
-		_, _, err = gw.Sandbox().NextCycle(ctx, c, id)
+		_, _, err = gw.Recurrences().Sandbox().NextCycle(ctx, c, id)
 		requireCode(t, err, pix.EUnprocessable)
 
 		// Cancelled by the payer at their bank.
 		id = create("payer")
-		_, err = gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxApprove)
+		_, err = gw.Recurrences().Sandbox().Answer(ctx, c, id, recurrence.SandboxApprove)
 		require.NoError(t, err)
-		v, err = gw.Sandbox().Recurrence(ctx, c, id, gateway.SandboxCancelByPayer)
+		v, err = gw.Recurrences().Sandbox().Answer(ctx, c, id, recurrence.SandboxCancelByPayer)
 		require.NoError(t, err)
 		require.Equal(t, pix.CancelledByPayer, *v.CancelledBy)
 
 		// Unanswered for 7 days: EXPIRED by the job.
 		id = create("late")
 		clock.Advance(pix.ApprovalDays*24*time.Hour + time.Minute)
-		_, err = gw.RunRecurrences(ctx, 100)
+		_, err = gw.Recurrences().RunCycles(ctx, 100)
 		require.NoError(t, err)
-		v, err = gw.Recurrence(ctx, c, id)
+		v, err = gw.Recurrences().Get(ctx, c, id)
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceExpired, v.Status)
 		types, _ = eventsOf(t, db, id)
@@ -429,7 +430,7 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 		c := merchant(t, db, gw, "m", 100)
 
 		req, body := recurrenceRequest("sub-1", "2027-06-02", "2027-05-01", "SOMETIMES")
-		_, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
+		_, _, err := gw.Recurrences().Create(ctx, c, gateway.Keyed(req, "", body))
 		var pe *pix.Error
 		require.ErrorAs(t, err, &pe)
 		require.Equal(t, pix.EInvalid, pe.Code)
@@ -444,16 +445,16 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 		req.FirstPayment = json.RawMessage("10.00")
 		body, err = json.Marshal(req)
 		require.NoError(t, err)
-		created, replayed, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "k-1", body))
+		created, replayed, err := gw.Recurrences().Create(ctx, c, gateway.Keyed(req, "k-1", body))
 		require.NoError(t, err)
 		require.False(t, replayed)
 		require.NotNil(t, created.FirstPaymentID)
-		again, replayed, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "k-1", body))
+		again, replayed, err := gw.Recurrences().Create(ctx, c, gateway.Keyed(req, "k-1", body))
 		require.NoError(t, err)
 		require.True(t, replayed)
 		require.Equal(t, created, again)
 		req2, body2 := recurrenceRequest("sub-2", "2027-06-11", "", "NONE")
-		_, _, err = gw.CreateRecurrence(ctx, c, gateway.Keyed(req2, "", body2))
+		_, _, err = gw.Recurrences().Create(ctx, c, gateway.Keyed(req2, "", body2))
 		requireCode(t, err, pix.EIdempotencyMismatch)
 
 		// Approving pays the first payment, an ordinary charge of the recurrence.
@@ -461,7 +462,7 @@ func TestRecurrenceCreateValidatesAndReplays(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, pix.Amount(1000), first.Amount)
 		require.Equal(t, created.QRCode, first.QRCode)
-		_, err = gw.Sandbox().Recurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
+		_, err = gw.Recurrences().Sandbox().Answer(ctx, c, created.RecurrenceID, recurrence.SandboxApprove)
 		require.NoError(t, err)
 		first, err = gw.Charge(ctx, c, first.ID)
 		require.NoError(t, err)
@@ -521,7 +522,7 @@ func TestRecurrencesNeedAProviderThatRunsThem(t *testing.T) {
 			require.NoError(t, err)
 			c := merchant(t, db, gw, name, 0)
 			req, body := recurrenceRequest("r", "2027-06-10", "", "NONE")
-			_, _, err = gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
+			_, _, err = gw.Recurrences().Create(ctx, c, gateway.Keyed(req, "", body))
 			requireCode(t, err, pix.EUnprocessable)
 			require.Contains(t, err.Error(), "Recurrences are not available with this provider", name)
 			_, err = db.RecurrenceByExternalID(ctx, c.ID, "r")
@@ -549,9 +550,9 @@ func TestRecurrenceFarFutureRowsFailOnlyThemselves(t *testing.T) {
 		ids := map[string]string{}
 		for _, ext := range []string{"far", "garbled", "good"} {
 			req, body := recurrenceRequest(ext, "2027-03-05", "", "NONE")
-			created, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
+			created, _, err := gw.Recurrences().Create(ctx, c, gateway.Keyed(req, "", body))
 			require.NoError(t, err)
-			_, err = gw.Sandbox().Recurrence(ctx, c, created.RecurrenceID, gateway.SandboxApprove)
+			_, err = gw.Recurrences().Sandbox().Answer(ctx, c, created.RecurrenceID, recurrence.SandboxApprove)
 			require.NoError(t, err)
 			ids[ext] = created.RecurrenceID
 		}
@@ -563,10 +564,10 @@ func TestRecurrenceFarFutureRowsFailOnlyThemselves(t *testing.T) {
 		}))
 
 		clock.Advance(6 * time.Second)
-		created, err := gw.RunRecurrences(ctx, 2)
+		created, err := gw.Recurrences().RunCycles(ctx, 2)
 		require.Error(t, err, "the unreadable row reports itself")
 		require.Equal(t, 1, created, "the good recurrence's cycle is created all the same")
-		v, err := gw.Recurrence(ctx, c, ids["good"])
+		v, err := gw.Recurrences().Get(ctx, c, ids["good"])
 		require.NoError(t, err)
 		require.Len(t, v.Charges, 1)
 
@@ -578,15 +579,15 @@ func TestRecurrenceFarFutureRowsFailOnlyThemselves(t *testing.T) {
 		rows, _, err := db.RecurrenceHistory(ctx, store.RecurrenceFilter{ClientID: c.ID, Status: pix.RecurrenceApproved, Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, rows, 2)
-		v, err = gw.Recurrence(ctx, c, ids["far"])
+		v, err = gw.Recurrences().Get(ctx, c, ids["far"])
 		require.NoError(t, err)
 		require.Nil(t, v.NextDueDate)
-		v, err = gw.CancelRecurrence(ctx, c, ids["far"])
+		v, err = gw.Recurrences().Cancel(ctx, c, ids["far"])
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceCancelled, v.Status)
 
 		req, body := recurrenceRequest("late", "9999-12-31", "", "NONE")
-		_, _, err = gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", body))
+		_, _, err = gw.Recurrences().Create(ctx, c, gateway.Keyed(req, "", body))
 		requireCode(t, err, pix.EInvalid)
 	})
 }

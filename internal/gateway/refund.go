@@ -52,7 +52,7 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, in Idempotent[
 	}
 	hash := in.Hash
 	if hash == "" {
-		return RefundResponse{}, false, invalidBody()
+		return RefundResponse{}, false, pix.InvalidBody()
 	}
 	if idemKey != "" {
 		prev, err := s.db.RefundByIdempotencyKey(ctx, c.ID, idemKey)
@@ -142,7 +142,7 @@ func validateRefund(r *RefundRequest, idemKey string) (pix.Amount, error) {
 	} else {
 		is.plain("reason", r.Reason)
 	}
-	if idemKey != "" && !ValidIdempotencyKey(idemKey) {
+	if idemKey != "" && !pix.ValidIdempotencyKey(idemKey) {
 		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
 	}
 	return amount, is.err()
@@ -168,7 +168,7 @@ func replayRefund(prev pix.Refund, hash string) (RefundResponse, bool, error) {
 	if prev.RequestHash != hash {
 		// Refunds are idempotent on the header alone (their external_id
 		// names the charge), so the header is what clashed.
-		return RefundResponse{}, false, mismatch(byIdempotencyKey)
+		return RefundResponse{}, false, pix.Mismatch(false)
 	}
 	return refundResponse(prev), true, nil
 }
@@ -189,7 +189,7 @@ type RefundView struct {
 // Refund returns client c's refund with the given id. Errors: ENotFound
 // when c has no such refund (another client's refund is not found either).
 func (s *Service) Refund(ctx context.Context, c pix.Client, id string) (RefundView, error) {
-	if !canonicalID(id) {
+	if !pix.CanonicalID(id) {
 		return RefundView{}, pix.Errorf(pix.ENotFound, "Refund not found")
 	}
 	r, err := s.db.Refund(ctx, c.ID, id)

@@ -31,7 +31,7 @@ const (
 func (s *Service) Refunds(ctx context.Context, c pix.Client, q RefundsQuery) ([]RefundView, string, error) {
 	f := store.RefundFilter{ClientID: c.ID, PaymentID: q.PaymentID, Status: pix.RefundStatus(q.Status), Cursor: q.Cursor, Limit: defaultHistoryLimit}
 	var is issues
-	if q.PaymentID != "" && !(canonicalID(q.PaymentID) && q.PaymentID[14] == '4' && strings.IndexByte("89ab", q.PaymentID[19]) >= 0) {
+	if q.PaymentID != "" && !(pix.CanonicalID(q.PaymentID) && q.PaymentID[14] == '4' && strings.IndexByte("89ab", q.PaymentID[19]) >= 0) {
 		is.add("payment_id", issueRefundsPaymentID)
 	}
 	switch pix.RefundStatus(q.Status) {

@@ -109,5 +109,5 @@ func (x *Sandbox) PayOn(ctx context.Context, charge pix.Transaction, day pix.Dat
 	}
 	// Strict: a payer's bank pays neither a charge that is closed nor
 	// another amount than is due that day, so neither is credited.
-	return s.credit(ctx, confirmed, true, day)
+	return s.cashin.Credit(ctx, confirmed, true, day)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/cashin"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -69,7 +70,7 @@ func TestPSPPaidAmountDiffers(t *testing.T) {
 			ch, err := f.gw.Charge(ctx, c, resp.PaymentID)
 			require.NoError(t, err)
 			p := f.psp.pay(ch.TxID, paid, n)
-			require.NoError(t, f.gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: p.EndToEndID}}))
+			require.NoError(t, f.gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: p.EndToEndID}}))
 			ch, err = f.gw.Charge(ctx, c, resp.PaymentID)
 			require.NoError(t, err)
 			return ch
@@ -152,11 +153,11 @@ func TestPSPUnmatchedReturned(t *testing.T) {
 		require.Equal(t, pix.Amount(1050), f.available(t))
 
 		second := f.psp.pay(ch.TxID, 1050, 2)
-		report := []gateway.ReportedPix{{EndToEndID: second.EndToEndID}}
-		require.NoError(t, f.gw.PSPReported(ctx, report))
-		require.NoError(t, f.node(t).PSPReported(ctx, report), "reported again, by another node")
+		report := []cashin.ReportedPix{{EndToEndID: second.EndToEndID}}
+		require.NoError(t, f.gw.Cashin().PSPReported(ctx, report))
+		require.NoError(t, f.node(t).Cashin().PSPReported(ctx, report), "reported again, by another node")
 		stray := f.psp.pay("nochargeholdsthistxid0000000000", 777, 3) // found only by the reading
-		_, err := f.gw.ReconcileReceived(ctx, 0)
+		_, err := f.gw.Cashin().ReconcileReceived(ctx, 0)
 		require.NoError(t, err)
 
 		require.Equal(t, pix.Amount(1050), f.available(t), "the merchant's balance does not move")
@@ -206,7 +207,7 @@ func TestPSPUnmatchedReturned(t *testing.T) {
 		require.NoError(t, f.db.CheckLedger(ctx))
 
 		// Reported again after it was returned: nothing changes.
-		require.NoError(t, f.gw.PSPReported(ctx, report))
+		require.NoError(t, f.gw.Cashin().PSPReported(ctx, report))
 		settlement, suspense = f.house(t)
 		require.Zero(t, settlement)
 		require.Zero(t, suspense)
@@ -226,7 +227,7 @@ func TestPSPUnmatchedHeld(t *testing.T) {
 		require.NoError(t, err)
 		ch := f.paidCharge(t, "c1", "10.50", 1)
 		second := f.psp.pay(ch.TxID, 200, 2)
-		require.NoError(t, gw.PSPReported(ctx, []gateway.ReportedPix{{EndToEndID: second.EndToEndID}}))
+		require.NoError(t, gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: second.EndToEndID}}))
 		list, err := f.db.UnmatchedReceipts(ctx, pix.UnmatchedHeld, 10)
 		require.NoError(t, err)
 		require.Len(t, list, 1)
@@ -306,11 +307,11 @@ func TestPSPOrphanCobSwept(t *testing.T) {
 		require.Equal(t, pix.EProviderUnavailable, pix.ErrorCode(err))
 		f.psp.set(func(p *scriptedPSP) { p.down = false })
 
-		n, err := f.gw.SweepOrphanCobs(ctx, 10)
+		n, err := f.gw.Cashin().SweepOrphanCobs(ctx, 10)
 		require.NoError(t, err)
 		require.Zero(t, n, "too young to be an orphan")
 		f.clock.Advance(2 * time.Minute)
-		n, err = f.gw.SweepOrphanCobs(ctx, 10)
+		n, err = f.gw.Cashin().SweepOrphanCobs(ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, 3, n)
 		f.psp.set(func(p *scriptedPSP) {

@@ -127,12 +127,12 @@ func TestSandboxClockExpiresCharges(t *testing.T) {
 		require.Equal(t, http.StatusCreated, theirs.status, string(theirs.body))
 		require.WithinDuration(t, b.clock.Now().Add(24*time.Hour), apiTime(t, theirs.json["expires_at"]), time.Second)
 
-		_, err = b.gw.ExpireDue(ctx, 10)
+		_, err = b.gw.Cashin().ExpireDue(ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, "PENDING", b.lookup(id)["status"])
 
 		b.advance("25h")
-		n, err := b.gw.ExpireDue(ctx, 10)
+		n, err := b.gw.Cashin().ExpireDue(ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		require.Equal(t, "CANCELLED", b.lookup(id)["status"])
@@ -208,12 +208,12 @@ func TestSandboxClockRecurrences(t *testing.T) {
 			require.Equal(t, http.StatusOK, r.status)
 			return r.json["data"].(map[string]any)["charges"].([]any)
 		}
-		_, err := b.gw.RunRecurrences(ctx, 100)
+		_, err := b.gw.Recurrences().RunCycles(ctx, 100)
 		require.NoError(t, err)
 		require.Empty(t, charges(), "2026-12-10's window opens on 2026-11-30")
 
 		b.advance("240h") // 2026-11-30
-		_, err = b.gw.RunRecurrences(ctx, 100)
+		_, err = b.gw.Recurrences().RunCycles(ctx, 100)
 		require.NoError(t, err)
 		cs := charges()
 		require.Len(t, cs, 1, "the cycle job took the window the advance opened")

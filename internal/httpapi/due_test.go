@@ -354,7 +354,7 @@ func TestDueCharge(t *testing.T) {
 			require.Equal(t, s.want, reais(owed), day)
 			// PIXGATE_CHARGE_TTL (24 h here) does not apply: the job
 			// leaves the charge alone until its last day has passed.
-			_, err := b.gw.ExpireDue(ctx, 10)
+			_, err := b.gw.Cashin().ExpireDue(ctx, 10)
 			require.NoError(t, err)
 			look := b.lookup(id)
 			require.Equal(t, owed, cents(t, look["amount_due_today"]), day)
@@ -386,7 +386,7 @@ func TestDueCharge(t *testing.T) {
 		require.Contains(t, look, "amount_due_today")
 		require.Nil(t, look["amount_due_today"], "past its last day, a charge cannot be paid")
 		require.Equal(t, http.StatusBadRequest, b.payOn(id, "").status, "nor paid in the sandbox")
-		n, err := b.gw.ExpireDue(ctx, 10)
+		n, err := b.gw.Cashin().ExpireDue(ctx, 10)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, n, 1)
 		look = b.lookup(id)

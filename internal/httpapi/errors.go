@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -39,10 +38,10 @@ var errorTable = map[pix.Code]errorSpec{
 	pix.EInvalidKey:          {http.StatusBadRequest, "Invalid key format", "Invalid key format", false},
 	pix.EUnauthorized:        {http.StatusUnauthorized, "Invalid credentials", "Falha na autenticação.", false},
 	pix.ENotFound:            {http.StatusNotFound, "Not found", "Transação não encontrada.", true},
-	pix.EConflict:            {http.StatusConflict, gateway.MsgExternalIDInProgress, gateway.MsgExternalIDInProgress, true},
+	pix.EConflict:            {http.StatusConflict, pix.MsgExternalIDInProgress, pix.MsgExternalIDInProgress, true},
 	pix.EUnprocessable:       {http.StatusUnprocessableEntity, "Unprocessable request", "Unprocessable request", true},
 	pix.EInsufficientBalance: {http.StatusUnprocessableEntity, "Insufficient balance", "Insufficient balance", false},
-	pix.EIdempotencyMismatch: {http.StatusUnprocessableEntity, gateway.MsgExternalIDMismatch, gateway.MsgExternalIDMismatch, true},
+	pix.EIdempotencyMismatch: {http.StatusUnprocessableEntity, pix.MsgExternalIDMismatch, pix.MsgExternalIDMismatch, true},
 	pix.ERateLimited:         {http.StatusTooManyRequests, "Rate limit exceeded", "Rate limit exceeded", false},
 	pix.EProviderUnavailable: {http.StatusBadGateway, "Payment provider unavailable", "Payment provider unavailable", false},
 	pix.EInternal:            {http.StatusInternalServerError, "Internal server error", "Erro interno.", false},

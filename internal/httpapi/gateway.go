@@ -4,8 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/cashin"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/recurrence"
 )
 
 // Gateway is what the API asks of the use cases (*gateway.Service). Each
@@ -35,13 +37,11 @@ type Gateway interface {
 	Deliveries(ctx context.Context, c pix.Client, paymentID string) ([]gateway.DeliveryView, error)
 	RetryDelivery(ctx context.Context, c pix.Client, eventID string) error
 	TestWebhook(ctx context.Context, c pix.Client, rawURL string) (gateway.TestAttemptView, error)
-	PSPReported(ctx context.Context, reported []gateway.ReportedPix) error
-	CreateRecurrence(ctx context.Context, c pix.Client, in gateway.Idempotent[pix.RecurrenceRequest]) (gateway.RecurrenceCreated, bool, error)
-	Recurrence(ctx context.Context, c pix.Client, id string) (gateway.RecurrenceView, error)
-	Recurrences(ctx context.Context, c pix.Client, q gateway.RecurrenceListQuery) ([]gateway.RecurrenceSummary, string, error)
-	CancelRecurrence(ctx context.Context, c pix.Client, id string) (gateway.RecurrenceView, error)
-	PSPRecurrencesReported(ctx context.Context, pspIDs []string) error
-	PSPCyclesReported(ctx context.Context, txids []string) error
+	// Cashin takes the PSP's webhook reports of received Pix.
+	Cashin() *cashin.Service
+	// Recurrences is Pix Automático: the merchant's recurrences, the
+	// PSP's reports of them and, in the sandbox, the payer's actions.
+	Recurrences() *recurrence.Service
 	// ClientNow and ClientToday are the time and the São Paulo date on
 	// the client's clock (a sandbox client may have advanced it).
 	ClientNow(c pix.Client) time.Time

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/pixgate/pixgate/internal/gateway"
+	"github.com/pixgate/pixgate/internal/cashin"
 )
 
 // The PSP's calls (docs/psp.md, The webhook): the PSP POSTs the Pix it received to
@@ -122,7 +122,7 @@ func (s *Server) pspReported(r *http.Request) error {
 	if len(reported) == 0 {
 		return nil
 	}
-	if err := s.gw.PSPReported(r.Context(), reported); err != nil {
+	if err := s.gw.Cashin().PSPReported(r.Context(), reported); err != nil {
 		s.logger(r.Context()).ErrorContext(r.Context(), "psp webhook: reported pix not taken", "pix", len(reported), "error", err.Error())
 		return errPSPUnavailable
 	}
@@ -150,7 +150,7 @@ func readPSPBody(r *http.Request) ([]byte, error) {
 // gnExtras.idEnvio of letters and digits. A txid that is not one is left
 // out rather than refusing the Pix: the gateway learns the txid from the
 // PSP anyway.
-func parsePSPNotification(body []byte) ([]gateway.ReportedPix, error) {
+func parsePSPNotification(body []byte) ([]cashin.ReportedPix, error) {
 	var n pspNotification
 	if err := json.Unmarshal(body, &n); err != nil {
 		var te *json.UnmarshalTypeError
@@ -162,7 +162,7 @@ func parsePSPNotification(body []byte) ([]gateway.ReportedPix, error) {
 	if n.Pix == nil {
 		return nil, invalid("pix", "must be an array")
 	}
-	out := make([]gateway.ReportedPix, 0, len(*n.Pix))
+	out := make([]cashin.ReportedPix, 0, len(*n.Pix))
 	for _, p := range *n.Pix {
 		if p.GnExtras != nil && p.GnExtras.IDEnvio != nil {
 			// A Pix sent (Efí): its send is read back by its idEnvio; a
@@ -170,13 +170,13 @@ func parsePSPNotification(body []byte) ([]gateway.ReportedPix, error) {
 			if !pspID(*p.GnExtras.IDEnvio, 35) {
 				return nil, invalid("pix.gnExtras.idEnvio", "must be the send's idEnvio")
 			}
-			out = append(out, gateway.ReportedPix{SendID: *p.GnExtras.IDEnvio})
+			out = append(out, cashin.ReportedPix{SendID: *p.GnExtras.IDEnvio})
 			continue
 		}
 		if p.EndToEndID == nil || !pspID(*p.EndToEndID, 64) {
 			return nil, invalid("pix.endToEndId", "must be the Pix's end-to-end id")
 		}
-		rp := gateway.ReportedPix{EndToEndID: *p.EndToEndID}
+		rp := cashin.ReportedPix{EndToEndID: *p.EndToEndID}
 		if p.TxID != nil && pspID(*p.TxID, 35) {
 			rp.TxID = *p.TxID
 		}

@@ -7,25 +7,26 @@ import (
 
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
+	"github.com/pixgate/pixgate/internal/recurrence"
 )
 
 // recurrenceCreated is the 201 body of a created recurrence.
 type recurrenceCreated struct {
 	StatusCode int `json:"statusCode"`
-	gateway.RecurrenceCreated
+	recurrence.Created
 }
 
 // recurrenceResponse is the body of a read, a cancellation and a sandbox
 // answer of a recurrence.
 type recurrenceResponse struct {
-	StatusCode int                    `json:"statusCode"`
-	Data       gateway.RecurrenceView `json:"data"`
+	StatusCode int             `json:"statusCode"`
+	Data       recurrence.View `json:"data"`
 }
 
 func (s *Server) createRecurrence(w http.ResponseWriter, r *http.Request) error {
 	var req pix.RecurrenceRequest
 	return idempotentCreate(w, r, &req, http.StatusCreated, func(in gateway.Idempotent[pix.RecurrenceRequest]) (any, bool, error) {
-		resp, replayed, err := s.gw.CreateRecurrence(r.Context(), client(r), in)
+		resp, replayed, err := s.gw.Recurrences().Create(r.Context(), client(r), in)
 		noteLog(r, "", resp.RecurrenceID)
 		return recurrenceCreated{http.StatusCreated, resp}, replayed, err
 	})
@@ -35,7 +36,7 @@ func (s *Server) createRecurrence(w http.ResponseWriter, r *http.Request) error 
 // client's recurrences, newest first, paged as history.
 func (s *Server) listRecurrences(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	rows, next, err := s.gw.Recurrences(r.Context(), client(r), gateway.RecurrenceListQuery{
+	rows, next, err := s.gw.Recurrences().List(r.Context(), client(r), recurrence.ListQuery{
 		Limit: q.Get("limit"), Cursor: q.Get("cursor"), Status: q.Get("status"),
 	})
 	if err != nil {
@@ -46,16 +47,16 @@ func (s *Server) listRecurrences(w http.ResponseWriter, r *http.Request) error {
 		nextCursor = &next
 	}
 	writeJSON(w, http.StatusOK, struct {
-		StatusCode int                         `json:"statusCode"`
-		Message    string                      `json:"message"`
-		Data       []gateway.RecurrenceSummary `json:"data"`
-		NextCursor *string                     `json:"next_cursor"`
-	}{http.StatusOK, gateway.MsgRecurrencesOK, rows, nextCursor})
+		StatusCode int                  `json:"statusCode"`
+		Message    string               `json:"message"`
+		Data       []recurrence.Summary `json:"data"`
+		NextCursor *string              `json:"next_cursor"`
+	}{http.StatusOK, recurrence.MsgListed, rows, nextCursor})
 	return nil
 }
 
 func (s *Server) getRecurrence(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.gw.Recurrence(r.Context(), client(r), r.PathValue("recurrence_id"))
+	v, err := s.gw.Recurrences().Get(r.Context(), client(r), r.PathValue("recurrence_id"))
 	if err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func (s *Server) getRecurrence(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) cancelRecurrence(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.gw.CancelRecurrence(r.Context(), client(r), r.PathValue("recurrence_id"))
+	v, err := s.gw.Recurrences().Cancel(r.Context(), client(r), r.PathValue("recurrence_id"))
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (s *Server) cancelRecurrence(w http.ResponseWriter, r *http.Request) error 
 // approve, reject and cancel-by-payer.
 func (s *Server) sandboxRecurrence(action string) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		v, err := s.gw.Sandbox().Recurrence(r.Context(), client(r), r.PathValue("recurrence_id"), action)
+		v, err := s.gw.Recurrences().Sandbox().Answer(r.Context(), client(r), r.PathValue("recurrence_id"), action)
 		if err != nil {
 			return err
 		}
@@ -94,7 +95,7 @@ type nextCycleResponse struct {
 }
 
 func (s *Server) sandboxNextCycle(w http.ResponseWriter, r *http.Request) error {
-	t, due, err := s.gw.Sandbox().NextCycle(r.Context(), client(r), r.PathValue("recurrence_id"))
+	t, due, err := s.gw.Recurrences().Sandbox().NextCycle(r.Context(), client(r), r.PathValue("recurrence_id"))
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func (s *Server) sandboxNextCycle(w http.ResponseWriter, r *http.Request) error 
 
 // sandboxFail makes the current debit of the caller's cycle charge fail.
 func (s *Server) sandboxFail(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.gw.Sandbox().FailCharge(r.Context(), client(r), r.PathValue("payment_id"))
+	t, err := s.gw.Recurrences().Sandbox().FailCharge(r.Context(), client(r), r.PathValue("payment_id"))
 	if err != nil {
 		return err
 	}
@@ -168,9 +169,9 @@ func (s *Server) pspRecReported(r *http.Request, sub string) error {
 		return invalid("", "")
 	}
 	if sub == "rec" {
-		err = s.gw.PSPRecurrencesReported(r.Context(), ids)
+		err = s.gw.Recurrences().Reported(r.Context(), ids)
 	} else {
-		err = s.gw.PSPCyclesReported(r.Context(), ids)
+		err = s.gw.Recurrences().CyclesReported(r.Context(), ids)
 	}
 	if err != nil {
 		s.logger(r.Context()).ErrorContext(r.Context(), "psp webhook: reported recurrences not taken", "kind", sub, "items", len(ids), "error", err.Error())

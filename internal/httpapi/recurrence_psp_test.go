@@ -59,7 +59,7 @@ func TestRecurrenceWebhooksFromThePSP(t *testing.T) {
 		req := &pix.RecurrenceRequest{ExternalID: "w1", Payer: &pix.RecurrencePayer{Name: "Maria Souza", Document: "52998224725"},
 			Contract: "CTR-1", Description: "Plano", Frequency: "MONTHLY", StartDate: start, Amount: []byte("19.90"), Retry: "NONE",
 			PostbackURL: "https://merchant.example.com/rec"}
-		created, _, err := gw.CreateRecurrence(ctx, c, gateway.Keyed(req, "", []byte(`{"k":"w1"}`)))
+		created, _, err := gw.Recurrences().Create(ctx, c, gateway.Keyed(req, "", []byte(`{"k":"w1"}`)))
 		require.NoError(t, err)
 		r, err := db.Recurrence(ctx, c.ID, created.RecurrenceID)
 		require.NoError(t, err)
@@ -79,21 +79,21 @@ func TestRecurrenceWebhooksFromThePSP(t *testing.T) {
 		// that the PSP stops resending them; nothing moves.
 		require.Equal(t, http.StatusOK, post("rec", `{"recs":[{"idRec":"RN999999992026120100000000000"}]}`))
 		require.Equal(t, http.StatusOK, post("cobr", `{"cobsr":[{"txid":"00000000000000000000000000000000"}]}`))
-		v, err := gw.Recurrence(ctx, c, created.RecurrenceID)
+		v, err := gw.Recurrences().Get(ctx, c, created.RecurrenceID)
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceCreated, v.Status, "the PSP still says CRIADA: the body's status is not believed")
 
 		// The payer approves: the PSP's own notification moves it.
 		_, err = sim.ApproveRec(ctx, r.PSPID)
 		require.NoError(t, err)
-		v, err = gw.Recurrence(ctx, c, created.RecurrenceID)
+		v, err = gw.Recurrences().Get(ctx, c, created.RecurrenceID)
 		require.NoError(t, err)
 		require.Equal(t, pix.RecurrenceApproved, v.Status)
 
 		// The job creates the cycle; its debit's notification credits it.
-		_, err = gw.RunRecurrences(ctx, 10)
+		_, err = gw.Recurrences().RunCycles(ctx, 10)
 		require.NoError(t, err)
-		v, err = gw.Recurrence(ctx, c, created.RecurrenceID)
+		v, err = gw.Recurrences().Get(ctx, c, created.RecurrenceID)
 		require.NoError(t, err)
 		require.Len(t, v.Charges, 1)
 		ch, err := gw.Charge(ctx, c, v.Charges[0].PaymentID)

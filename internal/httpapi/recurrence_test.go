@@ -147,7 +147,7 @@ func TestRecurrenceCalendarOverHTTP(t *testing.T) {
 
 		created := map[string]string{} // due date → the day its charge appeared
 		for day := 0; day < 110; day++ {
-			_, err := b.gw.RunRecurrences(ctx, 100)
+			_, err := b.gw.Recurrences().RunCycles(ctx, 100)
 			require.NoError(t, err)
 			r := b.do("GET", "/api/v1/gateway/recurrences/"+id, nil)
 			require.Equal(t, http.StatusOK, r.status)

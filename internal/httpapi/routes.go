@@ -11,8 +11,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/ratelimit"
+	"github.com/pixgate/pixgate/internal/recurrence"
 )
 
 // Server serves the API.
@@ -133,7 +133,7 @@ func (s *Server) Handler() http.Handler {
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/pay", s.handle(s.sandboxPay))
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/expire", s.handle(s.sandboxExpire))
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/fail", s.handle(s.sandboxFail))
-		for _, action := range []string{gateway.SandboxApprove, gateway.SandboxReject, gateway.SandboxCancelByPayer} {
+		for _, action := range []string{recurrence.SandboxApprove, recurrence.SandboxReject, recurrence.SandboxCancelByPayer} {
 			api.Handle("POST /api/v1/sandbox/recurrences/{recurrence_id}/"+action, s.handle(s.sandboxRecurrence(action)))
 		}
 		api.Handle("POST /api/v1/sandbox/recurrences/{recurrence_id}/next-cycle", s.handle(s.sandboxNextCycle))

@@ -136,6 +136,13 @@ func (w *Writer) OrderedID() string {
 	return uuid.Must(uuid.NewV7FromReader(w.Rand)).String()
 }
 
+// NewID returns a random (v4) UUID in lower case, the id of every
+// transaction, refund, recurrence and receipt. A random source that fails
+// leaves no id to give: it panics, as crypto/rand's own reads do.
+func (w *Writer) NewID() string {
+	return uuid.Must(uuid.NewRandomFromReader(w.Rand)).String()
+}
+
 // EventID returns a new event id: "evt_" and an ordered UUID's hex digits.
 func (w *Writer) EventID() string {
 	return "evt_" + strings.ReplaceAll(w.OrderedID(), "-", "")

@@ -456,7 +456,7 @@ func e2eCheckLedger(t *testing.T, dbURL string) {
 // with the PSP's end-to-end id; a PSP that is down makes the charge a 502
 // that leaves nothing behind; an expired token is renewed on the 401; a
 // payment whose webhook is lost is credited by the reading of the PSP's
-// received list (gateway.DefaultReconcileEvery, 20 s: serve has no setting
+// received list (cashin.DefaultReconcileEvery, 20 s: serve has no setting
 // for it, so this test waits up to that long).
 func TestPSPE2ECashIn(t *testing.T) {
 	t.Parallel()

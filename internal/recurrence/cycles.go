@@ -1,4 +1,4 @@
-package gateway
+package recurrence
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/cashin"
 	"github.com/pixgate/pixgate/internal/clock"
 	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -17,16 +18,16 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// RecurrenceEvery spaces the cycle job's runs (RunRecurrences) and the
+// Every spaces the cycle job's runs (RunRecurrences) and the
 // readings of the PSP's changed recurrences and cycle charges.
-const RecurrenceEvery = 5 * time.Second
+const Every = 5 * time.Second
 
 // waitingRecheck spaces the readings of a recurrence whose payer let the
 // approval window pass but that the PSP has not expired yet.
 const waitingRecheck = 10 * time.Minute
 
-// RecurrenceEventBody is the JSON body of a pix.recurrence.* webhook.
-type RecurrenceEventBody struct {
+// EventBody is the JSON body of a pix.recurrence.* webhook.
+type EventBody struct {
 	ID           string               `json:"id"`
 	Event        string               `json:"event"`
 	RecurrenceID string               `json:"recurrence_id"`
@@ -52,7 +53,7 @@ var recurrenceEvents = map[pix.RecurrenceStatus]string{
 
 // emitRecurrence writes event for recurrence r (as it now is) into the outbox.
 func (s *Service) emitRecurrence(ctx context.Context, tx *store.Tx, o *outbox.Events, r pix.Recurrence, event, paymentID string, attempts int, now time.Time) error {
-	b := RecurrenceEventBody{ID: s.w.EventID(), Event: event, RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: r.Status,
+	b := EventBody{ID: s.w.EventID(), Event: event, RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: r.Status,
 		PaymentID: paymentID, OccurredAt: pix.FormatTime(now)}
 	if event == pix.EventRecurrenceCancelled {
 		by := r.CancelledBy
@@ -99,9 +100,9 @@ func (s *Service) finishIfDone(ctx context.Context, tx *store.Tx, o *outbox.Even
 	return s.moveRecurrence(ctx, tx, o, r, pix.RecurrenceFinished, "", now)
 }
 
-// SyncRecurrence reads the recurrence pspID at the PSP and applies what it
+// Sync reads the recurrence pspID at the PSP and applies what it
 // says (a webhook's report, read back before anything moves).
-func (s *Service) SyncRecurrence(ctx context.Context, pspID string) error {
+func (s *Service) Sync(ctx context.Context, pspID string) error {
 	rec, err := s.recurrer()
 	if err != nil {
 		return err
@@ -160,26 +161,26 @@ func (s *Service) applyRecurrence(ctx context.Context, st provider.RecurrenceSta
 // died before storing it, or a later call of the create failed), or one
 // withdrawn already. One the payer could still answer is withdrawn
 // (CANCELADA), as an orphan cob is, once it is older than any create still
-// under way (orphanAge; the readings' overlap lists it for longer than
+// under way (cashin.OrphanAge; the readings' overlap lists it for longer than
 // that). A final one is left alone without a log line: the readings list
 // it for minutes after its withdrawal, which was logged once.
 func (s *Service) orphanRecurrence(ctx context.Context, st provider.RecurrenceState) error {
 	if st.Status.Final() {
 		return nil
 	}
-	if st.UpdatedAt.IsZero() || s.now().Sub(st.UpdatedAt) < orphanAge {
+	if st.UpdatedAt.IsZero() || s.now().Sub(st.UpdatedAt) < cashin.OrphanAge {
 		return nil // perhaps a create storing it right now
 	}
 	rec, err := s.recurrer()
 	if err != nil {
 		return err
 	}
-	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, cashin.PSPCallTimeout)
 	defer cancel()
 	if err := rec.CancelRecurrence(cctx, st.ID); err != nil && !errors.Is(err, provider.ErrNotFound) {
 		return fmt.Errorf("withdraw recurrence %s that no recurrence holds: %w", st.ID, err)
 	}
-	s.Log.WarnContext(ctx, "withdrew at the PSP a recurrence that no recurrence holds", "psp_id", st.ID)
+	s.log.WarnContext(ctx, "withdrew at the PSP a recurrence that no recurrence holds", "psp_id", st.ID)
 	return nil
 }
 
@@ -192,21 +193,21 @@ func cycleTxID(id string, n int) string {
 	return hex.EncodeToString(sum[:])[:32]
 }
 
-// recurrenceCycles names the cycle job's claim (store.DB.ClaimReading).
-const recurrenceCycles = "recurrence-cycles"
+// CyclesReading names the cycle job's claim (store.DB.ClaimReading).
+const CyclesReading = "recurrence-cycles"
 
-// RunRecurrences is the cycle job: on one node at a time, at most every
-// RecurrenceEvery, it reads the recurrences whose payer let the approval
+// RunCycles is the cycle job: on one node at a time, at most every
+// Every, it reads the recurrences whose payer let the approval
 // window pass, creates the charge of every cycle whose window has opened,
 // and asks the PSP for the retries failed debits are owed. limit bounds
 // each part; it returns how many cycle charges it created.
-func (s *Service) RunRecurrences(ctx context.Context, limit int) (int, error) {
+func (s *Service) RunCycles(ctx context.Context, limit int) (int, error) {
 	rec, ok := s.psp.(provider.Recurrer)
 	if !ok {
 		return 0, nil
 	}
 	now := s.now()
-	if _, ok, err := s.db.ClaimReading(ctx, recurrenceCycles, now, now.Add(RecurrenceEvery), now); err != nil || !ok {
+	if _, ok, err := s.db.ClaimReading(ctx, CyclesReading, now, now.Add(Every), now); err != nil || !ok {
 		return 0, err
 	}
 	var errs []error
@@ -219,17 +220,17 @@ func (s *Service) RunRecurrences(ctx context.Context, limit int) (int, error) {
 	for _, r := range waiting {
 		// A PSP that has not expired it yet is asked again later, not at
 		// every run.
-		if !s.retry.ready(r.ID, now) {
+		if !s.retry.Ready(r.ID, now) {
 			continue
 		}
-		s.retry.wait(r.ID, now.Add(waitingRecheck))
-		errs = append(errs, s.SyncRecurrence(s.clocks.For(ctx, r.ClientID), r.PSPID))
+		s.retry.Wait(r.ID, now.Add(waitingRecheck))
+		errs = append(errs, s.Sync(s.clocks.For(ctx, r.ClientID), r.PSPID))
 	}
-	due, err := s.db.DueRecurrences(ctx, s.Today().AddDays(pix.ChargeOpensDays), limit)
+	due, err := s.db.DueRecurrences(ctx, s.clocks.Today(ctx).AddDays(pix.ChargeOpensDays), limit)
 	errs = append(errs, err)
 	due = clock.Each(s.clocks, ctx, due, func(r pix.Recurrence) string { return r.ID },
 		func(ctx context.Context, c store.ClientClock, at time.Time) ([]pix.Recurrence, error) {
-			return s.db.ClientDueRecurrences(ctx, c.ClientID, s.dateOf(at).AddDays(pix.ChargeOpensDays), limit)
+			return s.db.ClientDueRecurrences(ctx, c.ClientID, s.clocks.DateOf(at).AddDays(pix.ChargeOpensDays), limit)
 		})
 	created := 0
 	for _, r := range due {
@@ -284,13 +285,13 @@ func (s *Service) createCycle(ctx context.Context, rec provider.Recurrer, r pix.
 			if moved, rerr := s.recurrenceMoved(ctx, rec, r); rerr != nil || moved {
 				return pix.Transaction{}, errors.Join(rerr, errChanged)
 			}
-			s.Log.WarnContext(ctx, "the PSP refused a cycle's charge; the cycle is skipped", "recurrence", r.ID, "cycle", n, "error", err.Error())
+			s.log.WarnContext(ctx, "the PSP refused a cycle's charge; the cycle is skipped", "recurrence", r.ID, "cycle", n, "error", err.Error())
 			skip = true
 		case err != nil:
 			return pix.Transaction{}, err
 		}
 	} else {
-		s.Log.WarnContext(ctx, "a cycle's charge window closed before its charge was created; the cycle is skipped",
+		s.log.WarnContext(ctx, "a cycle's charge window closed before its charge was created; the cycle is skipped",
 			"recurrence", r.ID, "cycle", n, "due_date", due.String())
 	}
 	next, ok := r.Schedule.Due(n + 1)
@@ -314,7 +315,7 @@ func (s *Service) createCycle(ctx context.Context, rec provider.Recurrer, r pix.
 			if err != nil {
 				return err
 			}
-			t = pix.NewCashIn(s.newUUID(), c, r.Amount, txid, now, pix.CycleExpiresAt(r.Retry, due, s.loc).UTC())
+			t = pix.NewCashIn(s.w.NewID(), c, r.Amount, txid, now, pix.CycleExpiresAt(r.Retry, due, s.clocks.Loc).UTC())
 			t.RequestHash, t.CallbackURL, t.Details, t.RecurrenceID = "cycle", r.CallbackURL, string(details), r.ID
 			if err := tx.CreateTransaction(ctx, t); err != nil {
 				return err
@@ -385,7 +386,7 @@ func (s *Service) SyncCycle(ctx context.Context, txid string) error {
 func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error {
 	t, err := s.db.TransactionByTxID(ctx, st.TxID)
 	if errors.Is(err, store.ErrNotFound) {
-		s.Log.WarnContext(ctx, "the PSP reported a cycle charge pixgate does not hold", "txid", st.TxID)
+		s.log.WarnContext(ctx, "the PSP reported a cycle charge pixgate does not hold", "txid", st.TxID)
 		return nil
 	}
 	if err != nil {
@@ -420,13 +421,22 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 			status = provider.CycleFailed // no retry left
 		}
 	}
+	return s.settleCycle(ctx, t, cy, r.ID, status, attempts, retryOn)
+}
+
+// settleCycle records where cycle cy's charge t stands — status, with
+// the debits attempted and the day of the retry owed — in one
+// transaction with the charge's cancellation when it failed for good or
+// was cancelled, and the recurrence's end when that was its last cycle.
+func (s *Service) settleCycle(ctx context.Context, t pix.Transaction, cy pix.Cycle, recurrenceID string, status provider.CycleStatus,
+	attempts int, retryOn pix.Date) error {
 	now := s.clocks.At(ctx)
-	err = s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
+	err := s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
 		cur, err := tx.TransactionByIDForUpdate(ctx, t.ID)
 		if err != nil {
 			return err
 		}
-		rec, err := tx.RecurrenceForUpdate(ctx, r.ID)
+		rec, err := tx.RecurrenceForUpdate(ctx, recurrenceID)
 		if err != nil {
 			return err
 		}
@@ -441,7 +451,7 @@ func (s *Service) applyCycle(ctx context.Context, st provider.CycleState) error 
 			if err := tx.UpdateCycle(ctx, t.ID, n, pix.Date{}, now); err != nil || cur.Status != pix.StatusPending {
 				return err
 			}
-			if err := s.cancel(ctx, tx, o, &cur, now); err != nil {
+			if err := s.cashin.Cancel(ctx, tx, o, &cur, now); err != nil {
 				return err
 			}
 			if status == provider.CycleFailed {
@@ -473,7 +483,7 @@ func (s *Service) receiveCyclePayments(ctx context.Context, t pix.Transaction, p
 		if err != nil {
 			return fmt.Errorf("confirm payment of cycle charge %s: %w", t.ID, err)
 		}
-		if err := s.receiveConfirmed(ctx, confirmed); err != nil {
+		if err := s.cashin.Receive(ctx, confirmed); err != nil {
 			return err
 		}
 	}
@@ -536,10 +546,10 @@ func (s *Service) askRetry(ctx context.Context, rec provider.Recurrer, cy pix.Cy
 	return s.applyCycle(ctx, st)
 }
 
-// cycleCredited records, in the transaction that credited charge t, the
+// CycleCredited records, in the transaction that credited charge t, the
 // paid debit of t's cycle (when t is a cycle's charge) and finishes the
 // recurrence if that was its last cycle.
-func (s *Service) cycleCredited(ctx context.Context, tx *store.Tx, o *outbox.Events, t pix.Transaction, now time.Time) error {
+func (s *Service) CycleCredited(ctx context.Context, tx *store.Tx, o *outbox.Events, t pix.Transaction, now time.Time) error {
 	cy, err := tx.Cycle(ctx, t.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // a journey-3 first payment
@@ -557,11 +567,11 @@ func (s *Service) cycleCredited(ctx context.Context, tx *store.Tx, o *outbox.Eve
 	return s.finishIfDone(ctx, tx, o, r, now)
 }
 
-// expireCycle settles a cycle's charge past its last attempt day with the
+// ExpireCycle settles a cycle's charge past its last attempt day with the
 // PSP: what the PSP says is applied; one the PSP does not know (the
 // sandbox's, which no payer debited) failed. One the PSP still holds open
 // waits for its word.
-func (s *Service) expireCycle(ctx context.Context, t pix.Transaction) (bool, error) {
+func (s *Service) ExpireCycle(ctx context.Context, t pix.Transaction) (bool, error) {
 	rec, err := s.recurrer()
 	if err != nil {
 		return false, err
@@ -569,36 +579,45 @@ func (s *Service) expireCycle(ctx context.Context, t pix.Transaction) (bool, err
 	st, err := rec.CycleCharge(ctx, t.TxID)
 	switch {
 	case errors.Is(err, provider.ErrNotFound):
-		st = provider.CycleState{TxID: t.TxID, Status: provider.CycleFailed}
+		// No debit of it was ever made, so none can still come: it
+		// failed, by the calendar, not by a state the PSP reported.
+		cy, err := s.db.Cycle(ctx, t.ID)
+		if err != nil {
+			return false, fmt.Errorf("cycle of %s: %w", t.ID, err)
+		}
+		if err := s.settleCycle(ctx, t, cy, cy.RecurrenceID, provider.CycleFailed, 0, pix.Date{}); err != nil {
+			return false, err
+		}
 	case err != nil:
 		return false, err
 	case st.Status == provider.CyclePending && len(st.Payments) == 0:
 		return false, fmt.Errorf("cycle charge %s is past its last day and still open at the PSP", t.ID)
-	}
-	if err := s.applyCycle(ctx, st); err != nil {
-		return false, err
+	default:
+		if err := s.applyCycle(ctx, st); err != nil {
+			return false, err
+		}
 	}
 	cur, err := s.db.TransactionByID(ctx, t.ID)
 	return err == nil && cur.Status == pix.StatusCancelled, err
 }
 
-// ReadRecurrences reads the PSP's lists of recurrences and of cycle
+// Read reads the PSP's lists of recurrences and of cycle
 // charges that changed since the last reading (and a little before), and
 // applies each, so that nothing waits on a webhook. One node reads at a
-// time, at most every RecurrenceEvery. limit is unused.
-func (s *Service) ReadRecurrences(ctx context.Context, _ int) (int, error) {
+// time, at most every Every. limit is unused.
+func (s *Service) Read(ctx context.Context, _ int) (int, error) {
 	rec, ok := s.psp.(provider.Recurrer)
 	if !ok {
 		return 0, nil
 	}
 	now := s.now()
-	from, ok, err := s.db.ClaimReading(ctx, "recurrences", now, now.Add(RecurrenceEvery), now.Add(-firstReading))
+	from, ok, err := s.db.ClaimReading(ctx, "recurrences", now, now.Add(Every), now.Add(-cashin.FirstReading))
 	if err != nil || !ok {
 		return 0, err
 	}
-	cctx, cancel := context.WithTimeout(ctx, RecurrenceEvery+pspCallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, Every+cashin.PSPCallTimeout)
 	defer cancel()
-	recs, err := rec.RecurrencesChanged(cctx, from.Add(-readOverlap), now)
+	recs, err := rec.RecurrencesChanged(cctx, from.Add(-cashin.ReadOverlap), now)
 	if err != nil {
 		return 0, fmt.Errorf("read changed recurrences: %w", err)
 	}
@@ -606,7 +625,7 @@ func (s *Service) ReadRecurrences(ctx context.Context, _ int) (int, error) {
 	for _, st := range recs {
 		errs = append(errs, s.applyRecurrence(ctx, st))
 	}
-	cycles, err := rec.CycleChargesChanged(cctx, from.Add(-readOverlap), now)
+	cycles, err := rec.CycleChargesChanged(cctx, from.Add(-cashin.ReadOverlap), now)
 	if err != nil {
 		return len(recs), errors.Join(append(errs, fmt.Errorf("read changed cycle charges: %w", err))...)
 	}
@@ -619,16 +638,16 @@ func (s *Service) ReadRecurrences(ctx context.Context, _ int) (int, error) {
 	return len(recs) + len(cycles), s.db.SetReadUntil(ctx, "recurrences", now)
 }
 
-// PSPRecurrencesReported handles a PSP webhook's report of recurrences
+// Reported handles a PSP webhook's report of recurrences
 // (webhookrec): each is read back from the PSP and what it says applied.
-func (s *Service) PSPRecurrencesReported(ctx context.Context, pspIDs []string) error {
+func (s *Service) Reported(ctx context.Context, pspIDs []string) error {
 	var errs []error
 	for _, id := range pspIDs {
-		err := s.SyncRecurrence(ctx, id)
+		err := s.Sync(ctx, id)
 		if errors.Is(err, provider.ErrNotFound) {
 			// As for a Pix: a report of what the PSP does not know moves
 			// nothing, and answering it as taken stops the PSP resending it.
-			s.Log.WarnContext(ctx, "a PSP webhook reported a recurrence the PSP does not know; nothing moved", "psp_id", id)
+			s.log.WarnContext(ctx, "a PSP webhook reported a recurrence the PSP does not know; nothing moved", "psp_id", id)
 			continue
 		}
 		errs = append(errs, err)
@@ -636,14 +655,14 @@ func (s *Service) PSPRecurrencesReported(ctx context.Context, pspIDs []string) e
 	return errors.Join(errs...)
 }
 
-// PSPCyclesReported handles a PSP webhook's report of cycle charges
+// CyclesReported handles a PSP webhook's report of cycle charges
 // (webhookcobr): each is read back from the PSP and what it says applied.
-func (s *Service) PSPCyclesReported(ctx context.Context, txids []string) error {
+func (s *Service) CyclesReported(ctx context.Context, txids []string) error {
 	var errs []error
 	for _, txid := range txids {
 		err := s.SyncCycle(ctx, txid)
 		if errors.Is(err, provider.ErrNotFound) {
-			s.Log.WarnContext(ctx, "a PSP webhook reported a cycle charge the PSP does not know; nothing moved", "txid", txid)
+			s.log.WarnContext(ctx, "a PSP webhook reported a cycle charge the PSP does not know; nothing moved", "txid", txid)
 			continue
 		}
 		errs = append(errs, err)

@@ -1,4 +1,4 @@
-package gateway
+package recurrence
 
 import (
 	"context"
@@ -10,6 +10,17 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
+// Sandbox is the sandbox payer's actions on recurrences: approve, reject
+// or cancel as the payer, fail a debit, and create the next cycle at once.
+// It exists only in the sandbox with a provider whose payers answer on
+// request (provider.RecurrencePayer); a nil Sandbox answers every action
+// ENotFound.
+type Sandbox struct {
+	s     *Service
+	payer provider.RecurrencePayer
+	pay   func(ctx context.Context, charge pix.Transaction) (pix.Transaction, error)
+}
+
 // Sandbox actions on a recurrence (docs/recurrences.md, Sandbox).
 const (
 	SandboxApprove       = "approve"
@@ -17,62 +28,59 @@ const (
 	SandboxCancelByPayer = "cancel-by-payer"
 )
 
-// Recurrence acts as the sandbox's payer on client c's recurrence
+// Get acts as the sandbox's payer on client c's recurrence
 // id: approve (paying the first payment, when there is one, through the
 // pay action's path), reject, or cancel-by-payer. The payer's answer is
 // applied as a PSP's report of it is. Errors: ENotFound, EUnprocessable
 // (the recurrence's status does not allow the action).
-func (x *Sandbox) Recurrence(ctx context.Context, c pix.Client, id, action string) (RecurrenceView, error) {
+func (x *Sandbox) Answer(ctx context.Context, c pix.Client, id, action string) (View, error) {
 	if x == nil {
-		return RecurrenceView{}, pix.Errorf(pix.ENotFound, msgRecurrenceNotFound)
+		return View{}, pix.Errorf(pix.ENotFound, msgRecurrenceNotFound)
 	}
 	s := x.s
 	r, err := s.loadRecurrence(ctx, c, id)
 	if err != nil {
-		return RecurrenceView{}, err
+		return View{}, err
 	}
-	payer, ok := s.psp.(provider.RecurrencePayer)
-	if !ok {
-		return RecurrenceView{}, pix.Errorf(pix.ENotFound, msgRecurrenceNotFound)
-	}
+	payer := x.payer
 	var answer func() (provider.RecurrenceState, error)
 	switch action {
 	case SandboxApprove, SandboxReject:
 		if r.Status != pix.RecurrenceCreated {
-			return RecurrenceView{}, pix.Errorf(pix.EUnprocessable, "Recurrence is %s and can no longer be answered", r.Status)
+			return View{}, pix.Errorf(pix.EUnprocessable, "Recurrence is %s and can no longer be answered", r.Status)
 		}
 		answer = func() (provider.RecurrenceState, error) {
 			return payer.AnswerRecurrence(ctx, r.PSPID, action == SandboxApprove)
 		}
 	case SandboxCancelByPayer:
 		if r.Status != pix.RecurrenceApproved {
-			return RecurrenceView{}, pix.Errorf(pix.EUnprocessable, "Recurrence is %s and cannot be cancelled by the payer", r.Status)
+			return View{}, pix.Errorf(pix.EUnprocessable, "Recurrence is %s and cannot be cancelled by the payer", r.Status)
 		}
 		answer = func() (provider.RecurrenceState, error) { return payer.CancelRecurrenceAsPayer(ctx, r.PSPID) }
 	default:
-		return RecurrenceView{}, pix.Errorf(pix.ENotFound, "Not found")
+		return View{}, pix.Errorf(pix.ENotFound, "Not found")
 	}
 	if action == SandboxApprove && r.FirstPaymentID != "" {
 		// Journey 3: one scan pays the first payment and authorizes.
 		first, err := s.db.TransactionByID(ctx, r.FirstPaymentID)
 		if err != nil {
-			return RecurrenceView{}, fmt.Errorf("first payment of %s: %w", r.ID, err)
+			return View{}, fmt.Errorf("first payment of %s: %w", r.ID, err)
 		}
 		if first.Status != pix.StatusPaid {
-			if _, err := x.Pay(ctx, first); err != nil {
-				return RecurrenceView{}, err
+			if _, err := x.pay(ctx, first); err != nil {
+				return View{}, err
 			}
 		}
 	}
 	st, err := answer()
 	if err != nil {
-		return RecurrenceView{}, fmt.Errorf("sandbox %s of %s: %w", action, r.ID, err)
+		return View{}, fmt.Errorf("sandbox %s of %s: %w", action, r.ID, err)
 	}
 	if err := s.applyRecurrence(ctx, st); err != nil {
-		return RecurrenceView{}, err
+		return View{}, err
 	}
 	if r, err = s.loadRecurrence(ctx, c, id); err != nil {
-		return RecurrenceView{}, err
+		return View{}, err
 	}
 	return s.recurrenceView(ctx, r)
 }
@@ -119,7 +127,7 @@ func (x *Sandbox) FailCharge(ctx context.Context, c pix.Client, paymentID string
 		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
 	s := x.s
-	t, err := s.Charge(ctx, c, paymentID)
+	t, err := s.cashin.Charge(ctx, c, paymentID)
 	if err != nil {
 		return pix.Transaction{}, err
 	}
@@ -133,10 +141,7 @@ func (x *Sandbox) FailCharge(ctx context.Context, c pix.Client, paymentID string
 	if t.Status != pix.StatusPending {
 		return pix.Transaction{}, pix.Errorf(pix.EUnprocessable, "Charge is %s and has no debit to fail", t.Status)
 	}
-	payer, ok := s.psp.(provider.RecurrencePayer)
-	if !ok {
-		return pix.Transaction{}, pix.Errorf(pix.ENotFound, "Charge not found")
-	}
+	payer := x.payer
 	// Every earlier debit of a PENDING cycle charge failed; this one too.
 	st, err := payer.FailDebit(ctx, t.TxID, cy.DueDate, cy.Attempts)
 	if err != nil {
@@ -145,5 +150,5 @@ func (x *Sandbox) FailCharge(ctx context.Context, c pix.Client, paymentID string
 	if err := s.applyCycle(ctx, st); err != nil {
 		return pix.Transaction{}, err
 	}
-	return s.Charge(ctx, c, paymentID)
+	return s.cashin.Charge(ctx, c, paymentID)
 }

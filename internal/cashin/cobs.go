@@ -1,4 +1,4 @@
-package gateway
+package cashin
 
 import (
 	"context"
@@ -56,3 +56,20 @@ type localCobs struct{}
 func (localCobs) lookFirst() bool                                               { return false }
 func (localCobs) intend(context.Context, string, string, time.Time, bool) error { return nil }
 func (localCobs) stored(context.Context, string, bool, bool)                    {}
+
+// LookFirst reports whether a create must look for its replay before it
+// registers a cob: a cob registered at a PSP must not be created twice.
+func (s *Service) LookFirst() bool { return s.cobs.lookFirst() }
+
+// Intend commits, before the provider is called, the intent of cob txid
+// (a cobv when due) of client clientID, so that a crash before its charge
+// is stored leaves it to the sweep (SweepOrphanCobs).
+func (s *Service) Intend(ctx context.Context, txid, clientID string, now time.Time, due bool) error {
+	return s.cobs.intend(ctx, txid, clientID, now, due)
+}
+
+// Stored settles the intent of cob txid once its charge is stored (held),
+// or withdraws the cob when no charge holds it.
+func (s *Service) Stored(ctx context.Context, txid string, due, held bool) {
+	s.cobs.stored(ctx, txid, due, held)
+}

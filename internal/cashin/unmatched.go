@@ -1,4 +1,4 @@
-package gateway
+package cashin
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func (s *Service) recordUnmatched(ctx context.Context, tx *store.Tx, p provider.
 		u.Reason, u.ClientID, u.TransactionID = pix.UnmatchedAlreadyPaid, charge.ClientID, charge.ID
 	}
 	action := "held for an operator"
-	if !s.HoldUnmatched {
+	if !s.holdUnmatched {
 		u.Status, u.ReturnID, u.SendState, u.SettleAt = pix.UnmatchedReturning, s.newUUID(), pix.SendToSend, now
 		action = "returning it to the payer"
 	}
@@ -44,7 +44,7 @@ func (s *Service) recordUnmatched(ctx context.Context, tx *store.Tx, p provider.
 	if err != nil || !inserted {
 		return err // recorded before: a payment reported twice is recorded once
 	}
-	s.Log.ErrorContext(ctx, "the PSP received a payment that no open charge takes; it is in suspense, "+action,
+	s.log.ErrorContext(ctx, "the PSP received a payment that no open charge takes; it is in suspense, "+action,
 		"unmatched_receipt", u.ID, "end_to_end_id", p.EndToEndID, "txid", p.TxID, "amount", p.Amount.String(),
 		"reason", u.Reason, "charge", u.TransactionID)
 	return tx.Post(ctx, s.w.OrderedID(), store.HouseID, u.ID, ledger.UnmatchedReceived(p.Amount), now)

@@ -1,4 +1,4 @@
-package gateway
+package recurrence
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/cashin"
 	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
@@ -21,9 +22,9 @@ const (
 	msgRecurrenceFinalized = "Recurrence is %s and can no longer be cancelled"
 )
 
-// RecurrenceCreated is the 201 body of a created recurrence (and of its
+// Created is the 201 body of a created recurrence (and of its
 // replays), statusCode aside.
-type RecurrenceCreated struct {
+type Created struct {
 	RecurrenceID   string               `json:"recurrence_id"`
 	ExternalID     string               `json:"external_id"`
 	Status         pix.RecurrenceStatus `json:"status"`
@@ -39,16 +40,16 @@ type RecurrenceCreated struct {
 	FirstPaymentID *string              `json:"first_payment_id"`
 }
 
-// RecurrenceView is a recurrence as GET and cancel show it: its summary
+// View is a recurrence as GET and cancel show it: its summary
 // and its cycles' charges.
-type RecurrenceView struct {
-	RecurrenceSummary
+type View struct {
+	Summary
 	Charges []CycleView `json:"charges"`
 }
 
-// RecurrenceSummary is a recurrence without its charges, as the list
+// Summary is a recurrence without its charges, as the list
 // shows each one.
-type RecurrenceSummary struct {
+type Summary struct {
 	RecurrenceID   string               `json:"recurrence_id"`
 	ExternalID     string               `json:"external_id"`
 	Status         pix.RecurrenceStatus `json:"status"`
@@ -68,7 +69,7 @@ type RecurrenceSummary struct {
 	UpdatedAt      string               `json:"updated_at"`
 }
 
-// CycleView is one cycle's charge in a RecurrenceView.
+// CycleView is one cycle's charge in a View.
 type CycleView struct {
 	PaymentID string       `json:"payment_id"`
 	DueDate   pix.Date     `json:"due_date"`
@@ -96,22 +97,22 @@ func optFirst(r pix.Recurrence) (*pix.Amount, *string) {
 // recurrence is final (pix.Recurrence.UpcomingDue).
 func nextDue(r pix.Recurrence) *pix.Date { return optDate(r.UpcomingDue()) }
 
-func (s *Service) recurrenceCreated(r pix.Recurrence) (RecurrenceCreated, error) {
-	image, err := s.QR.Base64PNG(r.QRCode)
+func (s *Service) recurrenceCreated(r pix.Recurrence) (Created, error) {
+	image, err := s.qr.Base64PNG(r.QRCode)
 	if err != nil {
-		return RecurrenceCreated{}, fmt.Errorf("recurrence: render QR: %w", err)
+		return Created{}, fmt.Errorf("recurrence: render QR: %w", err)
 	}
 	first, firstID := optFirst(r)
-	return RecurrenceCreated{RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: pix.RecurrenceCreated, QRCode: r.QRCode,
+	return Created{RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: pix.RecurrenceCreated, QRCode: r.QRCode,
 		QRCodeImage: image, Frequency: r.Schedule.Frequency, Amount: r.Amount, StartDate: r.Schedule.Start,
 		EndDate: optDate(r.Schedule.End), Retry: r.Retry, NextDueDate: optDate(r.Schedule.Start),
 		FirstPayment: first, FirstPaymentID: firstID}, nil
 }
 
-// RecurrenceSummaryOf is the API view of r without its charges.
-func RecurrenceSummaryOf(r pix.Recurrence) RecurrenceSummary {
+// SummaryOf is the API view of r without its charges.
+func SummaryOf(r pix.Recurrence) Summary {
 	first, firstID := optFirst(r)
-	v := RecurrenceSummary{RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: r.Status, Payer: r.Payer, Contract: r.Contract,
+	v := Summary{RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: r.Status, Payer: r.Payer, Contract: r.Contract,
 		Description: r.Description, Frequency: r.Schedule.Frequency, Amount: r.Amount, StartDate: r.Schedule.Start,
 		EndDate: optDate(r.Schedule.End), Retry: r.Retry, NextDueDate: nextDue(r), FirstPayment: first, FirstPaymentID: firstID,
 		CreatedAt: pix.FormatTime(r.CreatedAt), UpdatedAt: pix.FormatTime(r.UpdatedAt)}
@@ -122,9 +123,9 @@ func RecurrenceSummaryOf(r pix.Recurrence) RecurrenceSummary {
 	return v
 }
 
-// RecurrenceViewOf is the API view of r with its cycles' charges.
-func RecurrenceViewOf(r pix.Recurrence, cycles []pix.CycleCharge) RecurrenceView {
-	v := RecurrenceView{RecurrenceSummary: RecurrenceSummaryOf(r), Charges: make([]CycleView, 0, len(cycles))}
+// ViewOf is the API view of r with its cycles' charges.
+func ViewOf(r pix.Recurrence, cycles []pix.CycleCharge) View {
+	v := View{Summary: SummaryOf(r), Charges: make([]CycleView, 0, len(cycles))}
 	for _, c := range cycles {
 		v.Charges = append(v.Charges, CycleView{PaymentID: c.PaymentID, DueDate: c.DueDate, Amount: c.Amount, Status: c.Status, Attempts: c.Attempts})
 	}
@@ -141,20 +142,20 @@ func (s *Service) recurrer() (provider.Recurrer, error) {
 	return rec, nil
 }
 
-// CreateRecurrence validates r and registers the recurrence for client c
+// Create validates r and registers the recurrence for client c
 // at the PSP, or replays the one already created with the same
 // external_id or Idempotency-Key (in holds both, and the request's digest
 // they are compared by). Errors: EInvalid (with details),
 // EIdempotencyMismatch, EUnprocessable (no recurrences with this provider,
 // or the PSP refused it), EProviderUnavailable.
-func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, in Idempotent[pix.RecurrenceRequest]) (RecurrenceCreated, bool, error) {
+func (s *Service) Create(ctx context.Context, c pix.Client, in pix.Idempotent[pix.RecurrenceRequest]) (Created, bool, error) {
 	r, key, hash := in.Req, in.Key, in.Hash
 	terms, found := r.Parse(s.clocks.Today(ctx))
 	is := issues(found)
-	if key != "" && !ValidIdempotencyKey(key) {
+	if key != "" && !pix.ValidIdempotencyKey(key) {
 		is.add("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
 	}
-	is.webhookURL(s, "postbackUrl", r.PostbackURL)
+	s.webhookURL(&is, "postbackUrl", r.PostbackURL)
 	if err := is.err(); err != nil {
 		// start_date is checked against today: a retry, days later, of a
 		// request accepted then replays it rather than fail.
@@ -164,45 +165,45 @@ func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, in Idempot
 				return resp, rerr == nil, rerr
 			}
 		}
-		return RecurrenceCreated{}, false, err
+		return Created{}, false, err
 	}
 	if hash == "" {
-		return RecurrenceCreated{}, false, invalidBody()
+		return Created{}, false, pix.InvalidBody()
 	}
 	rec, err := s.recurrer()
 	if err != nil {
-		return RecurrenceCreated{}, false, err
+		return Created{}, false, err
 	}
 	if prev, ok, err := s.findRecurrence(ctx, c.ID, r.ExternalID, key); err != nil {
-		return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
+		return Created{}, false, fmt.Errorf("create recurrence: %w", err)
 	} else if ok {
 		return s.replayRecurrence(prev, hash, r.ExternalID)
 	}
 
 	now := s.clocks.At(ctx)
-	row := pix.Recurrence{ID: s.newUUID(), ClientID: c.ID, ExternalID: terms.ExternalID, IdempotencyKey: key, RequestHash: hash,
+	row := pix.Recurrence{ID: s.w.NewID(), ClientID: c.ID, ExternalID: terms.ExternalID, IdempotencyKey: key, RequestHash: hash,
 		Status: pix.RecurrenceCreated, Payer: terms.Payer, Contract: terms.Contract, Description: terms.Description,
 		Schedule: terms.Schedule, Amount: terms.Amount, Retry: terms.Retry, FirstPayment: terms.FirstPayment,
 		CallbackURL: r.PostbackURL, NextDue: terms.Schedule.Start, CreatedAt: now, UpdatedAt: now}
 	first, err := s.firstPayment(ctx, c, r, terms, hash, row.ID, now)
 	if err != nil {
-		return RecurrenceCreated{}, false, err
+		return Created{}, false, err
 	}
 	row.FirstPaymentID = first.ID
 	created, err := rec.CreateRecurrence(ctx, provider.Recurrence{Payer: terms.Payer, Contract: terms.Contract,
 		Description: terms.Description, Schedule: terms.Schedule, Amount: terms.Amount, Retry: terms.Retry,
-		FirstPayment: terms.FirstPayment, FirstTxID: first.TxID, FirstTTL: s.ChargeTTL})
+		FirstPayment: terms.FirstPayment, FirstTxID: first.TxID, FirstTTL: s.chargeTTL})
 	if err != nil {
 		if errors.Is(err, provider.ErrUnsupported) {
-			s.Log.WarnContext(ctx, "recurrences are not configured at the PSP", "error", err.Error())
-			return RecurrenceCreated{}, false, pix.Errorf(pix.EUnprocessable, msgNoRecurrences)
+			s.log.WarnContext(ctx, "recurrences are not configured at the PSP", "error", err.Error())
+			return Created{}, false, pix.Errorf(pix.EUnprocessable, msgNoRecurrences)
 		}
 		if errors.Is(err, provider.ErrRejected) {
-			s.Log.WarnContext(ctx, "the PSP refused a recurrence", "error", err.Error())
-			return RecurrenceCreated{}, false, pix.Errorf(pix.EUnprocessable, msgRecurrenceRefused)
+			s.log.WarnContext(ctx, "the PSP refused a recurrence", "error", err.Error())
+			return Created{}, false, pix.Errorf(pix.EUnprocessable, msgRecurrenceRefused)
 		}
-		s.Log.WarnContext(ctx, "the PSP did not create a recurrence", "error", err.Error())
-		return RecurrenceCreated{}, false, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
+		s.log.WarnContext(ctx, "the PSP did not create a recurrence", "error", err.Error())
+		return Created{}, false, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
 	}
 	row.PSPID, row.QRCode = created.ID, created.QRCode
 	first.QRCode = created.QRCode
@@ -223,19 +224,19 @@ func (s *Service) CreateRecurrence(ctx context.Context, c pix.Client, in Idempot
 		// recurrence just registered is withdrawn, nobody saw its code.
 		s.withdrawRecurrence(ctx, rec, created.ID, first.TxID)
 		if err != nil {
-			return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
+			return Created{}, false, fmt.Errorf("create recurrence: %w", err)
 		}
 		prev, ok, err := s.findRecurrence(ctx, c.ID, r.ExternalID, key)
 		if err == nil && !ok {
 			err = fmt.Errorf("recurrence %s conflicted with no visible row", row.ID)
 		}
 		if err != nil {
-			return RecurrenceCreated{}, false, fmt.Errorf("create recurrence: %w", err)
+			return Created{}, false, fmt.Errorf("create recurrence: %w", err)
 		}
 		return s.replayRecurrence(prev, hash, r.ExternalID)
 	}
 	if first.TxID != "" {
-		s.cobs.stored(ctx, first.TxID, false, true)
+		s.cashin.Stored(ctx, first.TxID, false, true)
 	}
 	resp, err := s.recurrenceCreated(row)
 	return resp, false, err
@@ -248,7 +249,7 @@ func (s *Service) firstPayment(ctx context.Context, c pix.Client, r *pix.Recurre
 	if terms.FirstPayment <= 0 {
 		return pix.Transaction{}, nil
 	}
-	txid, err := s.newTxID()
+	txid, err := s.cashin.NewTxID()
 	if err != nil {
 		return pix.Transaction{}, fmt.Errorf("create recurrence: %w", err)
 	}
@@ -259,10 +260,10 @@ func (s *Service) firstPayment(ctx context.Context, c pix.Client, r *pix.Recurre
 	if err != nil {
 		return pix.Transaction{}, fmt.Errorf("create recurrence: %w", err)
 	}
-	first := pix.NewCashIn(s.newUUID(), c, terms.FirstPayment, txid, now, now.Add(s.ChargeTTL))
+	first := pix.NewCashIn(s.w.NewID(), c, terms.FirstPayment, txid, now, now.Add(s.chargeTTL))
 	first.RequestHash, first.CallbackURL, first.Details, first.RecurrenceID = hash, r.PostbackURL, string(details), rowID
 	// As a charge's: a first payment's cob left by a crash is withdrawn.
-	if err := s.cobs.intend(ctx, txid, c.ID, now, false); err != nil {
+	if err := s.cashin.Intend(ctx, txid, c.ID, now, false); err != nil {
 		return pix.Transaction{}, fmt.Errorf("create recurrence: %w", err)
 	}
 	return first, nil
@@ -272,20 +273,20 @@ func (s *Service) firstPayment(ctx context.Context, c pix.Client, r *pix.Recurre
 // its first payment's cob. Best effort: an unanswered recurrence expires
 // on its own, and the sweep withdraws the cob.
 func (s *Service) withdrawRecurrence(ctx context.Context, rec provider.Recurrer, pspID, firstTxID string) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pspCallTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cashin.PSPCallTimeout)
 	defer cancel()
 	if err := rec.CancelRecurrence(cctx, pspID); err != nil {
-		s.Log.WarnContext(ctx, "could not withdraw a recurrence no row holds; it expires unanswered", "psp_id", pspID, "error", err.Error())
+		s.log.WarnContext(ctx, "could not withdraw a recurrence no row holds; it expires unanswered", "psp_id", pspID, "error", err.Error())
 	}
 	if firstTxID != "" {
-		s.cobs.stored(ctx, firstTxID, false, false)
+		s.cashin.Stored(ctx, firstTxID, false, false)
 	}
 }
 
 // replayRecurrence answers a create request whose key matched prev.
-func (s *Service) replayRecurrence(prev pix.Recurrence, hash, externalID string) (RecurrenceCreated, bool, error) {
+func (s *Service) replayRecurrence(prev pix.Recurrence, hash, externalID string) (Created, bool, error) {
 	if prev.RequestHash != hash {
-		return RecurrenceCreated{}, false, mismatch(foundByExternalID(prev.ExternalID, externalID))
+		return Created{}, false, pix.Mismatch(pix.ByExternalID(prev.ExternalID, externalID))
 	}
 	resp, err := s.recurrenceCreated(prev)
 	return resp, err == nil, err
@@ -311,7 +312,7 @@ func (s *Service) findRecurrence(ctx context.Context, clientID, externalID, key 
 
 // loadRecurrence returns client c's recurrence id. Errors: ENotFound.
 func (s *Service) loadRecurrence(ctx context.Context, c pix.Client, id string) (pix.Recurrence, error) {
-	if !canonicalID(id) {
+	if !pix.CanonicalID(id) {
 		return pix.Recurrence{}, pix.Errorf(pix.ENotFound, msgRecurrenceNotFound)
 	}
 	r, err := s.db.Recurrence(ctx, c.ID, id)
@@ -324,59 +325,59 @@ func (s *Service) loadRecurrence(ctx context.Context, c pix.Client, id string) (
 	return r, nil
 }
 
-// Recurrence returns client c's recurrence id with its cycles' charges.
+// Get returns client c's recurrence id with its cycles' charges.
 // Errors: ENotFound.
-func (s *Service) Recurrence(ctx context.Context, c pix.Client, id string) (RecurrenceView, error) {
+func (s *Service) Get(ctx context.Context, c pix.Client, id string) (View, error) {
 	r, err := s.loadRecurrence(ctx, c, id)
 	if err != nil {
-		return RecurrenceView{}, err
+		return View{}, err
 	}
 	return s.recurrenceView(ctx, r)
 }
 
-func (s *Service) recurrenceView(ctx context.Context, r pix.Recurrence) (RecurrenceView, error) {
+func (s *Service) recurrenceView(ctx context.Context, r pix.Recurrence) (View, error) {
 	cycles, err := s.db.CycleCharges(ctx, r.ID)
 	if err != nil {
-		return RecurrenceView{}, fmt.Errorf("recurrence %s: %w", r.ID, err)
+		return View{}, fmt.Errorf("recurrence %s: %w", r.ID, err)
 	}
-	return RecurrenceViewOf(r, cycles), nil
+	return ViewOf(r, cycles), nil
 }
 
-// CancelRecurrence cancels client c's recurrence id as its receiver: at
+// Cancel cancels client c's recurrence id as its receiver: at
 // the PSP first (the recurrence, then each cycle charge not yet paid),
 // then here, with pix.recurrence.cancelled (cancelled_by merchant) and
 // pix.cashin.cancelled for each cycle charge withdrawn. A cycle charge the
 // PSP no longer lets go of (its debit is under way) stays PENDING and ends
 // as its debit does. Errors: ENotFound, EUnprocessable (the recurrence is
 // final), EProviderUnavailable.
-func (s *Service) CancelRecurrence(ctx context.Context, c pix.Client, id string) (RecurrenceView, error) {
+func (s *Service) Cancel(ctx context.Context, c pix.Client, id string) (View, error) {
 	r, err := s.loadRecurrence(ctx, c, id)
 	if err != nil {
-		return RecurrenceView{}, err
+		return View{}, err
 	}
 	if !r.Status.Cancellable() {
-		return RecurrenceView{}, pix.Errorf(pix.EUnprocessable, msgRecurrenceFinalized, r.Status)
+		return View{}, pix.Errorf(pix.EUnprocessable, msgRecurrenceFinalized, r.Status)
 	}
 	rec, err := s.recurrer()
 	if err != nil {
-		return RecurrenceView{}, err
+		return View{}, err
 	}
-	unavailable := func(what string, err error) (RecurrenceView, error) {
-		s.Log.WarnContext(ctx, "the PSP did not cancel a "+what, "recurrence", r.ID, "error", err.Error())
-		return RecurrenceView{}, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
+	unavailable := func(what string, err error) (View, error) {
+		s.log.WarnContext(ctx, "the PSP did not cancel a "+what, "recurrence", r.ID, "error", err.Error())
+		return View{}, pix.Errorf(pix.EProviderUnavailable, "Payment provider unavailable")
 	}
 	if err := rec.CancelRecurrence(ctx, r.PSPID); err != nil {
 		if !errors.Is(err, provider.ErrRejected) {
 			return unavailable("recurrence", err)
 		}
 		// The PSP keeps it: it was answered meanwhile. Take its word.
-		if err := s.SyncRecurrence(ctx, r.PSPID); err != nil {
+		if err := s.Sync(ctx, r.PSPID); err != nil {
 			return unavailable("recurrence", err)
 		}
 		if r, err = s.loadRecurrence(ctx, c, id); err != nil {
-			return RecurrenceView{}, err
+			return View{}, err
 		}
-		return RecurrenceView{}, pix.Errorf(pix.EUnprocessable, msgRecurrenceFinalized, r.Status)
+		return View{}, pix.Errorf(pix.EUnprocessable, msgRecurrenceFinalized, r.Status)
 	}
 	withdrawn, err := s.withdrawCycles(ctx, rec, r)
 	if err != nil {
@@ -384,17 +385,17 @@ func (s *Service) CancelRecurrence(ctx context.Context, c pix.Client, id string)
 	}
 	if r.FirstPaymentID != "" {
 		if t, err := s.db.TransactionByID(ctx, r.FirstPaymentID); err == nil && t.Status == pix.StatusPending {
-			if err := s.cancelAtProvider(ctx, t.TxID, false); err != nil && !errors.Is(err, provider.ErrNotFound) {
+			if err := s.cashin.CancelAtPSP(ctx, t.TxID, false); err != nil && !errors.Is(err, provider.ErrNotFound) {
 				return unavailable("first payment", err)
 			}
 			withdrawn = append(withdrawn, t.ID)
 		}
 	}
 	if err := s.endRecurrence(ctx, r.ID, pix.RecurrenceCancelled, pix.CancelledByMerchant, withdrawn); err != nil {
-		return RecurrenceView{}, err
+		return View{}, err
 	}
 	if r, err = s.loadRecurrence(ctx, c, id); err != nil {
-		return RecurrenceView{}, err
+		return View{}, err
 	}
 	return s.recurrenceView(ctx, r)
 }
@@ -420,7 +421,7 @@ func (s *Service) withdrawCycles(ctx context.Context, rec provider.Recurrer, r p
 		case err == nil || errors.Is(err, provider.ErrNotFound):
 			out = append(out, t.ID)
 		case errors.Is(err, provider.ErrRejected):
-			s.Log.InfoContext(ctx, "a cycle charge's debit is under way; it ends as its debit does", "charge", t.ID)
+			s.log.InfoContext(ctx, "a cycle charge's debit is under way; it ends as its debit does", "charge", t.ID)
 		default:
 			return nil, err
 		}
@@ -442,7 +443,7 @@ func (s *Service) endRecurrence(ctx context.Context, id string, to pix.Recurrenc
 				return err
 			}
 			if t.Status == pix.StatusPending {
-				if err := s.cancel(ctx, tx, o, &t, now); err != nil {
+				if err := s.cashin.Cancel(ctx, tx, o, &t, now); err != nil {
 					return err
 				}
 				if err := tx.UpdateCycleRetry(ctx, t.ID, pix.Date{}, now); err != nil {

@@ -1,4 +1,4 @@
-package gateway
+package cashin
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 // deleted once the charge is stored; the sweep withdraws the cob of every
 // intent left behind.
 const (
-	// orphanAge is how old an intent must be before the sweep takes it: far
+	// OrphanAge is how old an intent must be before the sweep takes it: far
 	// beyond the longest charge creation (its PSP call is bounded at 5 s).
-	orphanAge = time.Minute
-	// sweepEvery spaces one node's sweeps; with orphanAge, an orphan cob is
+	OrphanAge = time.Minute
+	// sweepEvery spaces one node's sweeps; with OrphanAge, an orphan cob is
 	// withdrawn within two minutes, well inside five.
 	sweepEvery = 30 * time.Second
 )
@@ -44,7 +44,7 @@ func (c *sweepClock) due(now time.Time) bool {
 }
 
 // SweepOrphanCobs withdraws at the PSP up to limit cobs that no charge
-// holds (see orphanAge): a cob still payable is removed (PATCH); a cob a
+// holds (see OrphanAge): a cob still payable is removed (PATCH); a cob a
 // payer already paid has its payment recorded as an unmatched receipt,
 // which goes back to the payer. It returns how many intents it settled.
 func (s *Service) SweepOrphanCobs(ctx context.Context, limit int) (int, error) {
@@ -52,7 +52,7 @@ func (s *Service) SweepOrphanCobs(ctx context.Context, limit int) (int, error) {
 	if !s.sweep.due(now) {
 		return 0, nil
 	}
-	stale, err := s.db.StaleCobIntents(ctx, now.Add(-orphanAge), limit)
+	stale, err := s.db.StaleCobIntents(ctx, now.Add(-OrphanAge), limit)
 	if err != nil {
 		return 0, err
 	}
@@ -62,7 +62,7 @@ func (s *Service) SweepOrphanCobs(ctx context.Context, limit int) (int, error) {
 			break
 		}
 		if err := s.settleIntent(ctx, it); err != nil {
-			s.Log.WarnContext(ctx, "could not withdraw a cob that no charge holds; trying again later", "txid", it.TxID, "error", err.Error())
+			s.log.WarnContext(ctx, "could not withdraw a cob that no charge holds; trying again later", "txid", it.TxID, "error", err.Error())
 			continue
 		}
 		n++
@@ -81,7 +81,7 @@ func (s *Service) settleIntent(ctx context.Context, it pix.CobIntent) error {
 	if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	cctx, cancel := context.WithTimeout(ctx, pspCallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, PSPCallTimeout)
 	defer cancel()
 	pays, err := s.chargePayments(cctx, it.TxID, it.Due)
 	switch {
@@ -91,15 +91,15 @@ func (s *Service) settleIntent(ctx context.Context, it pix.CobIntent) error {
 		return err
 	case len(pays) > 0:
 		for _, p := range pays {
-			if err := s.receiveConfirmed(ctx, p); err != nil {
+			if err := s.Receive(ctx, p); err != nil {
 				return err
 			}
 		}
 	default:
-		if err := s.cancelAtProvider(cctx, it.TxID, it.Due); err != nil && !errors.Is(err, provider.ErrNotFound) {
+		if err := s.CancelAtPSP(cctx, it.TxID, it.Due); err != nil && !errors.Is(err, provider.ErrNotFound) {
 			return err
 		}
-		s.Log.WarnContext(ctx, "withdrew at the PSP a cob that no charge holds", "txid", it.TxID)
+		s.log.WarnContext(ctx, "withdrew at the PSP a cob that no charge holds", "txid", it.TxID)
 	}
 	_, err = s.db.DeleteCobIntent(ctx, it.TxID)
 	return err
