@@ -247,6 +247,8 @@ type Balance struct {
 	Response
 	Available Amount    // can be withdrawn or moved
 	Pending   Amount    // held by pending payouts and refunds
+	Blocked   Amount    // held by open MED disputes (docs/med.md)
+	Debt      Amount    // owed after MED returns; later credits pay it first
 	Currency  string    // BRL
 	Timestamp time.Time // of the query
 }
@@ -257,6 +259,8 @@ func (c *Client) Balance(ctx context.Context) (*Balance, error) {
 		Data struct {
 			Available int64  `json:"available_cents"`
 			Pending   int64  `json:"pending_cents"`
+			Blocked   int64  `json:"blocked_cents"`
+			Debt      int64  `json:"debt_cents"`
 			Currency  string `json:"currency"`
 		} `json:"data"`
 		Timestamp time.Time `json:"timestamp"`
@@ -266,7 +270,7 @@ func (c *Client) Balance(ctx context.Context) (*Balance, error) {
 		return nil, err
 	}
 	return &Balance{Response: resp, Available: Centavos(out.Data.Available), Pending: Centavos(out.Data.Pending),
-		Currency: out.Data.Currency, Timestamp: out.Timestamp}, nil
+		Blocked: Centavos(out.Data.Blocked), Debt: Centavos(out.Data.Debt), Currency: out.Data.Currency, Timestamp: out.Timestamp}, nil
 }
 
 // Transaction is a charge or a payout as the wallet reports it.
@@ -294,6 +298,15 @@ type Transaction struct {
 	// RecurrenceID names the recurrence of a cycle charge, or of a
 	// recurrence's first payment (docs/recurrences.md); empty otherwise.
 	RecurrenceID string `json:"recurrence_id,omitempty"`
+	// Disputes are a charge's MED disputes, in its lookup only.
+	Disputes []DisputeSummary `json:"disputes,omitempty"`
+}
+
+// DisputeSummary is a dispute as a charge's lookup lists it.
+type DisputeSummary struct {
+	DisputeID string `json:"dispute_id"`
+	Status    string `json:"status"`
+	Amount    Amount `json:"amount"`
 }
 
 // LookupQuery names a transaction by PaymentID, ExternalID or both (they

@@ -35,6 +35,9 @@ const (
 	EventRecurrenceCancelled    = pix.EventRecurrenceCancelled
 	EventRecurrenceChargeFailed = pix.EventRecurrenceChargeFailed
 	EventRecurrenceFinished     = pix.EventRecurrenceFinished
+
+	EventDisputeOpened = pix.EventDisputeOpened
+	EventDisputeClosed = pix.EventDisputeClosed
 )
 
 const maxWebhookBody = 64 << 10
@@ -73,6 +76,15 @@ type Event struct {
 	// Attempts (pix.recurrence.charge_failed) is how many debits of the
 	// cycle charge PaymentID were tried, all failed.
 	Attempts int `json:"attempts"`
+	// DisputeID, Amount, Reason (pix.dispute.*), RespondBy
+	// (pix.dispute.opened), Outcome and ReturnedAmount (pix.dispute.closed)
+	// describe a MED dispute of the charge PaymentID (docs/med.md).
+	DisputeID      string     `json:"dispute_id"`
+	Amount         Amount     `json:"amount"`
+	Reason         string     `json:"reason"`
+	RespondBy      *time.Time `json:"respond_by"`
+	Outcome        string     `json:"outcome"`
+	ReturnedAmount *Amount    `json:"returned_amount"`
 	// Raw is the verified body, byte for byte, for fields this type does not
 	// know yet.
 	Raw json.RawMessage `json:"-"`
@@ -100,6 +112,9 @@ type EventHandlers struct {
 	OnRecurrenceCancelled    EventFunc
 	OnRecurrenceChargeFailed EventFunc
 	OnRecurrenceFinished     EventFunc
+
+	OnDisputeOpened EventFunc
+	OnDisputeClosed EventFunc
 
 	OnOther EventFunc
 }
@@ -132,6 +147,10 @@ func (h EventHandlers) forEvent(name string) EventFunc {
 		return h.OnRecurrenceChargeFailed
 	case EventRecurrenceFinished:
 		return h.OnRecurrenceFinished
+	case EventDisputeOpened:
+		return h.OnDisputeOpened
+	case EventDisputeClosed:
+		return h.OnDisputeClosed
 	}
 	return h.OnOther
 }

@@ -8,6 +8,7 @@
 package cashin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,9 @@ type Config struct {
 	// HoldUnmatched keeps money that matches no open charge for an
 	// operator instead of returning it to the payer at once.
 	HoldUnmatched bool
+	// ReturnsEvery spaces the readings of received Pix with a devolução
+	// (MED returns); zero means DefaultReturnsEvery.
+	ReturnsEvery time.Duration
 }
 
 // Cycles is what crediting and expiry need of recurrences: a cycle's
@@ -61,6 +65,7 @@ type Service struct {
 	transfers      *transfer.Engine
 	log            *slog.Logger
 	reconcileEvery time.Duration
+	returnsEvery   time.Duration
 	holdUnmatched  bool
 	// txidLen is the length of the provider's charges' txids.
 	txidLen int
@@ -91,7 +96,7 @@ func New(c Config) (*Service, error) {
 	}
 	caps := c.Provider.Capabilities()
 	s := &Service{db: c.DB, psp: c.Provider, w: c.Writer, clocks: c.Clocks, transfers: c.Transfers, log: c.Log,
-		reconcileEvery: c.ReconcileEvery, holdUnmatched: c.HoldUnmatched, txidLen: caps.TxIDLength,
+		reconcileEvery: c.ReconcileEvery, returnsEvery: cmp.Or(c.ReturnsEvery, DefaultReturnsEvery), holdUnmatched: c.HoldUnmatched, txidLen: caps.TxIDLength,
 		retry: &clock.Backoffs{}, sweep: &sweepClock{}, cycles: noCycles{}}
 	if s.reconcileEvery <= 0 {
 		s.reconcileEvery = DefaultReconcileEvery

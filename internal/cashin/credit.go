@@ -109,7 +109,10 @@ func (s *Service) Credit(ctx context.Context, p provider.Payment, strict bool, d
 				return err
 			}
 		}
-		return tx.Post(ctx, s.w.OrderedID(), t.ClientID, t.ID, ledger.CashinPaid(p.Amount, tax), paidAt)
+		if err := tx.Post(ctx, s.w.OrderedID(), t.ClientID, t.ID, ledger.CashinPaid(p.Amount, tax), paidAt); err != nil {
+			return err
+		}
+		return s.holdsFirst(ctx, tx, t.ClientID, t.ID, p.Amount-tax, paidAt)
 	})
 	if err != nil {
 		return pix.Transaction{}, fmt.Errorf("receive payment: %w", err)
@@ -146,4 +149,49 @@ func (s *Service) Charge(ctx context.Context, c pix.Client, id string) (pix.Tran
 		return pix.Transaction{}, fmt.Errorf("charge: %w", err)
 	}
 	return t, nil
+}
+
+// holdsFirst spends, inside the transaction tx that credited net to
+// client clientID (for transaction txID), what the client owes first: its
+// MED debt, then its open disputes' unfilled blocks, oldest first; only
+// the rest stays available. The credit's posting is written before, so on
+// PostgreSQL this read waits for the available row's lock, and two credits
+// of one client never pay one debt twice.
+func (s *Service) holdsFirst(ctx context.Context, tx *store.Tx, clientID, txID string, net pix.Amount, at time.Time) error {
+	if net <= 0 {
+		return nil
+	}
+	owed, unfilled, err := tx.ClientHolds(ctx, clientID)
+	if err != nil || (owed == 0 && unfilled == 0) {
+		return err
+	}
+	pay, fill, _ := ledger.PlanCredit(net, owed, unfilled)
+	if pay > 0 {
+		if err := tx.Post(ctx, s.w.OrderedID(), clientID, txID, ledger.DebtPaid(pay), at); err != nil {
+			return err
+		}
+	}
+	if fill == 0 {
+		return nil
+	}
+	open, err := tx.OpenUnfilledDisputes(ctx, clientID)
+	if err != nil {
+		return err
+	}
+	left := fill
+	for _, d := range open {
+		take := min(left, d.Unfilled())
+		if take == 0 {
+			continue
+		}
+		if err := tx.SetDisputeBlocked(ctx, d.ID, d.Blocked+take); err != nil {
+			return err
+		}
+		// The block is the contested charge's movement, whichever credit filled it.
+		if err := tx.Post(ctx, s.w.OrderedID(), clientID, d.PaymentID, ledger.DisputeBlocked(take), at); err != nil {
+			return err
+		}
+		left -= take
+	}
+	return nil
 }

@@ -104,24 +104,74 @@ func (s *Service) Receive(ctx context.Context, p provider.Payment) error {
 	if charge.ID == "" || charge.EndToEndID != p.EndToEndID {
 		return s.unmatchedReported(ctx, p)
 	}
+	if len(p.Refunds) == 0 {
+		return nil
+	}
+	refunds, err := s.db.Refunds(ctx, charge.ID)
+	if err != nil {
+		return fmt.Errorf("refunds of %s: %w", charge.ID, err)
+	}
 	for _, rs := range p.Refunds {
 		if rs.Status != provider.Completed && rs.Status != provider.Failed {
 			continue
 		}
-		if err := s.refundReported(ctx, charge, rs); err != nil {
+		if !ours(refunds, rs.ID) {
+			if err := s.returnReported(ctx, charge, rs); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.refundReported(ctx, charge, refunds, rs); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// ours reports whether the devolução id is one of refunds'.
+func ours(refunds []pix.Refund, id string) bool {
+	for _, r := range refunds {
+		if strings.EqualFold(provider.HexID(r.ID), id) {
+			return true
+		}
+	}
+	return false
+}
+
+// returnReported records a devolução of charge that pixgate did not send
+// (a MED return), once the PSP reports it made: its amount left the PSP's
+// account whatever pixgate thinks of it.
+func (s *Service) returnReported(ctx context.Context, charge pix.Transaction, rs provider.TransferState) error {
+	if rs.Status != provider.Completed || rs.ID == "" {
+		return nil
+	}
+	if rs.Amount <= 0 {
+		return fmt.Errorf("devolução %s of %s: the PSP gave no amount", rs.ID, charge.ID)
+	}
+	if _, err := s.db.DisputeByReturnID(ctx, rs.ID); err == nil {
+		return nil // recorded by an earlier reading
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	d, err := s.MedReturned(ctx, charge, rs.Amount, rs.Nature, rs.ID)
+	if pe := pix.AsError(err); pe != nil && pe.Code == pix.EUnprocessable {
+		// More than is left of the Pix: the PSP's books and ours disagree,
+		// which no retry mends; an operator must look.
+		s.log.ErrorContext(ctx, "the PSP reported a MED return pixgate cannot record", "charge", charge.ID,
+			"devolucao", rs.ID, "amount", rs.Amount.String(), "error", err.Error())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.log.WarnContext(ctx, "the PSP returned a received Pix under MED", "charge", charge.ID, "dispute", d.ID,
+		"amount", rs.Amount.String(), "natureza", rs.Nature)
+	return nil
+}
+
 // refundReported settles the refund of charge whose devolução id the PSP
 // reported final in rs, if it is still pending.
-func (s *Service) refundReported(ctx context.Context, charge pix.Transaction, rs provider.TransferState) error {
-	refunds, err := s.db.Refunds(ctx, charge.ID)
-	if err != nil {
-		return fmt.Errorf("refunds of %s: %w", charge.ID, err)
-	}
+func (s *Service) refundReported(ctx context.Context, charge pix.Transaction, refunds []pix.Refund, rs provider.TransferState) error {
 	for _, r := range refunds {
 		if !strings.EqualFold(provider.HexID(r.ID), rs.ID) || r.Status != pix.RefundPending || r.SendState == "" {
 			continue

@@ -24,6 +24,9 @@ func (a *app) background(db *store.DB, psp provider.Provider, in *cashin.Service
 		// Webhooks get lost: the PSP's list of received Pix is read too
 		// (the gateway spaces the readings and runs them on one node).
 		{Name: "psp-reconcile", Run: in.ReconcileReceived},
+		// MED returns nobody announced are found in the PSP's list of
+		// received Pix with a devolução.
+		{Name: "psp-returns-reading", Run: in.ReadReturns},
 		// A PSP that lists its sent payouts settles many of them per call.
 		{Name: "psp-sent-reading", Run: tr.ReadSent},
 		// Cobs left behind by a crash are withdrawn.

@@ -135,6 +135,10 @@ func (a *app) metrics(db *store.DB, psp provider.Provider, dispatcher *webhook.D
 	db.OnPosting = m.Posting
 	dispatcher.Outcome = m.Delivery
 	m.SetStatusCounts(db.StatusCounts)
+	m.SetDisputesOpen(func(ctx context.Context) (int64, error) {
+		n, err := db.OpenDisputes(ctx)
+		return int64(n), err
+	})
 	m.SetOutboxLag(func(ctx context.Context) (int64, float64, error) {
 		n, age, err := db.OutboxLag(ctx, time.Now())
 		return n, age.Seconds(), err

@@ -61,29 +61,35 @@ type Config struct {
 	// A real PSP (PIXGATE_PROVIDER=apipix or efi, docs/psp.md#settings): required
 	// with those providers except the token URL (defaulted from the API
 	// URL) and the CA file (default: the system roots).
-	PSPAPIURL        string `name:"psp-api-url" env:"PIXGATE_PSP_API_URL" help:"PSP: API Pix base URL including its version (https://…/v2)."`
-	PSPTokenURL      string `name:"psp-token-url" env:"PIXGATE_PSP_TOKEN_URL" help:"PSP: OAuth 2.0 token endpoint (default: <origin of the API URL>/oauth/token)."`
-	PSPClientID      string `name:"psp-client-id" env:"PIXGATE_PSP_CLIENT_ID" help:"PSP: OAuth 2.0 client id."`
-	PSPClientSecret  string `name:"psp-client-secret" env:"PIXGATE_PSP_CLIENT_SECRET" help:"PSP: OAuth 2.0 client secret."`
-	PSPCertFile      string `name:"psp-cert-file" env:"PIXGATE_PSP_CERT_FILE" help:"PSP: mutual-TLS client certificate file (PEM)."`
-	PSPKeyFile       string `name:"psp-key-file" env:"PIXGATE_PSP_KEY_FILE" help:"PSP: mutual-TLS client private key file (PEM)."`
-	PSPCAFile        string `name:"psp-ca-file" env:"PIXGATE_PSP_CA_FILE" help:"PSP: PEM bundle that signs the PSP's server certificate (default: the system roots)."`
-	PSPPixKey        string `name:"psp-pix-key" env:"PIXGATE_PSP_PIX_KEY" help:"PSP: the merchant's receiving PIX key at the PSP."`
-	PSPWebhookURL    string `name:"psp-webhook-url" env:"PIXGATE_PSP_WEBHOOK_URL" help:"PSP: public URL at which the PSP reaches pixgate, ending in /psp/webhook/<secret: 32 or more of [A-Za-z0-9_-]>."`
-	PSPAccountNumber string `name:"psp-account-number" env:"PIXGATE_PSP_ACCOUNT_NUMBER" help:"PSP: the merchant's account number (conta) at the PSP, which receives the cycle charges of recurrences; without it recurrences are refused."`
-	PSPAccountBranch string `name:"psp-account-branch" env:"PIXGATE_PSP_ACCOUNT_BRANCH" help:"PSP: the account's branch (agência), optional."`
-	PSPAccountType   string `name:"psp-account-type" env:"PIXGATE_PSP_ACCOUNT_TYPE" default:"CORRENTE" help:"PSP: the account's type: CORRENTE, POUPANCA or PAGAMENTO."`
-	PSPUnmatched     string `name:"psp-unmatched" env:"PIXGATE_PSP_UNMATCHED" default:"return" help:"PSP: what happens to a confirmed Pix that matches no open charge: return (to the payer, by devolução) or hold (for an operator, who returns it from the panel)."`
+	PSPAPIURL           string `name:"psp-api-url" env:"PIXGATE_PSP_API_URL" help:"PSP: API Pix base URL including its version (https://…/v2)."`
+	PSPTokenURL         string `name:"psp-token-url" env:"PIXGATE_PSP_TOKEN_URL" help:"PSP: OAuth 2.0 token endpoint (default: <origin of the API URL>/oauth/token)."`
+	PSPClientID         string `name:"psp-client-id" env:"PIXGATE_PSP_CLIENT_ID" help:"PSP: OAuth 2.0 client id."`
+	PSPClientSecret     string `name:"psp-client-secret" env:"PIXGATE_PSP_CLIENT_SECRET" help:"PSP: OAuth 2.0 client secret."`
+	PSPCertFile         string `name:"psp-cert-file" env:"PIXGATE_PSP_CERT_FILE" help:"PSP: mutual-TLS client certificate file (PEM)."`
+	PSPKeyFile          string `name:"psp-key-file" env:"PIXGATE_PSP_KEY_FILE" help:"PSP: mutual-TLS client private key file (PEM)."`
+	PSPCAFile           string `name:"psp-ca-file" env:"PIXGATE_PSP_CA_FILE" help:"PSP: PEM bundle that signs the PSP's server certificate (default: the system roots)."`
+	PSPPixKey           string `name:"psp-pix-key" env:"PIXGATE_PSP_PIX_KEY" help:"PSP: the merchant's receiving PIX key at the PSP."`
+	PSPWebhookURL       string `name:"psp-webhook-url" env:"PIXGATE_PSP_WEBHOOK_URL" help:"PSP: public URL at which the PSP reaches pixgate, ending in /psp/webhook/<secret: 32 or more of [A-Za-z0-9_-]>."`
+	PSPAccountNumber    string `name:"psp-account-number" env:"PIXGATE_PSP_ACCOUNT_NUMBER" help:"PSP: the merchant's account number (conta) at the PSP, which receives the cycle charges of recurrences; without it recurrences are refused."`
+	PSPAccountBranch    string `name:"psp-account-branch" env:"PIXGATE_PSP_ACCOUNT_BRANCH" help:"PSP: the account's branch (agência), optional."`
+	PSPAccountType      string `name:"psp-account-type" env:"PIXGATE_PSP_ACCOUNT_TYPE" default:"CORRENTE" help:"PSP: the account's type: CORRENTE, POUPANCA or PAGAMENTO."`
+	PSPUnmatched        string `name:"psp-unmatched" env:"PIXGATE_PSP_UNMATCHED" default:"return" help:"PSP: what happens to a confirmed Pix that matches no open charge: return (to the payer, by devolução) or hold (for an operator, who returns it from the panel)."`
+	PSPReturnsInterval  string `name:"psp-returns-interval" env:"PIXGATE_PSP_RETURNS_INTERVAL" default:"10m" help:"PSP: how often the received Pix of the last 90 days that have a devolução are read, to learn of MED returns nobody announced."`
+	PSPDisputesInterval string `name:"psp-disputes-interval" env:"PIXGATE_PSP_DISPUTES_INTERVAL" default:"5m" help:"PSP (efi): how often the infractions (MED contests) opened since the last reading are read."`
 }
 
 // Settings is a validated Config with its values parsed.
 type Settings struct {
 	Config
-	Postgres            bool
-	RateLimitN          int
-	ChargeTTLD          time.Duration
-	PayoutDelay         time.Duration
-	RetrySchedule       []time.Duration
+	Postgres      bool
+	RateLimitN    int
+	ChargeTTLD    time.Duration
+	PayoutDelay   time.Duration
+	RetrySchedule []time.Duration
+	// ReturnsEvery and DisputesEvery space the readings of MED returns and
+	// infractions at the PSP.
+	ReturnsEvery        time.Duration
+	DisputesEvery       time.Duration
 	AllowPrivateWebhook bool
 	// Filled by ValidateServe for apipix and efi (PSPTokenURL gets its
 	// default there too), so that serve need not read the files again: the
@@ -166,6 +172,7 @@ func (c Config) Validate() (Settings, error) {
 	if s.ChargeTTLD, err = positiveDuration(c.ChargeTTL); err != nil {
 		bad("PIXGATE_CHARGE_TTL", "charge-ttl", "%v", err)
 	}
+	c.medIntervals(&s, bad)
 	if s.PayoutDelay, err = time.ParseDuration(c.SandboxPayoutDelay); err != nil || s.PayoutDelay < 0 {
 		bad("PIXGATE_SANDBOX_PAYOUT_DELAY", "sandbox-payout-delay", "%q is not a non-negative duration such as 2s", c.SandboxPayoutDelay)
 	}
@@ -247,6 +254,18 @@ func (s *Settings) ValidateServe() error {
 func validPixKey(k string) bool {
 	return pix.ValidPixKey(pix.KeyEmail, k) || pix.ValidPixKey(pix.KeyEVP, k) ||
 		pix.ValidPixKey(pix.KeyPhone, k) || pix.ValidPixKey(pix.KeyCPF, k) || pix.ValidPixKey(pix.KeyCNPJ, k)
+}
+
+// medIntervals parses the intervals of the MED readings into s (empty:
+// their defaults), reporting each bad one to bad.
+func (c Config) medIntervals(s *Settings, bad func(env, flag, format string, args ...any)) {
+	var err error
+	if s.ReturnsEvery, err = positiveDuration(cmp.Or(c.PSPReturnsInterval, "10m")); err != nil {
+		bad("PIXGATE_PSP_RETURNS_INTERVAL", "psp-returns-interval", "%v", err)
+	}
+	if s.DisputesEvery, err = positiveDuration(cmp.Or(c.PSPDisputesInterval, "5m")); err != nil {
+		bad("PIXGATE_PSP_DISPUTES_INTERVAL", "psp-disputes-interval", "%v", err)
+	}
 }
 
 func positiveDuration(v string) (time.Duration, error) {

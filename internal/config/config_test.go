@@ -26,6 +26,8 @@ func TestValidateDefaults(t *testing.T) {
 	require.False(t, s.Postgres)
 	require.Equal(t, 100, s.RateLimitN)
 	require.Equal(t, 24*time.Hour, s.ChargeTTLD)
+	require.Equal(t, 10*time.Minute, s.ReturnsEvery)
+	require.Equal(t, 5*time.Minute, s.DisputesEvery)
 	require.Equal(t, 2*time.Second, s.PayoutDelay)
 	require.Len(t, s.RetrySchedule, 7)
 	require.True(t, s.AllowPrivateWebhook, "sandbox allows private webhooks by default")
@@ -60,6 +62,8 @@ func TestValidateNamesEachBadSetting(t *testing.T) {
 		{"PIXGATE_TLS_CERT", func(c *Config) { c.TLSCert = "cert.pem" }},
 		{"PIXGATE_LOG_LEVEL", func(c *Config) { c.LogLevel = "loud" }},
 		{"PIXGATE_PSP_UNMATCHED", func(c *Config) { c.PSPUnmatched = "keep" }},
+		{"PIXGATE_PSP_RETURNS_INTERVAL", func(c *Config) { c.PSPReturnsInterval = "0s" }},
+		{"PIXGATE_PSP_DISPUTES_INTERVAL", func(c *Config) { c.PSPDisputesInterval = "often" }},
 	} {
 		c := defaults()
 		tc.mutate(&c)

@@ -69,6 +69,9 @@ type Config struct {
 	// HoldUnmatched keeps money that matches no open charge for an
 	// operator instead of returning it to the payer at once.
 	HoldUnmatched bool
+	// ReturnsEvery spaces the readings of MED returns at the PSP; zero
+	// means cashin.DefaultReturnsEvery.
+	ReturnsEvery time.Duration
 }
 
 // Validate reports every problem of c at once, one error per line.
@@ -171,7 +174,7 @@ func (s *Service) compose(c Config) error {
 		return err
 	}
 	s.cashin, err = cashin.New(cashin.Config{DB: c.DB, Provider: c.Provider, Writer: s.w, Clocks: s.clocks, Transfers: s.transfers,
-		Log: c.Log, ReconcileEvery: c.ReconcileEvery, HoldUnmatched: c.HoldUnmatched})
+		Log: c.Log, ReconcileEvery: c.ReconcileEvery, HoldUnmatched: c.HoldUnmatched, ReturnsEvery: c.ReturnsEvery})
 	if err != nil {
 		return err
 	}

@@ -87,6 +87,9 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, in Idempotent[
 		if err := refundable(t, now); err != nil {
 			return err
 		}
+		if err := undisputed(ctx, tx, t); err != nil {
+			return err
+		}
 		// What was paid, when a payer paid less than the charge asked.
 		left := t.Refundable() - t.RefundedAmount - t.RefundPending
 		ref.Amount = amount
@@ -214,4 +217,19 @@ func refundView(r pix.Refund) RefundView {
 		v.SettledAt = &at
 	}
 	return v
+}
+
+// undisputed refuses a refund of charge t while a MED dispute of it is
+// OPEN: its money may still go back to the payer by the scheme.
+func undisputed(ctx context.Context, tx *store.Tx, t pix.Transaction) error {
+	ds, err := tx.TransactionDisputes(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	for _, d := range ds {
+		if d.Status == pix.DisputeOpen {
+			return pix.Errorf(pix.EUnprocessable, "Charge is under dispute")
+		}
+	}
+	return nil
 }

@@ -54,6 +54,10 @@ var movementKinds = map[string]struct{ typ, desc, feeType, feeDesc string }{
 	"cashout.reversed": {"payout_returned", "Pix payment returned by the recipient", "", ""},
 	"refund.reserved":  {"refund", "Pix charge refunded", "", ""},
 	"refund.failed":    {"refund_failed", "Refund failed: amount returned", "", ""},
+	"dispute.block":    {"dispute_block", "MED dispute: amount blocked", "", ""},
+	"dispute.release":  {"dispute_release", "MED dispute: block released", "", ""},
+	"med.return":       {"med_return", "MED return to the payer", "", ""},
+	"debt.payment":     {"debt_payment", "MED debt paid", "", ""},
 }
 
 // movements splits a stored movement into the statement's lines: the

@@ -28,10 +28,13 @@ const (
 	defaultHistoryLimit = 50
 )
 
-// Balance is a client's wallet balance in centavos.
+// Balance is a client's wallet balance in centavos: Blocked is held by
+// open MED disputes, Debt is what MED returns left it owing.
 type Balance struct {
 	Available pix.Amount
 	Pending   pix.Amount
+	Blocked   pix.Amount
+	Debt      pix.Amount
 }
 
 // Balance returns client c's available and pending balances.
@@ -40,7 +43,7 @@ func (s *Service) Balance(ctx context.Context, c pix.Client) (Balance, error) {
 	if err != nil {
 		return Balance{}, fmt.Errorf("balance: %w", err)
 	}
-	return Balance{Available: b[ledger.Available], Pending: b[ledger.Pending]}, nil
+	return Balance{Available: b[ledger.Available], Pending: b[ledger.Pending], Blocked: b[ledger.Blocked], Debt: -b[ledger.Debt]}, nil
 }
 
 // insufficientBalance is the 422 for an operation that needs need
@@ -95,6 +98,9 @@ type TransactionView struct {
 	// RecurrenceID names the recurrence of a cycle's charge or of a
 	// journey-3 first payment; left out for every other transaction.
 	RecurrenceID string `json:"recurrence_id,omitempty"`
+	// Disputes lists a charge's MED disputes in its lookup (empty when it
+	// has none); left out elsewhere.
+	Disputes *[]pix.DisputeSummary `json:"disputes,omitempty"`
 	// EndToEndID and TxID identify the Pix that paid a charge, for
 	// reconciliation with the bank statement; PayerName and PayerDocument
 	// (masked) are who paid it, when the PSP reported them. All null until
@@ -125,7 +131,7 @@ func View(t pix.Transaction, today pix.Date) TransactionView {
 			paid := t.PaidAmount
 			v.PaidAmount = &paid
 		}
-		v.Due, v.AmountDueToday = t.Due, dueToday(t, today)
+		v.Due, v.AmountDueToday, v.Disputes = t.Due, dueToday(t, today), t.Disputes
 		if !t.ConfirmedAt.IsZero() {
 			v.EndToEndID, v.TxID = pix.OrNull(t.EndToEndID), pix.OrNull(t.TxID)
 			v.PayerName, v.PayerDocument = pix.OrNull(t.PayerName), pix.OrNull(t.PayerDocument)
@@ -172,13 +178,30 @@ func (s *Service) Lookup(ctx context.Context, c pix.Client, paymentID, externalI
 		if byID == nil || byExt == nil || byID.ID != byExt.ID {
 			return pix.Transaction{}, pix.Errorf(pix.EInvalid, MsgLookupMismatch)
 		}
-		return *byID, nil
+		return s.withDisputes(ctx, *byID)
 	case byID != nil:
-		return *byID, nil
+		return s.withDisputes(ctx, *byID)
 	case byExt != nil:
-		return *byExt, nil
+		return s.withDisputes(ctx, *byExt)
 	}
 	return pix.Transaction{}, pix.Errorf(pix.ENotFound, MsgLookupNotFound)
+}
+
+// withDisputes is t with its disputes read, when t is a charge.
+func (s *Service) withDisputes(ctx context.Context, t pix.Transaction) (pix.Transaction, error) {
+	if t.Type != pix.TypeCashin {
+		return t, nil
+	}
+	ds, err := s.cashin.ChargeDisputes(ctx, t)
+	if err != nil {
+		return pix.Transaction{}, fmt.Errorf("lookup: %w", err)
+	}
+	sum := make([]pix.DisputeSummary, len(ds))
+	for i, d := range ds {
+		sum[i] = pix.DisputeSummary{DisputeID: d.ID, Status: d.Status, Amount: d.Amount}
+	}
+	t.Disputes = &sum
+	return t, nil
 }
 
 // HistoryQuery is the raw query of GET /api/v1/wallet/transactions.

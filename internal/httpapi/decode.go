@@ -60,23 +60,30 @@ func readJSON(r *http.Request, dst any) ([]byte, error) {
 // reports false, whatever its Content-Type; any other body is read as
 // readJSON reads it.
 func readOptionalJSON(r *http.Request, dst any) (bool, error) {
+	body, err := readOptionalBody(r, dst)
+	return body != nil, err
+}
+
+// readOptionalBody is readOptionalJSON that also returns the body read
+// (nil when there was none).
+func readOptionalBody(r *http.Request, dst any) ([]byte, error) {
 	if r.ContentLength > MaxBodyBytes {
-		return false, errTooLarge
+		return nil, errTooLarge
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
-		return false, pix.Errorf(pix.EInvalid, "Invalid request parameters")
+		return nil, pix.Errorf(pix.EInvalid, "Invalid request parameters")
 	}
 	if len(body) > MaxBodyBytes {
-		return false, errTooLarge
+		return nil, errTooLarge
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return false, nil
+		return nil, nil
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return false, errMediaType
+		return nil, errMediaType
 	}
-	return true, decodeStrict(body, dst)
+	return body, decodeStrict(body, dst)
 }
 
 // decodeStrict checks body against the strict-reading rules for dst's type,

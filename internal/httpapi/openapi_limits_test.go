@@ -92,6 +92,10 @@ type limitFixture struct {
 	chargeID   string // a PENDING charge, for lookups
 	paidCharge string // a PAID charge with plenty left to refund
 	dueCharge  string // a charge with a due date, for the sandbox's pay action
+	// MED: paid charges to dispute and to return (each its own, so that
+	// an open dispute refuses no other base request), and an OPEN
+	// dispute each to defend and to resolve.
+	disputeCharge, returnCharge, defendDispute, resolveDispute string
 }
 
 func (f *limitFixture) next() int { f.n++; return f.n }
@@ -168,6 +172,28 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 		// requests expect it.
 		return &limitRequest{method: "POST", path: "/api/v1/sandbox/clock", body: map[string]any{"advance": "1ms"}}
 	},
+	"listDisputes": func(f *limitFixture) *limitRequest {
+		return &limitRequest{method: "GET", path: "/api/v1/gateway/disputes",
+			query: url.Values{"status": {"OPEN"}, "payment_id": {f.disputeCharge}, "limit": {"10"}}}
+	},
+	"defendDispute": func(f *limitFixture) *limitRequest {
+		// Only the first is taken; the others are refused (422) after
+		// their body passed, which is what a limit case checks.
+		return &limitRequest{method: "POST", path: "/api/v1/gateway/disputes/" + f.defendDispute + "/defense",
+			body: map[string]any{"accept": false, "justification": "O produto foi entregue"}}
+	},
+	"sandboxDisputeCharge": func(f *limitFixture) *limitRequest {
+		return &limitRequest{method: "POST", path: "/api/v1/sandbox/charges/" + f.disputeCharge + "/dispute",
+			body: map[string]any{"amount": json.Number("0.01"), "reason": "FRAUD"}}
+	},
+	"sandboxMedReturn": func(f *limitFixture) *limitRequest {
+		return &limitRequest{method: "POST", path: "/api/v1/sandbox/charges/" + f.returnCharge + "/med-return",
+			body: map[string]any{"amount": json.Number("0.01"), "natureza": "MED_FRAUDE"}}
+	},
+	"sandboxResolveDispute": func(f *limitFixture) *limitRequest {
+		return &limitRequest{method: "POST", path: "/api/v1/sandbox/disputes/" + f.resolveDispute + "/resolve",
+			body: map[string]any{"outcome": "returned", "amount": json.Number("0.01")}}
+	},
 	"sandboxPayCharge": func(f *limitFixture) *limitRequest {
 		// Paying again on another day answers the charge as first paid.
 		return &limitRequest{method: "POST", path: "/api/v1/sandbox/charges/" + f.dueCharge + "/pay", body: map[string]any{"date": "2099-12-10"}}
@@ -183,7 +209,9 @@ func TestOpenAPILimits(t *testing.T) {
 	doc := loadAPIDocument(t)
 	g := &limitGen{t: t}
 	sample := &limitFixture{chargeID: "3f1c2a9e-7b4d-4c21-9a6e-2d8f5b7c1e04", paidCharge: "9b2e4f6a-1c3d-4e5f-8a7b-6c5d4e3f2a1b",
-		dueCharge: "5b0d6c1e-2f3a-4b4c-8d5e-6f7a8b9c0d1e"}
+		dueCharge: "5b0d6c1e-2f3a-4b4c-8d5e-6f7a8b9c0d1e", disputeCharge: "6c1e2f3a-4b4c-4d5e-8f7a-8b9c0d1e2f3a",
+		returnCharge: "7d2f3a4b-5c6d-4e7f-8a9b-0c1d2e3f4a5b", defendDispute: "8e3a4b5c-6d7e-4f8a-9b0c-1d2e3f4a5b6c",
+		resolveDispute: "9f4b5c6d-7e8f-4a9b-8c1d-2e3f4a5b6c7d"}
 	covered := map[string]bool{}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -246,6 +274,9 @@ func TestOpenAPILimits(t *testing.T) {
 		r := b.sendLimit(due)
 		require.Equal(t, http.StatusCreated, r.status, string(r.body))
 		f.dueCharge = r.json["payment_id"].(string)
+		f.disputeCharge, f.returnCharge = b.paidCharge("fx-dispute", "100000.00"), b.paidCharge("fx-return", "100000.00")
+		f.defendDispute = b.dispute(b.paidCharge("fx-defend", "10.00"), nil)["dispute_id"].(string)
+		f.resolveDispute = b.dispute(b.paidCharge("fx-resolve", "10.00"), nil)["dispute_id"].(string)
 
 		for op, base := range baseRequests {
 			r := b.sendLimit(base(f))

@@ -122,6 +122,9 @@ func (s *Server) Handler() http.Handler {
 	api.Handle("GET /api/v1/gateway/recurrences", s.handle(s.listRecurrences))
 	api.Handle("GET /api/v1/gateway/recurrences/{recurrence_id}", s.handle(s.getRecurrence))
 	api.Handle("POST /api/v1/gateway/recurrences/{recurrence_id}/cancel", s.handle(s.cancelRecurrence))
+	api.Handle("GET /api/v1/gateway/disputes", s.handle(s.listDisputes))
+	api.Handle("GET /api/v1/gateway/disputes/{dispute_id}", s.handle(s.getDispute))
+	api.Handle("POST /api/v1/gateway/disputes/{dispute_id}/defense", s.handle(s.defendDispute))
 	api.Handle("GET /api/v1/wallet/balance", s.handle(s.balance))
 	api.Handle("POST /api/v1/wallet/transaction", s.handle(s.lookup))
 	api.Handle("GET /api/v1/wallet/transactions", s.handle(s.history))
@@ -133,6 +136,9 @@ func (s *Server) Handler() http.Handler {
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/pay", s.handle(s.sandboxPay))
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/expire", s.handle(s.sandboxExpire))
 		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/fail", s.handle(s.sandboxFail))
+		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/dispute", s.handle(s.sandboxDispute))
+		api.Handle("POST /api/v1/sandbox/charges/{payment_id}/med-return", s.handle(s.sandboxMedReturn))
+		api.Handle("POST /api/v1/sandbox/disputes/{dispute_id}/resolve", s.handle(s.sandboxResolveDispute))
 		for _, action := range []string{recurrence.SandboxApprove, recurrence.SandboxReject, recurrence.SandboxCancelByPayer} {
 			api.Handle("POST /api/v1/sandbox/recurrences/{recurrence_id}/"+action, s.handle(s.sandboxRecurrence(action)))
 		}

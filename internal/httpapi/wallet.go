@@ -20,13 +20,15 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) error {
 		AvailableCents cents  `json:"available_cents"`
 		Currency       string `json:"currency"`
 		PendingCents   cents  `json:"pending_cents"`
+		BlockedCents   cents  `json:"blocked_cents"`
+		DebtCents      cents  `json:"debt_cents"`
 	}
 	writeJSON(w, http.StatusOK, struct {
 		StatusCode int         `json:"statusCode"`
 		Message    string      `json:"message"`
 		Data       balanceData `json:"data"`
 		Timestamp  string      `json:"timestamp"`
-	}{http.StatusOK, gateway.MsgBalanceOK, balanceData{cents(b.Available), "BRL", cents(b.Pending)},
+	}{http.StatusOK, gateway.MsgBalanceOK, balanceData{cents(b.Available), "BRL", cents(b.Pending), cents(b.Blocked), cents(b.Debt)},
 		gateway.BalanceTimestamp(s.gw.ClientNow(client(r)), s.loc)})
 	return nil
 }

@@ -26,14 +26,30 @@ const (
 	// Suspense is the house's account for money the PSP received that no
 	// open charge takes (an unmatched receipt), until it is returned.
 	Suspense Kind = "suspense"
+	// Blocked is the merchant's money held by open MED disputes; never
+	// negative.
+	Blocked Kind = "blocked"
+	// Debt is what the merchant owes after a MED return its balance could
+	// not cover: a receivable, so, like settlement, it holds the house's
+	// claim as a negative balance, and is never positive. Later credits
+	// pay it first.
+	Debt Kind = "debt"
 )
 
 // Kinds lists the account kinds every client has, in a fixed order (the
 // house has settlement and suspense).
 var Kinds = [...]Kind{Available, Pending, Settlement, Fees}
 
+// MEDKinds are the accounts a client has once MED first touches it (its
+// first dispute): opened then, so that the many clients never disputed
+// carry none.
+var MEDKinds = [...]Kind{Blocked, Debt}
+
 // NonNegative reports whether an account of kind k must never go below zero.
-func NonNegative(k Kind) bool { return k == Available || k == Pending || k == Suspense }
+func NonNegative(k Kind) bool { return k == Available || k == Pending || k == Suspense || k == Blocked }
+
+// NonPositive reports whether an account of kind k must never go above zero.
+func NonPositive(k Kind) bool { return k == Debt }
 
 // Entry moves Amount (signed centavos) into one account of the client.
 type Entry struct {
@@ -160,6 +176,53 @@ func UnmatchedReturned(amount pix.Amount) Posting {
 	return build("unmatched.returned", Entry{Suspense, -amount}, Entry{Settlement, amount})
 }
 
+// DisputeBlocked holds b of the merchant's available money for a MED
+// dispute.
+func DisputeBlocked(b pix.Amount) Posting {
+	return build("dispute.block", Entry{Available, -b}, Entry{Blocked, b})
+}
+
+// DisputeReleased returns b of a dispute's block to available.
+func DisputeReleased(b pix.Amount) Posting {
+	return build("dispute.release", Entry{Blocked, -b}, Entry{Available, b})
+}
+
+// MedReturned sends a MED return of returned out through the PIX network,
+// fromBlocked of it out of the dispute's block and fromAvailable out of
+// available; what they do not cover becomes the merchant's debt. Errors:
+// a negative part, or parts above returned.
+func MedReturned(returned, fromBlocked, fromAvailable pix.Amount) (Posting, error) {
+	if returned <= 0 || fromBlocked < 0 || fromAvailable < 0 || fromBlocked+fromAvailable > returned {
+		return Posting{}, fmt.Errorf("ledger: a MED return of %d cannot take %d blocked and %d available", returned, fromBlocked, fromAvailable)
+	}
+	debt := returned - fromBlocked - fromAvailable
+	return build("med.return", Entry{Settlement, returned}, Entry{Blocked, -fromBlocked}, Entry{Available, -fromAvailable},
+		Entry{Debt, -debt}), nil
+}
+
+// DebtPaid pays p of the merchant's debt out of available.
+func DebtPaid(p pix.Amount) Posting {
+	return build("debt.payment", Entry{Available, -p}, Entry{Debt, p})
+}
+
+// PlanCredit splits net, a credit to a merchant (net of its fee), between
+// its debt (owed, ≥ 0), its disputes' unfilled blocks (unfilled) and its
+// available balance, in that order.
+func PlanCredit(net, owed, unfilled pix.Amount) (payDebt, fillBlock, rest pix.Amount) {
+	payDebt = max(0, min(net, owed))
+	fillBlock = max(0, min(net-payDebt, unfilled))
+	return payDebt, fillBlock, net - payDebt - fillBlock
+}
+
+// PlanReturn splits a MED return of returned between the dispute's block
+// (blocked), the merchant's available balance and, for what both do not
+// cover, its debt.
+func PlanReturn(returned, blocked, available pix.Amount) (fromBlocked, fromAvailable, debt pix.Amount) {
+	fromBlocked = max(0, min(returned, blocked))
+	fromAvailable = max(0, min(returned-fromBlocked, available))
+	return fromBlocked, fromAvailable, returned - fromBlocked - fromAvailable
+}
+
 // Balances is one client's account balances.
 type Balances map[Kind]pix.Amount
 
@@ -175,7 +238,7 @@ func (b Balances) Apply(p Posting) (Balances, error) {
 	}
 	for _, e := range p.Entries {
 		out[e.Account] += e.Amount
-		if NonNegative(e.Account) && out[e.Account] < 0 {
+		if (NonNegative(e.Account) && out[e.Account] < 0) || (NonPositive(e.Account) && out[e.Account] > 0) {
 			return nil, fmt.Errorf("ledger: %s would go to %d", e.Account, out[e.Account])
 		}
 	}

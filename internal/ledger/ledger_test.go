@@ -95,3 +95,71 @@ func TestRandomOperations(t *testing.T) {
 		require.GreaterOrEqual(t, b[Pending], pix.Amount(0))
 	}
 }
+
+// TestMEDPostings: every MED posting balances, keeps blocked ≥ 0 and debt
+// ≤ 0, and a return's parts never exceed it.
+func TestMEDPostings(t *testing.T) {
+	t.Parallel()
+	b := Balances{Available: 1000, Settlement: -1000}
+	b, err := b.Apply(DisputeBlocked(600))
+	require.NoError(t, err)
+	require.Equal(t, Balances{Available: 400, Blocked: 600, Settlement: -1000}, b)
+	_, err = b.Apply(DisputeBlocked(401))
+	require.Error(t, err, "a block takes only what is available")
+	_, err = b.Apply(DisputeReleased(601))
+	require.Error(t, err, "a release gives back only what is blocked")
+
+	// A return of 1200: 600 from the block, 400 from available, 200 owed.
+	from, avail, debt := PlanReturn(1200, b[Blocked], b[Available])
+	require.Equal(t, [3]pix.Amount{600, 400, 200}, [3]pix.Amount{from, avail, debt})
+	p, err := MedReturned(1200, from, avail)
+	require.NoError(t, err)
+	require.NoError(t, p.Validate())
+	b, err = b.Apply(p)
+	require.NoError(t, err)
+	require.Equal(t, Balances{Available: 0, Blocked: 0, Debt: -200, Settlement: 200}, b)
+	require.Zero(t, b.Sum())
+
+	_, err = MedReturned(100, 60, 50)
+	require.Error(t, err, "parts above the return")
+	_, err = MedReturned(100, -1, 0)
+	require.Error(t, err)
+	_, err = MedReturned(0, 0, 0)
+	require.Error(t, err)
+
+	// A credit of 500 net pays the 200 owed first.
+	b, err = b.Apply(CashinPaid(500, 0))
+	require.NoError(t, err)
+	b, err = b.Apply(DebtPaid(200))
+	require.NoError(t, err)
+	require.Equal(t, Balances{Available: 300, Blocked: 0, Debt: 0, Settlement: -300}, b)
+	_, err = b.Apply(DebtPaid(1))
+	require.Error(t, err, "a debt is never paid beyond zero")
+}
+
+// TestPlanCredit: a credit pays the debt, then fills blocks, then is
+// available; each part capped by what is owed.
+func TestPlanCredit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ net, owed, unfilled, pay, fill, rest pix.Amount }{
+		{1000, 0, 0, 0, 0, 1000},
+		{1000, 300, 0, 300, 0, 700},
+		{1000, 300, 500, 300, 500, 200},
+		{1000, 300, 900, 300, 700, 0},
+		{200, 300, 900, 200, 0, 0},
+		{0, 300, 900, 0, 0, 0},
+		{500, 0, 500, 0, 500, 0},
+	} {
+		pay, fill, rest := PlanCredit(tc.net, tc.owed, tc.unfilled)
+		require.Equal(t, [3]pix.Amount{tc.pay, tc.fill, tc.rest}, [3]pix.Amount{pay, fill, rest}, "%+v", tc)
+	}
+	for _, tc := range []struct{ returned, blocked, avail, fromB, fromA, debt pix.Amount }{
+		{500, 500, 0, 500, 0, 0},
+		{500, 800, 0, 500, 0, 0},
+		{500, 200, 100, 200, 100, 200},
+		{500, 0, 1000, 0, 500, 0},
+	} {
+		b, a, d := PlanReturn(tc.returned, tc.blocked, tc.avail)
+		require.Equal(t, [3]pix.Amount{tc.fromB, tc.fromA, tc.debt}, [3]pix.Amount{b, a, d}, "%+v", tc)
+	}
+}

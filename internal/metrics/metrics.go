@@ -211,6 +211,20 @@ func (m *Metrics) SetOutboxLag(f OutboxLagFunc) {
 	m.callbacks.mu.Unlock()
 }
 
+// DisputesOpenFunc counts the OPEN MED disputes, behind pixgate_disputes_open.
+type DisputesOpenFunc func(ctx context.Context) (int64, error)
+
+// SetDisputesOpen installs the callback behind pixgate_disputes_open,
+// called at every scrape (nil removes it).
+func (m *Metrics) SetDisputesOpen(f DisputesOpenFunc) {
+	if m == nil {
+		return
+	}
+	m.callbacks.mu.Lock()
+	m.callbacks.disputesOpen = f
+	m.callbacks.mu.Unlock()
+}
+
 // callbackCollector exports gauges whose values come from callbacks run at
 // scrape time. A callback that fails or times out is skipped (its series
 // are absent from that scrape) and counted in
@@ -219,11 +233,12 @@ type callbackCollector struct {
 	mu           sync.RWMutex
 	statusCounts StatusCountsFunc
 	outboxLag    OutboxLagFunc
+	disputesOpen DisputesOpenFunc
 	timeout      time.Duration
 
-	statusErrors, outboxErrors atomic.Uint64
+	statusErrors, outboxErrors, disputeErrors atomic.Uint64
 
-	transactions, pending, oldest, errors *prometheus.Desc
+	transactions, pending, oldest, disputes, errors *prometheus.Desc
 }
 
 func newCallbackCollector() *callbackCollector {
@@ -235,6 +250,8 @@ func newCallbackCollector() *callbackCollector {
 			"Webhook events not yet delivered.", nil, nil),
 		oldest: prometheus.NewDesc("pixgate_outbox_oldest_pending_seconds",
 			"Age in seconds of the oldest webhook event not yet delivered (0 when none).", nil, nil),
+		disputes: prometheus.NewDesc("pixgate_disputes_open",
+			"MED disputes still OPEN, whose money is blocked until the PSP decides them.", nil, nil),
 		errors: prometheus.NewDesc("pixgate_metrics_callback_errors_total",
 			"Scrape-time metric callbacks that failed or timed out, by callback.", []string{"callback"}, nil),
 	}
@@ -245,13 +262,14 @@ func (c *callbackCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.transactions
 	ch <- c.pending
 	ch <- c.oldest
+	ch <- c.disputes
 	ch <- c.errors
 }
 
 // Collect implements prometheus.Collector.
 func (c *callbackCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.RLock()
-	statusCounts, outboxLag := c.statusCounts, c.outboxLag
+	statusCounts, outboxLag, disputesOpen := c.statusCounts, c.outboxLag, c.disputesOpen
 	c.mu.RUnlock()
 
 	if statusCounts != nil {
@@ -294,6 +312,22 @@ func (c *callbackCollector) Collect(ch chan<- prometheus.Metric) {
 			c.outboxErrors.Add(1)
 		}
 	}
+	if disputesOpen != nil {
+		type result struct {
+			n   int64
+			err error
+		}
+		r, ok := call(c.timeout, func(ctx context.Context) result {
+			n, err := disputesOpen(ctx)
+			return result{n, err}
+		})
+		if ok && r.err == nil {
+			ch <- prometheus.MustNewConstMetric(c.disputes, prometheus.GaugeValue, float64(r.n))
+		} else {
+			c.disputeErrors.Add(1)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(c.disputeErrors.Load()), "disputes_open")
 	ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(c.statusErrors.Load()), "status_counts")
 	ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(c.outboxErrors.Load()), "outbox_lag")
 }

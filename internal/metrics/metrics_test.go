@@ -118,7 +118,9 @@ func TestGaugeCallbacks(t *testing.T) {
 		}, nil
 	})
 	m.SetOutboxLag(func(context.Context) (int64, float64, error) { return 4, 12.5, nil })
+	m.SetDisputesOpen(func(context.Context) (int64, error) { return 2, nil })
 	body = scrape(t, m)
+	requireSeries(t, body, `pixgate_disputes_open`, "2")
 	require.True(t, sawDeadline, "callbacks get a context with the timeout")
 	requireSeries(t, body, `pixgate_transactions{status="PENDING",type="cashin"}`, "3")
 	requireSeries(t, body, `pixgate_transactions{status="PAID",type="cashin"}`, "7")
@@ -136,6 +138,11 @@ func TestGaugeCallbacks(t *testing.T) {
 	requireSeries(t, body, `pixgate_outbox_pending_events`, "4")
 	requireSeries(t, body, `pixgate_metrics_callback_errors_total{callback="status_counts"}`, "1")
 	requireSeries(t, body, `pixgate_metrics_callback_errors_total{callback="outbox_lag"}`, "0")
+
+	m.SetDisputesOpen(func(context.Context) (int64, error) { return 0, errors.New("database is down") })
+	body = scrape(t, m)
+	require.NotContains(t, body, "pixgate_disputes_open ")
+	requireSeries(t, body, `pixgate_metrics_callback_errors_total{callback="disputes_open"}`, "1")
 
 	// A panicking callback is skipped too.
 	m.SetOutboxLag(func(context.Context) (int64, float64, error) { panic("boom") })

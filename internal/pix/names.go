@@ -20,4 +20,8 @@ const (
 	EventCashoutReversed = "pix.cashout.reversed"
 	EventRefundCompleted = "pix.refund.completed"
 	EventRefundFailed    = "pix.refund.failed"
+	// EventDisputeOpened and EventDisputeClosed report a MED dispute of a
+	// received Pix (CONTRACT §11), to the charge's postbackUrl.
+	EventDisputeOpened = "pix.dispute.opened"
+	EventDisputeClosed = "pix.dispute.closed"
 )

@@ -125,6 +125,9 @@ type Transaction struct {
 	// masked form (MaskPayerDocument), never the whole number.
 	PayerName     string
 	PayerDocument string
+	// Disputes are a charge's MED disputes as its lookup lists them; nil
+	// where they were not read (lists, creation answers).
+	Disputes *[]DisputeSummary
 }
 
 // Refundable is how much of a paid charge can be returned: what was paid,

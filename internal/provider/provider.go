@@ -173,6 +173,14 @@ type TransferState struct {
 	// backoff, and a completed one is read again then because the PSP
 	// will report it returned.
 	ReadAt time.Time
+	// Amount is the devolução's valor, in a payment's Refunds (zero where
+	// the PSP does not say it: Send and Status leave it to the caller,
+	// who knows what it sent).
+	Amount pix.Amount
+	// Nature is a payment's devolução's natureza as the PSP reports it
+	// (NatureMEDFraud and the other MED ones for a return the scheme
+	// imposed, ORIGINAL for one the receiver asked for); "" when absent.
+	Nature string
 }
 
 // SentLister is what a PSP that lists the transfers sent from its account

@@ -149,7 +149,7 @@ const (
 		`"amount":25,"tax":0,"refunded_amount":0,"created_at":"2025-01-31T13:45:00.000Z","confirmed_date":null,"paid_amount":null,` +
 		`"end_to_end_id":null,"txid":null,"payer_name":null,"payer_document":null}`
 	validBalance = `{"statusCode":200,"message":"Saldo consultado com sucesso.",` +
-		`"data":{"available_cents":152075,"currency":"BRL","pending_cents":0},"timestamp":"2025-01-31T10:45:00.000-03:00"}`
+		`"data":{"available_cents":152075,"currency":"BRL","pending_cents":0,"blocked_cents":0,"debt_cents":0},"timestamp":"2025-01-31T10:45:00.000-03:00"}`
 	gateway401 = `{"statusCode":401,"message":"Invalid credentials","error":"Unauthorized"}`
 	wallet401  = `{"statusCode":401,"message":"Falha na autenticação."}`
 	body429    = `{"statusCode":429,"message":"Rate limit exceeded","error":"Too Many Requests","retryAfter":60}`
@@ -253,7 +253,7 @@ func TestOpenAPICheck(t *testing.T) {
 			fake{status: 201, body: strings.Replace(validCharge, `,"expires_at":"2025-02-01T13:45:00.000Z"`, "", 1)}, false},
 		{"extra field", "POST", "/api/v1/gateway/request-qrcode", fake{status: 201, body: withField(validCharge, `"fee":0`)}, false},
 		{"extra nested field", "GET", "/api/v1/wallet/balance",
-			fake{status: 200, body: strings.Replace(validBalance, `"pending_cents":0`, `"pending_cents":0,"blocked_cents":0`, 1)}, false},
+			fake{status: 200, body: strings.Replace(validBalance, `"pending_cents":0`, `"pending_cents":0,"frozen_cents":0`, 1)}, false},
 		{"wrong type", "GET", "/api/v1/wallet/balance",
 			fake{status: 200, body: strings.Replace(validBalance, `152075`, `"152075"`, 1)}, false},
 		{"money as string", "POST", "/api/v1/gateway/pix-payment", fake{status: 200,
