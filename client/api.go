@@ -399,22 +399,37 @@ func (c *Client) HistoryPage(ctx context.Context, q HistoryQuery) (*TransactionP
 //		…
 //	}
 func (c *Client) History(ctx context.Context, q HistoryQuery) iter.Seq2[Transaction, error] {
-	return func(yield func(Transaction, error) bool) {
+	return allPages(func(cursor string) ([]Transaction, string, error) {
+		q.Cursor = cursor
+		p, err := c.HistoryPage(ctx, q)
+		if err != nil {
+			return nil, "", err
+		}
+		return p.Transactions, p.NextCursor, nil
+	}, q.Cursor)
+}
+
+// allPages iterates over the rows of every page read by page, from cursor
+// on, until a page has no next cursor; an error ends the iteration after
+// being yielded once (with a zero row).
+func allPages[T any](page func(cursor string) ([]T, string, error), cursor string) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
 		for {
-			page, err := c.HistoryPage(ctx, q)
+			rows, next, err := page(cursor)
 			if err != nil {
-				yield(Transaction{}, err)
+				var zero T
+				yield(zero, err)
 				return
 			}
-			for _, tx := range page.Transactions {
-				if !yield(tx, nil) {
+			for _, r := range rows {
+				if !yield(r, nil) {
 					return
 				}
 			}
-			if page.NextCursor == "" {
+			if next == "" {
 				return
 			}
-			q.Cursor = page.NextCursor
+			cursor = next
 		}
 	}
 }

@@ -98,24 +98,14 @@ func (c *Client) DisputesPage(ctx context.Context, q DisputeQuery) (*DisputePage
 // Disputes iterates over every dispute q selects, newest first, reading
 // page after page; it stops at the first error, which it yields.
 func (c *Client) Disputes(ctx context.Context, q DisputeQuery) iter.Seq2[Dispute, error] {
-	return func(yield func(Dispute, error) bool) {
-		for {
-			p, err := c.DisputesPage(ctx, q)
-			if err != nil {
-				yield(Dispute{}, err)
-				return
-			}
-			for _, d := range p.Data {
-				if !yield(d, nil) {
-					return
-				}
-			}
-			if p.NextCursor == "" {
-				return
-			}
-			q.Cursor = p.NextCursor
+	return allPages(func(cursor string) ([]Dispute, string, error) {
+		q.Cursor = cursor
+		p, err := c.DisputesPage(ctx, q)
+		if err != nil {
+			return nil, "", err
 		}
-	}
+		return p.Data, p.NextCursor, nil
+	}, q.Cursor)
 }
 
 // DefendDispute sends the merchant's answer to an OPEN dispute before its

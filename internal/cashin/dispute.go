@@ -13,7 +13,7 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-// Messages of disputes' errors (CONTRACT §11).
+// Messages of disputes' errors (docs/med.md).
 const (
 	MsgDisputeNotFound = "Dispute not found"
 	msgDisputeClosed   = "Dispute is CLOSED"
@@ -67,22 +67,12 @@ func (s *Service) OpenDispute(ctx context.Context, t pix.Transaction, amount pix
 	now := s.clocks.At(ctx)
 	var out pix.Dispute
 	err := s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
-		if pspID != "" {
-			if prev, err := tx.DisputeByPSPID(ctx, t.ID, pspID); err == nil {
-				out = prev
-				return nil
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
+		if prev, ok, err := recorded(pspID, func() (pix.Dispute, error) { return tx.DisputeByPSPID(ctx, t.ID, pspID) }); err != nil || ok {
+			out = prev
+			return err
 		}
-		cur, err := tx.TransactionByIDForUpdate(ctx, t.ID)
+		cur, err := lockForMED(ctx, tx, t, amount)
 		if err != nil {
-			return err
-		}
-		if err := disputable(cur, amount); err != nil {
-			return err
-		}
-		if err := tx.OpenMEDAccounts(ctx, cur.ClientID); err != nil {
 			return err
 		}
 		b, err := tx.BalancesForUpdate(ctx, cur.ClientID)
@@ -107,6 +97,33 @@ func (s *Service) OpenDispute(ctx context.Context, t pix.Transaction, amount pix
 		return pix.Dispute{}, fmt.Errorf("open dispute: %w", err)
 	}
 	return out, nil
+}
+
+// recorded returns the dispute get finds for the PSP's id, when id is
+// set and one was recorded: a PSP's report seen twice is recorded once.
+func recorded(id string, get func() (pix.Dispute, error)) (pix.Dispute, bool, error) {
+	if id == "" {
+		return pix.Dispute{}, false, nil
+	}
+	d, err := get()
+	if errors.Is(err, store.ErrNotFound) {
+		return pix.Dispute{}, false, nil
+	}
+	return d, err == nil, err
+}
+
+// lockForMED locks charge t, inside tx, for a MED change of amount: the
+// charge must be paid with amount left of it (disputable), and its owner
+// gets MED's accounts if it has none yet.
+func lockForMED(ctx context.Context, tx *store.Tx, t pix.Transaction, amount pix.Amount) (pix.Transaction, error) {
+	cur, err := tx.TransactionByIDForUpdate(ctx, t.ID)
+	if err != nil {
+		return pix.Transaction{}, err
+	}
+	if err := disputable(cur, amount); err != nil {
+		return pix.Transaction{}, err
+	}
+	return cur, tx.OpenMEDAccounts(ctx, cur.ClientID)
 }
 
 // disputable refuses a dispute (or a MED return) of amount on charge t:
@@ -147,19 +164,24 @@ func (s *Service) closeDispute(ctx context.Context, clientID, id string,
 	now := s.clocks.At(ctx)
 	var out pix.Dispute
 	err := s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
-		d, err := tx.DisputeForUpdate(ctx, id)
+		// The charge is locked before its dispute, as every MED change
+		// does, so that two of them never deadlock.
+		d, err := tx.DisputeByID(ctx, id)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && clientID != "" && d.ClientID != clientID) {
 			return pix.Errorf(pix.ENotFound, MsgDisputeNotFound)
 		}
 		if err != nil {
 			return err
 		}
-		if d.Status != pix.DisputeOpen {
-			return pix.Errorf(pix.EUnprocessable, msgDisputeClosed)
-		}
 		t, err := tx.TransactionByIDForUpdate(ctx, d.PaymentID)
 		if err != nil {
 			return err
+		}
+		if d, err = tx.DisputeForUpdate(ctx, id); err != nil {
+			return err
+		}
+		if d.Status != pix.DisputeOpen {
+			return pix.Errorf(pix.EUnprocessable, msgDisputeClosed)
 		}
 		if err := settle(ctx, tx, t, &d, now); err != nil {
 			return err
@@ -238,22 +260,12 @@ func (s *Service) MedReturned(ctx context.Context, t pix.Transaction, returned p
 	now := s.clocks.At(ctx)
 	var out pix.Dispute
 	err := s.w.Write(ctx, func(tx *store.Tx, o *outbox.Events) error {
-		if returnID != "" {
-			if prev, err := tx.DisputeByReturnID(ctx, returnID); err == nil {
-				out = prev
-				return nil
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
+		if prev, ok, err := recorded(returnID, func() (pix.Dispute, error) { return tx.DisputeByReturnID(ctx, returnID) }); err != nil || ok {
+			out = prev
+			return err
 		}
-		cur, err := tx.TransactionByIDForUpdate(ctx, t.ID)
+		cur, err := lockForMED(ctx, tx, t, returned)
 		if err != nil {
-			return err
-		}
-		if err := disputable(cur, returned); err != nil {
-			return err
-		}
-		if err := tx.OpenMEDAccounts(ctx, cur.ClientID); err != nil {
 			return err
 		}
 		open, err := tx.TransactionDisputes(ctx, cur.ID)

@@ -9,7 +9,7 @@ import (
 	"github.com/pixgate/pixgate/internal/provider"
 )
 
-// Timing of the MED readings (CONTRACT §11).
+// Timing of the MED readings (docs/med.md, With a PSP).
 const (
 	// DefaultReturnsEvery spaces the readings of received Pix with a
 	// devolução (PIXGATE_PSP_RETURNS_INTERVAL).

@@ -8,7 +8,7 @@ import (
 )
 
 // sandboxRespondDays is how long the sandbox's disputes give the merchant
-// to defend them (CONTRACT §11).
+// to defend them (docs/med.md, In the sandbox).
 const sandboxRespondDays = 3
 
 // Dispute opens, as the payer's bank contesting it, a MED dispute of
@@ -19,17 +19,12 @@ func (x *Sandbox) Dispute(ctx context.Context, c pix.Client, paymentID string, d
 	if x == nil {
 		return pix.Dispute{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
-	s := x.s
-	t, err := s.cashin.Charge(ctx, c, paymentID)
+	t, amount, err := x.leftOf(ctx, c, paymentID, d.Amount)
 	if err != nil {
 		return pix.Dispute{}, err
 	}
-	amount := d.Amount
-	if amount == 0 {
-		amount = t.PaidAmount - t.RefundedAmount
-	}
-	respondBy := s.clocks.At(ctx).Add(sandboxRespondDays * 24 * time.Hour)
-	return s.cashin.OpenDispute(ctx, t, amount, d.Reason, respondBy, "")
+	respondBy := x.s.clocks.At(ctx).Add(sandboxRespondDays * 24 * time.Hour)
+	return x.s.cashin.OpenDispute(ctx, t, amount, d.Reason, respondBy, "")
 }
 
 // ResolveDispute closes client c's OPEN dispute id as the PSP decides it:
@@ -54,14 +49,23 @@ func (x *Sandbox) MedReturn(ctx context.Context, c pix.Client, paymentID string,
 	if x == nil {
 		return pix.Dispute{}, pix.Errorf(pix.ENotFound, "Charge not found")
 	}
-	s := x.s
-	t, err := s.cashin.Charge(ctx, c, paymentID)
+	t, amount, err := x.leftOf(ctx, c, paymentID, r.Amount)
 	if err != nil {
 		return pix.Dispute{}, err
 	}
-	amount := r.Amount
+	return x.s.cashin.MedReturned(ctx, t, amount, r.Nature, "")
+}
+
+// leftOf returns client c's charge paymentID and amount, or when amount
+// is zero what is left of its Pix (paid, less what was refunded or
+// returned). Errors: ENotFound.
+func (x *Sandbox) leftOf(ctx context.Context, c pix.Client, paymentID string, amount pix.Amount) (pix.Transaction, pix.Amount, error) {
+	t, err := x.s.cashin.Charge(ctx, c, paymentID)
+	if err != nil {
+		return pix.Transaction{}, 0, err
+	}
 	if amount == 0 {
 		amount = t.PaidAmount - t.RefundedAmount
 	}
-	return s.cashin.MedReturned(ctx, t, amount, r.Nature, "")
+	return t, amount, nil
 }

@@ -67,7 +67,7 @@ type DisputeDefense struct {
 	At            time.Time
 }
 
-// Dispute is one contest of a received Pix (CONTRACT §11), as stored.
+// Dispute is one MED contest of a received Pix (docs/med.md), as stored.
 type Dispute struct {
 	ID        string
 	ClientID  string

@@ -21,7 +21,7 @@ const (
 	EventRefundCompleted = "pix.refund.completed"
 	EventRefundFailed    = "pix.refund.failed"
 	// EventDisputeOpened and EventDisputeClosed report a MED dispute of a
-	// received Pix (CONTRACT §11), to the charge's postbackUrl.
+	// received Pix (docs/med.md), to the charge's postbackUrl.
 	EventDisputeOpened = "pix.dispute.opened"
 	EventDisputeClosed = "pix.dispute.closed"
 )

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
+	"time"
 
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -55,6 +55,11 @@ func (tx *Tx) InsertDispute(ctx context.Context, d pix.Dispute) error {
 // Dispute returns client clientID's dispute id, or ErrNotFound.
 func (q *Q) Dispute(ctx context.Context, clientID, id string) (pix.Dispute, error) {
 	return scanDispute(q.q.QueryRowContext(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE id = $1 AND client_id = $2`, id, clientID))
+}
+
+// DisputeByID returns dispute id of any client, or ErrNotFound.
+func (q *Q) DisputeByID(ctx context.Context, id string) (pix.Dispute, error) {
+	return scanDispute(q.q.QueryRowContext(ctx, `SELECT `+disputeColumns+` FROM disputes WHERE id = $1`, id))
 }
 
 // DisputeForUpdate returns dispute id locked until tx ends, or ErrNotFound.
@@ -175,38 +180,14 @@ type DisputeFilter struct {
 // the cursor of the next page ("" at the end), or ErrBadCursor, paged by
 // key (opened_at, id) as RefundHistory is, on disputes_client_opened.
 func (q *Q) DisputeHistory(ctx context.Context, f DisputeFilter) ([]pix.Dispute, string, error) {
-	var where strings.Builder
-	args := []any{f.ClientID}
-	where.WriteString("client_id = $1")
-	add := func(cond string, v any) {
-		args = append(args, v)
-		fmt.Fprintf(&where, " AND "+cond, len(args))
+	if f.ClientID == "" {
+		return nil, "", errors.New("no client: a list never shows every client's rows")
 	}
-	if f.PaymentID != "" {
-		add("transaction_id = $%d", f.PaymentID)
-	}
-	if f.Status != "" {
-		add("status = $%d", f.Status)
-	}
-	if f.Cursor != "" {
-		at, id, err := decodeCursor(f.Cursor)
-		if err != nil {
-			return nil, "", err
-		}
-		args = append(args, at, id)
-		fmt.Fprintf(&where, " AND (opened_at, id) < ($%d, $%d)", len(args)-1, len(args))
-	}
-	args = append(args, f.Limit+1)
-	rows, err := selectAll(ctx, q, scanDispute, `SELECT `+disputeColumns+` FROM disputes WHERE `+where.String()+
-		fmt.Sprintf(` ORDER BY opened_at DESC, id DESC LIMIT $%d`, len(args)), args...)
+	rows, next, err := keyPage(ctx, q, keyset[pix.Dispute]{table: "disputes", columns: disputeColumns, scan: scanDispute, at: "opened_at",
+		key: func(d pix.Dispute) (time.Time, string) { return d.OpenedAt, d.ID }},
+		[]filter{{"client_id", f.ClientID}, {"transaction_id", f.PaymentID}, {"status", string(f.Status)}}, f.Cursor, f.Limit)
 	if err != nil {
 		return nil, "", fmt.Errorf("dispute history: %w", err)
-	}
-	next := ""
-	if len(rows) > f.Limit {
-		rows = rows[:f.Limit]
-		last := rows[len(rows)-1]
-		next = encodeCursor(ms(last.OpenedAt), last.ID)
 	}
 	return rows, next, nil
 }

@@ -1,5 +1,5 @@
 -- +goose Up
--- MED disputes (CONTRACT §11): one per contest of a received Pix. blocked is
+-- MED disputes (docs/med.md): one per contest of a received Pix. blocked is
 -- what of amount is held from the owner's available balance now; psp_id is
 -- the PSP's infraction id and return_id the PSP's id of the devolução that
 -- returned it, each recorded once whichever reading sees it first.
