@@ -167,21 +167,31 @@ func (q *Q) OpenDisputes(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// DisputeFilter selects a page of one client's disputes.
+// DisputeFilter selects a page of one client's disputes, or of every
+// client's for the back office's operators.
 type DisputeFilter struct {
-	ClientID  string
+	ClientID string
+	// AllClients asks for every client's disputes (ClientID must be ""):
+	// an explicit field, so that an API list with an empty client id is
+	// still refused rather than read as "every client".
+	AllClients bool
 	PaymentID string            // the disputes of one charge, or "" for all
 	Status    pix.DisputeStatus // or "" for any
 	Cursor    string            // from a previous page's next cursor, or ""
 	Limit     int
 }
 
-// DisputeHistory returns a page of a client's disputes, newest first, and
-// the cursor of the next page ("" at the end), or ErrBadCursor, paged by
-// key (opened_at, id) as RefundHistory is, on disputes_client_opened.
+// DisputeHistory returns a page of a client's disputes (every client's
+// with f.AllClients), newest first, and the cursor of the next page (""
+// at the end), or ErrBadCursor, paged by key (opened_at, id) as
+// RefundHistory is, on disputes_client_opened (disputes_opened for every
+// client's).
 func (q *Q) DisputeHistory(ctx context.Context, f DisputeFilter) ([]pix.Dispute, string, error) {
-	if f.ClientID == "" {
-		return nil, "", errors.New("no client: a list never shows every client's rows")
+	switch {
+	case f.AllClients && f.ClientID != "":
+		return nil, "", errors.New("dispute history: both one client and every client asked for")
+	case !f.AllClients && f.ClientID == "":
+		return nil, "", errors.New("dispute history: no client: a list shows every client's rows only when asked to explicitly")
 	}
 	rows, next, err := keyPage(ctx, q, keyset[pix.Dispute]{table: "disputes", columns: disputeColumns, scan: scanDispute, at: "opened_at",
 		key: func(d pix.Dispute) (time.Time, string) { return d.OpenedAt, d.ID }},

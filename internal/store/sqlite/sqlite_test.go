@@ -65,6 +65,9 @@ func TestEventQueriesReadOnlyTheirFewRows(t *testing.T) {
 			ORDER BY created_at DESC, id DESC LIMIT 20`, []any{"c1"}, "events_failing"},
 		{`SELECT COUNT(*), MIN(created_at) FROM events WHERE status = 'pending'`, nil, "events_due"},
 		{`SELECT COUNT(*) FROM events WHERE status = 'pending' AND client_id IN (?1, ?2)`, []any{"c1", "c2"}, "events_due"},
+		// The panel's every-client disputes page (store.DisputeHistory with AllClients).
+		{`SELECT id FROM disputes WHERE 1 = 1 AND status = ?1 AND (opened_at, id) < (?2, ?3) ORDER BY opened_at DESC, id DESC LIMIT ?4`,
+			[]any{"OPEN", 1, "d1", 51}, "disputes_opened"},
 	} {
 		rows, err := raw.QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.query, c.args...)
 		require.NoError(t, err)
