@@ -177,6 +177,15 @@ func (l lang) RecurrenceBadge(s any) badge {
 	return badge{Code: fmt.Sprint(s), Text: l.RecurrenceStatus(s)}
 }
 
+// DisputeStatus translates a dispute's status (a pix.DisputeStatus): a
+// dispute (a "contestação") is feminine, and CLOSED is no charge's status.
+func (l lang) DisputeStatus(s pix.DisputeStatus) string { return l.T("dispstatus." + string(s)) }
+
+// DisputeBadge is the badge of a dispute's status.
+func (l lang) DisputeBadge(s pix.DisputeStatus) badge {
+	return badge{Code: string(s), Text: l.DisputeStatus(s)}
+}
+
 // Account translates the kind of a ledger account (a ledger.Kind).
 func (l lang) Account(k any) string { return l.T("account." + fmt.Sprint(k)) }
 
@@ -475,6 +484,33 @@ var messages = map[string][2]string{
 	"status.FINISHED":   {"Encerrada", "Finished"},
 	// A recurrence's own word where a charge's is masculine.
 	"recstatus.CANCELLED": {"Cancelada", "Cancelled"},
+
+	// MED disputes (docs/med.md).
+	"nav.disputes": {"Contestações (MED)", "Disputes (MED)"},
+	"disp.title":   {"Contestações (MED)", "Disputes (MED)"},
+	"disp.intro": {"Pix recebidos que o banco do pagador contestou pelo Mecanismo Especial de Devolução. O valor fica bloqueado até o PSP decidir; defenda-se pela API antes do prazo. Mais recentes primeiro.",
+		"Received Pix the payer's bank contested under the Special Return Mechanism. The amount stays blocked until the PSP decides; defend through the API before the deadline. Newest first."},
+	"disp.allclients":                 {"Todos os clientes", "All clients"},
+	"disp.none":                       {"Nenhuma contestação encontrada.", "No disputes found."},
+	"disp.opened":                     {"Aberta em", "Opened"},
+	"disp.charge":                     {"Cobrança", "Charge"},
+	"disp.reason":                     {"Motivo", "Reason"},
+	"disp.respondby":                  {"Prazo de defesa", "Respond by"},
+	"disp.outcome":                    {"Resultado", "Outcome"},
+	"disp.defense":                    {"Defesa", "Defense"},
+	"disp.soon":                       {"vence em menos de 24 h", "due within 24 h"},
+	"disp.overdue":                    {"prazo vencido", "overdue"},
+	"disp.reason.FRAUD":               {"Fraude", "Fraud"},
+	"disp.reason.OPERATIONAL_FAILURE": {"Falha operacional", "Operational failure"},
+	"disp.reason.PIX_AUTOMATICO":      {"Pix Automático", "Pix Automático"},
+	"disp.outcome.released":           {"Liberada ao lojista", "Released to the merchant"},
+	"disp.outcome.returned":           {"Devolvida ao pagador", "Returned to the payer"},
+	"disp.returned":                   {"devolvido %s", "%s returned"},
+	"disp.accepted":                   {"Aceita", "Accepted"},
+	"disp.contested":                  {"Contestada", "Contested"},
+	"disp.defendedat":                 {"em %s", "on %s"},
+	"dispstatus.OPEN":                 {"Aberta", "Open"},
+	"dispstatus.CLOSED":               {"Encerrada", "Closed"},
 
 	// Ledger accounts (ledger.Kind) and the classes of failed webhook
 	// attempts (webhook.Class*), as the ledger and the attempts show them.

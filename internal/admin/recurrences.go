@@ -94,19 +94,7 @@ func (h *Handler) recurrences(w http.ResponseWriter, r *http.Request) error {
 	if d.Status != "" {
 		base.Set("status", string(d.Status))
 	}
-	if next != "" {
-		nq := url.Values{"cursor": {next}}
-		for k, vs := range base {
-			nq[k] = vs
-		}
-		d.Next = "/admin/recurrences?" + nq.Encode()
-	}
-	if cursor != "" {
-		d.First = "/admin/recurrences"
-		if len(base) > 0 {
-			d.First += "?" + base.Encode()
-		}
-	}
+	d.Next, d.First = pagerLinks("/admin/recurrences", base, cursor, next)
 	v.D = d
 	h.render(w, r, http.StatusOK, v)
 	return nil

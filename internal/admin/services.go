@@ -73,4 +73,5 @@ type Backoffice interface {
 	ClientEvent(ctx context.Context, clientID, eventID string) (pix.Event, error)
 	RecurrencePage(ctx context.Context, clientID string, status pix.RecurrenceStatus, cursor string, limit int) ([]pix.Recurrence, string, error)
 	RecurrenceDetail(ctx context.Context, clientID, id string) (backoffice.RecurrenceDetail, error)
+	DisputePage(ctx context.Context, q backoffice.DisputeQuery) ([]pix.Dispute, string, error)
 }
