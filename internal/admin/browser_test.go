@@ -403,7 +403,7 @@ func TestNavAt1366(t *testing.T) {
 		})()`))
 		cancel()
 		require.NoError(t, err)
-		require.Len(t, nav.Items, 9, "%s: the operator's items, the client's name and the client's items", lang)
+		require.Len(t, nav.Items, 10, "%s: the operator's items, the client's name and the client's items", lang)
 		require.LessOrEqual(t, nav.Scroll, nav.Client, "%s: the menu does not scroll sideways", lang)
 		require.Equal(t, name, nav.Title, "%s: the client's whole name is the tooltip", lang)
 		require.True(t, nav.Cut, "%s: the name is cut (with an ellipsis)", lang)

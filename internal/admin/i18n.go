@@ -486,7 +486,7 @@ var messages = map[string][2]string{
 	"recstatus.CANCELLED": {"Cancelada", "Cancelled"},
 
 	// MED disputes (docs/med.md).
-	"nav.disputes": {"Contestações (MED)", "Disputes (MED)"},
+	"nav.disputes": {"Contestações", "Disputes"},
 	"disp.title":   {"Contestações (MED)", "Disputes (MED)"},
 	"disp.intro": {"Pix recebidos que o banco do pagador contestou pelo Mecanismo Especial de Devolução. O valor fica bloqueado até o PSP decidir; defenda-se pela API antes do prazo. Mais recentes primeiro.",
 		"Received Pix the payer's bank contested under the Special Return Mechanism. The amount stays blocked until the PSP decides; defend through the API before the deadline. Newest first."},
