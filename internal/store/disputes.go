@@ -175,10 +175,10 @@ type DisputeFilter struct {
 	// an explicit field, so that an API list with an empty client id is
 	// still refused rather than read as "every client".
 	AllClients bool
-	PaymentID string            // the disputes of one charge, or "" for all
-	Status    pix.DisputeStatus // or "" for any
-	Cursor    string            // from a previous page's next cursor, or ""
-	Limit     int
+	PaymentID  string            // the disputes of one charge, or "" for all
+	Status     pix.DisputeStatus // or "" for any
+	Cursor     string            // from a previous page's next cursor, or ""
+	Limit      int
 }
 
 // DisputeHistory returns a page of a client's disputes (every client's
