@@ -251,7 +251,8 @@ func (s *Server) deliverNow(items []pixJSON) {
 }
 
 // OpenInfraction opens an infraction (a MED contest) of the received Pix
-// e2eid for valor centavos (0: the Pix's whole valor) of natureza ("":
+// e2eid for valor centavos (0: the Pix's whole valor, less what was
+// returned of it already; never more than that) of natureza ("":
 // MED_FRAUDE), to be defended until respondBy (zero: DefaultRespondBy from
 // now). It is ABERTA, and listed by GET /v2/gn/infracoes.
 func (s *Server) OpenInfraction(e2eid string, valor int64, natureza string, respondBy time.Time) (string, error) {
@@ -265,10 +266,11 @@ func (s *Server) OpenInfraction(e2eid string, valor int64, natureza string, resp
 	if err != nil {
 		return "", err
 	}
+	left := p.refundable()
 	if valor == 0 {
-		valor = p.Valor
+		valor = left
 	}
-	if left := p.refundable(); valor <= 0 || valor > left {
+	if valor <= 0 || valor > left {
 		return "", fmt.Errorf("%w (%s left)", ErrAboveRefundable, formatValor(left))
 	}
 	now := s.now()
@@ -311,7 +313,8 @@ func (s *Server) ReleaseInfraction(id string) error {
 
 // AcceptInfraction closes the open infraction id as held (ACEITA) and
 // makes its MED devolução, as MEDReturn does, of valor centavos (0: the
-// infraction's valor, capped at what is left to return of the Pix), with
+// infraction's valor, capped at what is left to return of the Pix; never
+// above the infraction's valor), with
 // the infraction's natureza; it returns the devolução's id.
 func (s *Server) AcceptInfraction(id string, valor int64) (string, error) {
 	s.mu.Lock()
@@ -321,8 +324,12 @@ func (s *Server) AcceptInfraction(id string, valor int64) (string, error) {
 		return "", err
 	}
 	p := s.st.pix[in.E2EID]
-	if valor == 0 {
+	switch {
+	case valor == 0:
 		valor = min(in.Valor, p.refundable())
+	case valor > in.Valor:
+		s.mu.Unlock()
+		return "", fmt.Errorf("%w: above the contested %s", ErrAboveRefundable, formatValor(in.Valor))
 	}
 	rf, err := s.medReturn(p, valor, in.Natureza)
 	if err != nil {
