@@ -44,7 +44,7 @@ type state struct {
 	refundPuts map[string]Count
 	tokens     map[string]time.Time // access token → expiry
 	webhook    *webhookReg
-	recs       *recBooks // Pix Automático, made at first use
+	recs       *recBooks              // Pix Automático, made at first use
 	infracoes  map[string]*infraction // Efí's MED infractions, by idInfracao
 	infOrder   []*infraction          // by creation, for the list
 	nextLoc    int64
