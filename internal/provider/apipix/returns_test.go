@@ -31,6 +31,7 @@ func TestReturnsAgainstTheSimulator(t *testing.T) {
 	refund := provider.Transfer{ID: "0b7c3a52-2222-4222-8222-222222222222", Amount: 300, Refund: true, PaymentE2E: e2es[0]}
 	_, err := c.SendRefund(ctx, refund)
 	require.NoError(t, err)
+	sim.Settle(ctx) // the simulator settles a devolução at its next look: now, for a stable answer
 	fraud, err := sim.MEDReturn(e2es[0], 0, "")
 	require.NoError(t, err)
 	operational, err := sim.MEDReturn(e2es[2], 1250, pspsim.NatureMEDOperational)
@@ -41,7 +42,7 @@ func TestReturnsAgainstTheSimulator(t *testing.T) {
 	require.Len(t, got, 2, "the Pix without a devolução is not listed")
 	assert.Equal(t, e2es[0], got[0].EndToEndID)
 	require.Len(t, got[0].Refunds, 2)
-	assert.Equal(t, provider.TransferState{ID: provider.HexID(refund.ID), Status: provider.Processing, EndToEndID: got[0].Refunds[0].EndToEndID,
+	assert.Equal(t, provider.TransferState{ID: provider.HexID(refund.ID), Status: provider.Completed, EndToEndID: got[0].Refunds[0].EndToEndID,
 		Amount: 300, Nature: provider.NatureOriginal}, got[0].Refunds[0])
 	assert.Equal(t, provider.TransferState{ID: fraud, Status: provider.Completed, EndToEndID: got[0].Refunds[1].EndToEndID,
 		Amount: 700, Nature: provider.NatureMEDFraud}, got[0].Refunds[1], "what was left, not refunded yet")
