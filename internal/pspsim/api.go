@@ -29,6 +29,8 @@ func (s *Server) handler() http.Handler {
 	api.HandleFunc("PUT /v3/gn/pix/{idEnvio}", s.putSend)
 	api.HandleFunc("GET /v2/gn/pix/enviados/id-envio/{idEnvio}", s.getSend)
 	api.HandleFunc("GET /v2/gn/pix/enviados", s.listSends)
+	api.HandleFunc("GET /v2/gn/infracoes", s.listInfractions)
+	api.HandleFunc("POST /v2/gn/infracoes/{idInfracao}/defesa", s.postDefense)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "NaoEncontrado", "Não encontrado", "no such endpoint: "+r.Method+" "+r.URL.Path, nil)
 	})
@@ -80,7 +82,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token": tok, "token_type": "Bearer", "expires_in": int(s.opts.TokenLifetime / time.Second),
-		"scope": "cob.write cob.read pix.write pix.read webhook.write webhook.read gn.pix.send.write gn.pix.send.read",
+		"scope": "cob.write cob.read pix.write pix.read webhook.write webhook.read gn.pix.send.write gn.pix.send.read gn.infractions.read gn.infractions.write",
 	})
 }
 

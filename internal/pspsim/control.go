@@ -30,6 +30,8 @@ type State struct {
 	// CobVs are the charges with a due date as GET /v2/cobv/{txid} shows
 	// them (txid, status, pixCopiaECola, …), by location id.
 	CobVs []map[string]any `json:"cobvs"`
+	// Infractions are the MED contests (Efí's infrações), oldest first.
+	Infractions []InfractionFact `json:"infractions"`
 }
 
 // State returns a snapshot of every cob, Pix, send, counter and fault.
@@ -43,6 +45,7 @@ func (s *Server) State() State {
 		st.Webhook, st.SkipMTLS = wh.URL, wh.SkipMTLS
 	}
 	st.Recs, st.CobRs = s.recFacts()
+	st.Infractions = s.infractionFacts()
 	for _, c := range s.st.cobs {
 		st.Cobs = append(st.Cobs, c.json())
 	}
@@ -110,6 +113,19 @@ type FaultsRequest struct {
 //	POST /sim/cobr/{txid}/debit|fail
 //	                       a cycle charge's scheduled attempt is debited, or
 //	                       fails, now
+//	POST /sim/pix/{e2eid}/med {"valor"?: "5.00", "natureza"?: "MED_FRAUDE"}
+//	                       the PSP returns the Pix by the MED on its own: a
+//	                       DEVOLVIDO devolução of the valor (default: all
+//	                       that is left) → {"id": …}, reported by webhook
+//	POST /sim/infracoes    {"endToEndId", "valor"?, "natureza"?, "respond_by"?}
+//	                       a MED contest of the Pix opens (Efí's infração,
+//	                       ABERTA; respond_by RFC 3339, default 7 days on)
+//	                       → {"idInfracao": …}
+//	POST /sim/infracoes/{id}/release
+//	                       the contest failed: REJEITADA, nothing returned
+//	POST /sim/infracoes/{id}/accept {"valor"?}
+//	                       the contest held: ACEITA, and its MED devolução
+//	                       (default: the contested valor) → {"id": …}
 //	POST /sim/settle       settle every pending send and devolução now
 //	GET  /sim/state        State
 func (s *Server) controlHandler() http.Handler {
@@ -125,6 +141,7 @@ func (s *Server) controlHandler() http.Handler {
 	mux.HandleFunc("POST /sim/paycobv/{txid}", func(w http.ResponseWriter, r *http.Request) { s.ctlPayCobV(w, r, false) })
 	mux.HandleFunc("POST /sim/paycobv", func(w http.ResponseWriter, r *http.Request) { s.ctlPayCobV(w, r, true) })
 	s.recControl(mux)
+	s.medControl(mux)
 	mux.HandleFunc("GET /sim/state", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, s.State())
 	})

@@ -14,6 +14,9 @@ type refund struct {
 	RtrID     string
 	Valor     int64
 	Descricao string
+	// Natureza is ORIGINAL for a devolução the receiver asked for, a MED
+	// one (MED_FRAUDE, …) for one the PSP made itself (MEDReturn).
+	Natureza  string
 	Requested time.Time
 	Settled   time.Time
 	Status    string
@@ -31,7 +34,7 @@ type refundJSON struct {
 }
 
 func (r *refund) json() refundJSON {
-	j := refundJSON{ID: r.ID, RtrID: r.RtrID, Valor: formatValor(r.Valor), Natureza: "ORIGINAL", Descricao: r.Descricao,
+	j := refundJSON{ID: r.ID, RtrID: r.RtrID, Valor: formatValor(r.Valor), Natureza: r.Natureza, Descricao: r.Descricao,
 		Horario: horarioJSON{Solicitacao: formatTime(r.Requested)}, Status: r.Status}
 	if !r.Settled.IsZero() {
 		j.Horario.Liquidacao = formatTime(r.Settled)
@@ -115,7 +118,8 @@ func (s *Server) putRefund(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.now()
-	rf := &refund{ID: id, E2EID: e2eid, RtrID: newE2EID("D", now), Valor: valor, Descricao: desc, Requested: now, Status: EmProcessamento}
+	rf := &refund{ID: id, E2EID: e2eid, RtrID: newE2EID("D", now), Valor: valor, Descricao: desc,
+		Natureza: NatureOriginal, Requested: now, Status: EmProcessamento}
 	s.st.refunds[e2eid+"/"+id] = rf
 	p.Refunds = append(p.Refunds, rf)
 	countAccepted(s.st.refundPuts, id)

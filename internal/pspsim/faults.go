@@ -138,6 +138,8 @@ func (d *discardWriter) WriteHeader(int)             {}
 type Request struct {
 	Method string
 	Path   string
+	// Query is the raw query, such as a list's filters.
+	Query string
 	// Status is the answer's status; 0 when the request hung.
 	Status int
 	At     time.Time
@@ -211,7 +213,7 @@ func (s *Server) withLog(next http.Handler) http.Handler {
 				status = 0
 			}
 			s.mu.Lock()
-			s.requests = appendBounded(s.requests, Request{Method: r.Method, Path: r.URL.Path, Status: status, At: s.now()})
+			s.requests = appendBounded(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Status: status, At: s.now()})
 			s.mu.Unlock()
 			s.log.Debug("pspsim request", "method", r.Method, "path", r.URL.Path, "status", status)
 		}()

@@ -58,15 +58,32 @@ func (s *Server) getPix(w http.ResponseWriter, r *http.Request) {
 }
 
 // listPix is GET /pix: the Pix whose horario is within [inicio, fim], oldest
-// first, one page.
+// first, one page; with devolucaoPresente=true only those having a
+// devolução (false: only those having none), as BACEN's OpenAPI defines
+// the filter.
 func (s *Server) listPix(w http.ResponseWriter, r *http.Request) {
-	txid := r.URL.Query().Get("txid")
+	q := r.URL.Query()
+	txid := q.Get("txid")
+	withReturns, filter := false, q.Has("devolucaoPresente")
+	if filter {
+		switch q.Get("devolucaoPresente") {
+		case "true":
+			withReturns = true
+		case "false":
+		default:
+			writeProblem(w, http.StatusBadRequest, "PixConsultaInvalida", "Consulta inválida", "invalid query parameters",
+				[]violacao{{Razao: "devolucaoPresente must be true or false", Propriedade: "devolucaoPresente", Valor: q.Get("devolucaoPresente")}})
+			return
+		}
+	}
 	answerList(s, w, r, "PixConsultaInvalida", "pix", func(inicio, fim time.Time) []pixJSON {
 		var matched []pixJSON
 		for _, p := range s.st.pixOrder {
-			if !p.Horario.Before(inicio) && !p.Horario.After(fim) && (txid == "" || p.TxID == txid) {
-				matched = append(matched, p.json())
+			if p.Horario.Before(inicio) || p.Horario.After(fim) || (txid != "" && p.TxID != txid) ||
+				(filter && (len(p.Refunds) > 0) != withReturns) {
+				continue
 			}
+			matched = append(matched, p.json())
 		}
 		return matched
 	})

@@ -44,14 +44,16 @@ type state struct {
 	refundPuts map[string]Count
 	tokens     map[string]time.Time // access token → expiry
 	webhook    *webhookReg
-	recs       *recBooks // Pix Automático, made at first use
+	recs       *recBooks              // Pix Automático, made at first use
+	infracoes  map[string]*infraction // Efí's MED infractions, by idInfracao
+	infOrder   []*infraction          // by creation, for the list
 	nextLoc    int64
 }
 
 func newState() state {
 	return state{cobs: map[string]*cob{}, pix: map[string]*pixRec{}, refunds: map[string]*refund{},
 		sends: map[string]*send{}, sendPuts: map[string]Count{}, refundPuts: map[string]Count{},
-		tokens: map[string]time.Time{}, nextLoc: 1000}
+		tokens: map[string]time.Time{}, infracoes: map[string]*infraction{}, nextLoc: 1000}
 }
 
 type devedor struct {

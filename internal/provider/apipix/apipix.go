@@ -286,6 +286,10 @@ func (c *Client) Capabilities() provider.Capabilities {
 // (efi's /v3/gn/…) live.
 func (c *Client) Origin() string { return c.origin }
 
+// Log is the client's logger (named by the provider), for the providers
+// built on it: what they skip of a PSP's answer is logged alike.
+func (c *Client) Log() *slog.Logger { return c.log }
+
 // PixKey is the merchant's receiving key from the Config.
 func (c *Client) PixKey() string { return c.pixKey }
 

@@ -508,17 +508,19 @@ func TestConfirmPaymentWithRefunds(t *testing.T) {
 	e := newEnv(t)
 	e.psp.setHandler(func(w http.ResponseWriter, r *http.Request, _ []byte) {
 		writeJSON(w, http.StatusOK, fmt.Sprintf(`{"endToEndId":%q,"txid":%q,"valor":"100.00","horario":"2026-01-01T12:00:00Z","infoPagador":"oi",
-			"devolucoes":[{"id":%q,"rtrId":%q,"valor":"10.00","status":"DEVOLVIDO"},{"id":"abc","rtrId":"","valor":"1.00","status":"EM_PROCESSAMENTO"},{"id":"def","valor":"1.00","status":"NAO_REALIZADO"}]}`,
-			e2eid, txid, refundHex, rtrID))
+			"devolucoes":[{"id":%q,"rtrId":%q,"valor":"10.00","natureza":"ORIGINAL","status":"DEVOLVIDO"},{"id":"abc","rtrId":"","valor":"1.05","status":"EM_PROCESSAMENTO"},
+			{"id":"def","valor":"1.00","status":"NAO_REALIZADO"},{"id":"MED1","rtrId":%q,"valor":"88.95","natureza":"MED_FRAUDE","status":"DEVOLVIDO"}]}`,
+			e2eid, txid, refundHex, rtrID, rtrID))
 	})
 	p, err := e.c.ConfirmPayment(context.Background(), e2eid)
 	require.NoError(t, err)
 	assert.Equal(t, provider.Payment{
 		TxID: txid, Amount: 10000, EndToEndID: e2eid, PaidAt: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC),
 		Refunds: []provider.TransferState{
-			{ID: refundHex, Status: provider.Completed, EndToEndID: rtrID},
-			{ID: "abc", Status: provider.Processing},
-			{ID: "def", Status: provider.Failed},
+			{ID: refundHex, Status: provider.Completed, EndToEndID: rtrID, Amount: 1000, Nature: provider.NatureOriginal},
+			{ID: "abc", Status: provider.Processing, Amount: 105},
+			{ID: "def", Status: provider.Failed, Amount: 100},
+			{ID: "MED1", Status: provider.Completed, EndToEndID: rtrID, Amount: 8895, Nature: provider.NatureMEDFraud},
 		},
 	}, p)
 	assert.Equal(t, "/v2/pix/"+e2eid, e.psp.apiCalls()[0].Path)
@@ -526,15 +528,19 @@ func TestConfirmPaymentWithRefunds(t *testing.T) {
 
 func TestAnswersAreValidated(t *testing.T) {
 	for name, body := range map[string]string{
-		"float valor":    `{"endToEndId":"` + e2eid + `","valor":"10.505","horario":"2026-01-01T12:00:00Z"}`,
-		"number valor":   `{"endToEndId":"` + e2eid + `","valor":10.5,"horario":"2026-01-01T12:00:00Z"}`,
-		"34-char e2e":    `{"endToEndId":"` + e2eid + `xx","valor":"10.50","horario":"2026-01-01T12:00:00Z"}`,
-		"no horario":     `{"endToEndId":"` + e2eid + `","valor":"10.50"}`,
-		"refund status":  `{"endToEndId":"` + e2eid + `","valor":"10.50","horario":"2026-01-01T12:00:00Z","devolucoes":[{"id":"a","status":"OK"}]}`,
-		"not json":       `<html>`,
-		"other payment":  `{"endToEndId":"` + rtrID + `","valor":"10.50","horario":"2026-01-01T12:00:00Z"}`,
-		"negative valor": `{"endToEndId":"` + e2eid + `","valor":"-1.00","horario":"2026-01-01T12:00:00Z"}`,
-		"zero valor":     `{"endToEndId":"` + e2eid + `","valor":"0.00","horario":"2026-01-01T12:00:00Z"}`,
+		"float valor":     `{"endToEndId":"` + e2eid + `","valor":"10.505","horario":"2026-01-01T12:00:00Z"}`,
+		"number valor":    `{"endToEndId":"` + e2eid + `","valor":10.5,"horario":"2026-01-01T12:00:00Z"}`,
+		"34-char e2e":     `{"endToEndId":"` + e2eid + `xx","valor":"10.50","horario":"2026-01-01T12:00:00Z"}`,
+		"no horario":      `{"endToEndId":"` + e2eid + `","valor":"10.50"}`,
+		"refund status":   `{"endToEndId":"` + e2eid + `","valor":"10.50","horario":"2026-01-01T12:00:00Z","devolucoes":[{"id":"a","status":"OK"}]}`,
+		"refund valor":    `{"endToEndId":"` + e2eid + `","valor":"10.50","horario":"2026-01-01T12:00:00Z","devolucoes":[{"id":"a","valor":"1.005","status":"DEVOLVIDO"}]}`,
+		"no refund valor": `{"endToEndId":"` + e2eid + `","valor":"10.50","horario":"2026-01-01T12:00:00Z","devolucoes":[{"id":"a","status":"DEVOLVIDO"}]}`,
+		"number refund":   `{"endToEndId":"` + e2eid + `","valor":"10.50","horario":"2026-01-01T12:00:00Z","devolucoes":[{"id":"a","valor":1.5,"status":"DEVOLVIDO"}]}`,
+		"natureza":        `{"endToEndId":"` + e2eid + `","valor":"10.50","horario":"2026-01-01T12:00:00Z","devolucoes":[{"id":"a","valor":"1.00","natureza":"med fraude","status":"DEVOLVIDO"}]}`,
+		"not json":        `<html>`,
+		"other payment":   `{"endToEndId":"` + rtrID + `","valor":"10.50","horario":"2026-01-01T12:00:00Z"}`,
+		"negative valor":  `{"endToEndId":"` + e2eid + `","valor":"-1.00","horario":"2026-01-01T12:00:00Z"}`,
+		"zero valor":      `{"endToEndId":"` + e2eid + `","valor":"0.00","horario":"2026-01-01T12:00:00Z"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)

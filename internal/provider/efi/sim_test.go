@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pixgate/pixgate/internal/brcode"
@@ -107,7 +108,8 @@ func TestAgainstTheSimulator(t *testing.T) {
 	require.Equal(t, pspsim.Count{Puts: 2, Accepted: 1}, sim.RefundCount(provider.HexID(refund.ID)))
 	got, err = p.ConfirmPayment(ctx, e2e)
 	require.NoError(t, err)
-	require.Equal(t, []provider.TransferState{{ID: provider.HexID(refund.ID), Status: provider.Completed, EndToEndID: got.Refunds[0].EndToEndID}}, got.Refunds)
+	require.Equal(t, []provider.TransferState{{ID: provider.HexID(refund.ID), Status: provider.Completed, EndToEndID: got.Refunds[0].EndToEndID,
+		Amount: 400, Nature: provider.NatureOriginal}}, got.Refunds)
 
 	// The token expires at the PSP: the next call refreshes it and succeeds.
 	sim.ExpireTokens()
@@ -174,4 +176,102 @@ func TestSentListAgainstTheSimulator(t *testing.T) {
 	none, err := p.SentBetween(ctx, start.Add(-time.Hour), start.Add(-30*time.Minute))
 	require.NoError(t, err)
 	require.Empty(t, none)
+}
+
+// The MED at Efí, against the simulator: infractions read in Efí's shape
+// and mapped, defenses sent once, releases and acceptances read back, and
+// the MED devoluções found both on the Pix and by the list of Pix having
+// a devolução, every API Pix exchange checked against BACEN's OpenAPI.
+func TestDisputesAgainstTheSimulator(t *testing.T) {
+	t.Parallel()
+	v := testkit.BACENValidator(t)
+	ctx := context.Background()
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	t.Cleanup(hooks.Close)
+	sim := pspsim.New(pspsim.Options{Wrap: v.Wrap, SettleDelay: -1, PixKey: "loja@example.com"})
+	require.NoError(t, sim.Start(ctx))
+	t.Cleanup(sim.Close)
+	o := sim.Options()
+	p, err := efi.New(apipix.Config{APIURL: sim.URL(), ClientID: o.ClientID, ClientSecret: o.ClientSecret,
+		CertPEM: o.PKI.ClientCertPEM, KeyPEM: o.PKI.ClientKeyPEM, CAPEM: o.PKI.CAPEM, PixKey: o.PixKey,
+		WebhookURL: hooks.URL + "/psp/webhook/abcdefghijklmnopqrstuvwxyz0123456789",
+		Log:        slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	require.NoError(t, p.Start(ctx))
+	var _ provider.Disputer = p
+
+	start := time.Now()
+	var e2es []string
+	for i, valor := range []pix.Amount{1000, 2000, 3000} {
+		txid := fmt.Sprintf("pixgateMED000000000000000000000%d", i)
+		_, err := p.CreateCharge(ctx, provider.Charge{TxID: txid, Amount: valor, TTL: time.Hour, PayerName: "Maria", PayerDocument: "52998224725"})
+		require.NoError(t, err)
+		e2e, err := sim.Pay(ctx, txid)
+		require.NoError(t, err)
+		e2es = append(e2es, e2e)
+	}
+	due := time.Now().Add(72 * time.Hour).Truncate(time.Millisecond)
+	fraud, err := sim.OpenInfraction(e2es[0], 0, "", due)
+	require.NoError(t, err)
+	operational, err := sim.OpenInfraction(e2es[1], 500, pspsim.NatureMEDOperational, time.Time{})
+	require.NoError(t, err)
+
+	got, err := p.Infractions(ctx, start.Add(-time.Minute), time.Now())
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, provider.Infraction{ID: fraud, EndToEndID: e2es[0], Amount: 1000, Reason: pix.ReasonFraud,
+		Status: provider.InfractionOpen, RespondBy: got[0].RespondBy, OpenedAt: got[0].OpenedAt}, got[0])
+	assert.True(t, due.Equal(got[0].RespondBy), "%s != %s", due, got[0].RespondBy)
+	assert.WithinDuration(t, start, got[0].OpenedAt, time.Minute)
+	assert.Equal(t, pix.Amount(500), got[1].Amount)
+	assert.Equal(t, pix.ReasonOperationalFailure, got[1].Reason)
+	assert.Equal(t, provider.InfractionOpen, got[1].Status)
+
+	require.NoError(t, p.Defend(ctx, fraud, false, "Produto entregue, rastreio BR123"))
+	require.ErrorIs(t, p.Defend(ctx, fraud, true, "De novo"), provider.ErrRejected, "one defense")
+	require.ErrorIs(t, p.Defend(ctx, "00000000-0000-4000-8000-000000000000", true, "x"), provider.ErrNotFound)
+	require.NoError(t, p.Defend(ctx, operational, true, "Concordo com a devolução"))
+	facts := sim.State().Infractions
+	assert.Equal(t, &pspsim.InfractionDefense{Analise: "rejeitado", Justificativa: "Produto entregue, rastreio BR123"}, facts[0].Defense)
+	assert.Equal(t, &pspsim.InfractionDefense{Analise: "aceito", Justificativa: "Concordo com a devolução"}, facts[1].Defense)
+	got, err = p.Infractions(ctx, start.Add(-time.Minute), time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, provider.InfractionOpen, got[0].Status, "defended, still under analysis")
+
+	require.NoError(t, sim.ReleaseInfraction(fraud))
+	devolucao, err := sim.AcceptInfraction(operational, 0)
+	require.NoError(t, err)
+	got, err = p.Infractions(ctx, start.Add(-time.Minute), time.Now())
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, provider.InfractionReleased, got[0].Status)
+	assert.Equal(t, provider.InfractionAccepted, got[1].Status)
+
+	// A return nobody announced, and the accepted infraction's: on the Pix,
+	// and in the list of Pix having a devolução (the third has none).
+	unannounced, err := sim.MEDReturn(e2es[0], 250, "")
+	require.NoError(t, err)
+	confirmed, err := p.ConfirmPayment(ctx, e2es[1])
+	require.NoError(t, err)
+	require.Len(t, confirmed.Refunds, 1)
+	assert.Equal(t, provider.TransferState{ID: devolucao, Status: provider.Completed, EndToEndID: confirmed.Refunds[0].EndToEndID,
+		Amount: 500, Nature: provider.NatureMEDOperational}, confirmed.Refunds[0])
+	assert.True(t, provider.ValidEndToEnd(confirmed.Refunds[0].EndToEndID))
+	listed, err := p.ReceivedWithReturns(ctx, start.Add(-time.Minute), time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	require.Len(t, listed, 2)
+	assert.Equal(t, e2es[0], listed[0].EndToEndID)
+	require.Len(t, listed[0].Refunds, 1)
+	assert.Equal(t, provider.TransferState{ID: unannounced, Status: provider.Completed, EndToEndID: listed[0].Refunds[0].EndToEndID,
+		Amount: 250, Nature: provider.NatureMEDFraud}, listed[0].Refunds[0])
+	assert.Equal(t, e2es[1], listed[1].EndToEndID)
+	assert.Equal(t, confirmed.Refunds, listed[1].Refunds)
+	all, err := p.Received(ctx, start.Add(-time.Minute), time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	assert.Len(t, all, 3, "Received still lists every Pix")
+
+	old, err := p.Infractions(ctx, start.Add(-96*time.Hour), start.Add(-72*time.Hour))
+	require.NoError(t, err)
+	assert.Empty(t, old, "nothing created or changed then")
+	v.Check(t)
 }
