@@ -43,6 +43,9 @@ type Config struct {
 	// ReturnsEvery spaces the readings of received Pix with a devolução
 	// (MED returns); zero means DefaultReturnsEvery.
 	ReturnsEvery time.Duration
+	// DisputesEvery spaces the readings of the PSP's infractions (MED
+	// contests); zero means DefaultDisputesEvery.
+	DisputesEvery time.Duration
 }
 
 // Cycles is what crediting and expiry need of recurrences: a cycle's
@@ -66,6 +69,7 @@ type Service struct {
 	log            *slog.Logger
 	reconcileEvery time.Duration
 	returnsEvery   time.Duration
+	disputesEvery  time.Duration
 	holdUnmatched  bool
 	// txidLen is the length of the provider's charges' txids.
 	txidLen int
@@ -96,7 +100,8 @@ func New(c Config) (*Service, error) {
 	}
 	caps := c.Provider.Capabilities()
 	s := &Service{db: c.DB, psp: c.Provider, w: c.Writer, clocks: c.Clocks, transfers: c.Transfers, log: c.Log,
-		reconcileEvery: c.ReconcileEvery, returnsEvery: cmp.Or(c.ReturnsEvery, DefaultReturnsEvery), holdUnmatched: c.HoldUnmatched, txidLen: caps.TxIDLength,
+		reconcileEvery: c.ReconcileEvery, returnsEvery: cmp.Or(c.ReturnsEvery, DefaultReturnsEvery),
+		disputesEvery: cmp.Or(c.DisputesEvery, DefaultDisputesEvery), holdUnmatched: c.HoldUnmatched, txidLen: caps.TxIDLength,
 		retry: &clock.Backoffs{}, sweep: &sweepClock{}, cycles: noCycles{}}
 	if s.reconcileEvery <= 0 {
 		s.reconcileEvery = DefaultReconcileEvery

@@ -64,6 +64,14 @@ func (s *Service) unmatchedReported(ctx context.Context, p provider.Payment) err
 		return fmt.Errorf("unmatched receipt of %s: %w", p.EndToEndID, err)
 	}
 	if u.Status != pix.UnmatchedReturning {
+		for _, rs := range p.Refunds {
+			if rs.Status == provider.Completed && !strings.EqualFold(provider.HexID(u.ReturnID), rs.ID) {
+				// A MED return of money no charge holds: the house's suspense
+				// no longer has it at the PSP, which an operator must settle.
+				s.log.ErrorContext(ctx, "the PSP returned an unmatched receipt by a devolução pixgate did not send", "unmatched_receipt", u.ID,
+					"devolucao", rs.ID, "natureza", rs.Nature, "amount", rs.Amount.String())
+			}
+		}
 		return nil
 	}
 	for _, rs := range p.Refunds {

@@ -27,6 +27,9 @@ func (a *app) background(db *store.DB, psp provider.Provider, in *cashin.Service
 		// MED returns nobody announced are found in the PSP's list of
 		// received Pix with a devolução.
 		{Name: "psp-returns-reading", Run: in.ReadReturns},
+		// A PSP that reports its infractions (MED contests) has them read,
+		// so that the contested money is blocked before any return.
+		{Name: "psp-infractions-reading", Run: in.ReadInfractions},
 		// A PSP that lists its sent payouts settles many of them per call.
 		{Name: "psp-sent-reading", Run: tr.ReadSent},
 		// Cobs left behind by a crash are withdrawn.

@@ -226,7 +226,7 @@ func (a *app) open(ctx context.Context) (*store.DB, error) {
 func (a *app) gatewayConfig(db *store.DB, psp provider.Provider) gateway.Config {
 	s := a.settings
 	return gateway.Config{DB: db, Env: s.Env,
-		ChargeTTL: s.ChargeTTLD, Log: a.log, Provider: psp, HoldUnmatched: s.PSPUnmatched == "hold", ReturnsEvery: s.ReturnsEvery}
+		ChargeTTL: s.ChargeTTLD, Log: a.log, Provider: psp, HoldUnmatched: s.PSPUnmatched == "hold", ReturnsEvery: s.ReturnsEvery, DisputesEvery: s.DisputesEvery}
 }
 
 func (a *app) migrate(ctx context.Context) error {

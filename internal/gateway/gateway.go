@@ -72,6 +72,9 @@ type Config struct {
 	// ReturnsEvery spaces the readings of MED returns at the PSP; zero
 	// means cashin.DefaultReturnsEvery.
 	ReturnsEvery time.Duration
+	// DisputesEvery spaces the readings of the PSP's infractions; zero
+	// means cashin.DefaultDisputesEvery.
+	DisputesEvery time.Duration
 }
 
 // Validate reports every problem of c at once, one error per line.
@@ -174,7 +177,7 @@ func (s *Service) compose(c Config) error {
 		return err
 	}
 	s.cashin, err = cashin.New(cashin.Config{DB: c.DB, Provider: c.Provider, Writer: s.w, Clocks: s.clocks, Transfers: s.transfers,
-		Log: c.Log, ReconcileEvery: c.ReconcileEvery, HoldUnmatched: c.HoldUnmatched, ReturnsEvery: c.ReturnsEvery})
+		Log: c.Log, ReconcileEvery: c.ReconcileEvery, HoldUnmatched: c.HoldUnmatched, ReturnsEvery: c.ReturnsEvery, DisputesEvery: c.DisputesEvery})
 	if err != nil {
 		return err
 	}

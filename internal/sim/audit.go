@@ -103,6 +103,11 @@ func Settled(ctx context.Context, in AuditInput) (bool, string, error) {
 		}
 	}
 	moving = append(moving, recs...)
+	med, err := medBooks(ctx, in.DB, txs)
+	if err != nil {
+		return false, "", fmt.Errorf("settled: %w", err)
+	}
+	moving = append(moving, medMoving(med, medFactsOf(med, psp, in.PSP))...)
 	return len(moving) == 0, strings.Join(moving, ", "), nil
 }
 
@@ -126,11 +131,12 @@ const (
 	checkDelivered  = "every event delivered with a valid signature"
 	checkReported   = "each final state reported by one event"
 	checkStatements = "statements chain"
+	checkDisputes   = "MED disputes, blocks and returns as the PSP says"
 )
 
 // allChecks are the checks' names, in the order Audit returns them.
 var allChecks = []string{checkOnce, checkFinal, checkAccounted, checkPaid, checkUnmatched, checkBalance, checkLedger,
-	checkCycles, checkCycleMove, checkRecStatus, checkKeys, checkDelivered, checkReported, checkStatements}
+	checkCycles, checkCycleMove, checkRecStatus, checkDisputes, checkKeys, checkDelivered, checkReported, checkStatements}
 
 func audit(ctx context.Context, in AuditInput, psp pspFacts) []Check {
 	b, err := readBooks(ctx, in.DB)
@@ -154,6 +160,7 @@ func audit(ctx context.Context, in AuditInput, psp pspFacts) []Check {
 		auditCycles(b, psp),
 		auditCycleMoney(b, psp),
 		auditRecStatus(b, psp),
+		auditDisputes(b, medFactsOf(b, psp, in.PSP)),
 		auditKeys(ctx, in, b),
 		auditDelivered(b, in.Clients, in.Deliveries, in.InvalidSignatures),
 		auditReported(b, psp),
@@ -262,6 +269,10 @@ type books struct {
 	// cash-in fee, by client id.
 	Rec  recBooks
 	Fees map[string]pix.FeeRule
+	// Disputes are every MED dispute; Blocked each client's blocked
+	// account, by client id.
+	Disputes []pix.Dispute
+	Blocked  map[string]pix.Amount
 }
 
 func readBooks(ctx context.Context, db *store.DB) (books, error) {
@@ -286,14 +297,17 @@ func readBooks(ctx context.Context, db *store.DB) (books, error) {
 	if b.Rec, err = readRecBooks(ctx, db); err != nil {
 		return b, err
 	}
-	b.Settlement, b.Fees = map[string]pix.Amount{}, map[string]pix.FeeRule{}
+	if b.Disputes, err = db.AllDisputes(ctx); err != nil {
+		return b, err
+	}
+	b.Settlement, b.Fees, b.Blocked = map[string]pix.Amount{}, map[string]pix.FeeRule{}, map[string]pix.Amount{}
 	for _, c := range clients {
 		b.Fees[c.ID] = c.CashinFee
 		bal, err := db.Balances(ctx, c.ID)
 		if err != nil {
 			return b, err
 		}
-		b.Settlement[c.ID] = bal[ledger.Settlement]
+		b.Settlement[c.ID], b.Blocked[c.ID] = bal[ledger.Settlement], bal[ledger.Blocked]
 	}
 	house, err := db.HouseBalances(ctx)
 	if err != nil {

@@ -46,6 +46,16 @@ func auditOnce(b books, psp pspFacts) Check {
 		}
 		refundsOf[r.TransactionID][hexID(r.ID)] = true
 	}
+	// And the MED returns the PSP made, as the disputes record them.
+	for _, d := range b.Disputes {
+		if d.ReturnID == "" {
+			continue
+		}
+		if refundsOf[d.PaymentID] == nil {
+			refundsOf[d.PaymentID] = map[string]bool{}
+		}
+		refundsOf[d.PaymentID][strings.ToLower(d.ReturnID)] = true
+	}
 	returnOf := map[string]string{} // payment e2e → current return hex id
 	for _, u := range b.Unmatched {
 		returnOf[u.PaymentEndToEndID] = ""
@@ -309,6 +319,10 @@ func auditBalance(b books, psp pspFacts) Check {
 		if r.Status == pix.RefundCompleted {
 			want[r.ClientID] += r.Amount
 		}
+	}
+	// A MED return takes its amount out through the network too.
+	for _, d := range b.Disputes {
+		want[d.ClientID] += d.ReturnedAmount
 	}
 	for _, u := range b.Unmatched {
 		want[store.HouseID] -= u.Amount

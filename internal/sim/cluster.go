@@ -270,13 +270,16 @@ func (c *Cluster) startPSP() error {
 		"PIXGATE_WEBHOOK_ALLOW_PRIVATE":  "true",
 		"PIXGATE_WEBHOOK_RETRY_SCHEDULE": "200ms,200ms,500ms,1s,1s,2s,2s,2s,2s,2s,2s,2s",
 		"PIXGATE_CHARGE_TTL":             "20s",
-		"PIXGATE_PSP_API_URL":            c.psp.URL(),
-		"PIXGATE_PSP_CLIENT_ID":          o.ClientID,
-		"PIXGATE_PSP_CLIENT_SECRET":      o.ClientSecret,
-		"PIXGATE_PSP_CERT_FILE":          files.ClientCert,
-		"PIXGATE_PSP_KEY_FILE":           files.ClientKey,
-		"PIXGATE_PSP_CA_FILE":            files.CA,
-		"PIXGATE_PSP_PIX_KEY":            o.PixKey,
+		// MED: infractions have no webhook, and returns one may lose.
+		"PIXGATE_PSP_DISPUTES_INTERVAL": "2s",
+		"PIXGATE_PSP_RETURNS_INTERVAL":  "5s",
+		"PIXGATE_PSP_API_URL":           c.psp.URL(),
+		"PIXGATE_PSP_CLIENT_ID":         o.ClientID,
+		"PIXGATE_PSP_CLIENT_SECRET":     o.ClientSecret,
+		"PIXGATE_PSP_CERT_FILE":         files.ClientCert,
+		"PIXGATE_PSP_KEY_FILE":          files.ClientKey,
+		"PIXGATE_PSP_CA_FILE":           files.CA,
+		"PIXGATE_PSP_PIX_KEY":           o.PixKey,
 		// The receiving account cycle charges name: without it the PSP
 		// takes no recurrence.
 		"PIXGATE_PSP_ACCOUNT_NUMBER": "12345-6",

@@ -48,6 +48,11 @@ var opWeights = []struct {
 	{"rec_cancel_by_payer", 1},
 	{"cycle_debit", 3},
 	{"cycle_fail", 1},
+	// MED (disputes.go): rare, as contests are.
+	{"med_return", 1},
+	{"infraction", 2},
+	{"infraction_decide", 2},
+	{"defend", 1},
 }
 
 // op is one operation, every parameter decided by the seed.
@@ -84,6 +89,10 @@ type Workload struct {
 	keys    []KeyRecord
 	counts  map[string]int
 	issues  []string // answers that broke a rule while the run went on
+	// contested are the Pix an infraction names (one each), infractions
+	// the PSP's ids of them.
+	contested   map[string]bool
+	infractions []string
 	reads   int
 }
 
@@ -92,7 +101,7 @@ type Workload struct {
 func NewWorkload(seed uint64, clients int, api *API, psp *pspsim.Server, hookURL func(int) string) *Workload {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed)) //nolint:gosec // G404: a replayable workload must come from its seed
 	return &Workload{rng: rng, clients: clients, api: api, psp: psp, hookURL: hookURL,
-		counts: map[string]int{}}
+		counts: map[string]int{}, contested: map[string]bool{}}
 }
 
 // Next draws the next operation.
@@ -161,6 +170,14 @@ func (w *Workload) Run(ctx context.Context, o op) {
 		w.cancelRecurrence(ctx, o)
 	case "cycle_debit", "cycle_fail":
 		w.debit(ctx, o)
+	case "med_return":
+		w.medReturn(ctx, o)
+	case "infraction":
+		w.infraction(ctx, o)
+	case "infraction_decide":
+		w.decideInfraction(o)
+	case "defend":
+		w.defend(ctx, o)
 	default:
 		w.read(ctx, o)
 	}

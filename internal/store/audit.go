@@ -91,3 +91,12 @@ func (q *Q) LedgerSize(ctx context.Context) (accounts, postings int64, err error
 	}
 	return accounts, postings, nil
 }
+
+// AllDisputes returns every dispute of every client, oldest first.
+func (q *Q) AllDisputes(ctx context.Context) ([]pix.Dispute, error) {
+	out, err := selectAll(ctx, q, scanDispute, `SELECT `+disputeColumns+` FROM disputes ORDER BY opened_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("all disputes: %w", err)
+	}
+	return out, nil
+}
