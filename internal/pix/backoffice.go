@@ -38,12 +38,14 @@ type Activity struct {
 }
 
 // Flows is the money that moved in a period, read from the ledger, so that
-// it adds up: Opening + In − Fees − Out + Returns − Refunds = Closing, where
-// the balances are the merchant's whole balance (available + pending; money
-// only reserved for a payout or refund has not left yet). Each amount is in
-// centavos and ≥ 0; each count is how many operations it sums.
+// it adds up: Opening + In − Fees − Out + Returns − Refunds − MEDReturns =
+// Closing, where the balances are the merchant's whole balance (available +
+// pending + blocked + debt: money only reserved for a payout or refund, or
+// held by a dispute, has not left yet, and a debt is owed out of it). Each
+// amount is in centavos and ≥ 0; each count is how many operations it sums.
 type Flows struct {
-	// Opening and Closing are available + pending at from and at to.
+	// Opening and Closing are available + pending + blocked + debt at from
+	// and at to (debt is ≤ 0, so a closing can be below zero).
 	Opening, Closing Amount
 	// In is the gross amount of the charges paid in the period.
 	In      Amount
@@ -63,4 +65,14 @@ type Flows struct {
 	// Refunds is the amount of the refunds of charges settled in the period.
 	Refunds     Amount
 	RefundCount int64
+	// MEDReturns is what MED devoluções returned to payers in the period,
+	// whichever account it came from (the block, available, or what the
+	// merchant now owes).
+	MEDReturns     Amount
+	MEDReturnCount int64
+	// Blocked is what disputes blocked in the period, Released what their
+	// blocks gave back to available, and DebtPaid what credits paid of a
+	// MED debt. They move money inside the merchant's balance, so they are
+	// not in the sum; they explain how available differs from it.
+	Blocked, Released, DebtPaid Amount
 }

@@ -197,7 +197,7 @@ func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (pix
 		WHERE p.created_at >= $2 AND ($1 = '' OR p.client_id = $1)
 		UNION ALL
 		SELECT 2, '', kind, 0, balance FROM accounts
-		WHERE kind IN ('available', 'pending') AND ($1 = '' OR client_id = $1)
+		WHERE kind IN ('available', 'pending', 'blocked', 'debt') AND ($1 = '' OR client_id = $1)
 	) x GROUP BY part, posting_kind, account_kind, paired`, clientID, ms(from), ms(to))
 	if err != nil {
 		return pix.Flows{}, fmt.Errorf("flows: %w", err)
@@ -213,7 +213,7 @@ func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (pix
 			return pix.Flows{}, fmt.Errorf("flows: %w", err)
 		}
 		amount := pix.Amount(sum)
-		own := account == string(ledger.Available) || account == string(ledger.Pending)
+		own := merchants(ledger.Kind(account))
 		switch part {
 		case 2:
 			now += amount
@@ -236,16 +236,33 @@ func (q *Q) Flows(ctx context.Context, clientID string, from, to time.Time) (pix
 	return f, nil
 }
 
+// merchants reports whether an account of kind k is part of the
+// merchant's whole balance that Flows opens and closes with: blocked money
+// is still the merchant's, and a debt (≤ 0) is what it owes out of it.
+func merchants(k ledger.Kind) bool {
+	return k == ledger.Available || k == ledger.Pending || k == ledger.Blocked || k == ledger.Debt
+}
+
 // addFlow counts into f one group of entries of the period: the postings
 // of one kind (paired or not) on one account kind. Money crossing the PIX
 // network is the settlement side of each posting; fees are the fees
-// account's.
+// account's; MED's moves inside the balance are their blocked or debt
+// side.
 func addFlow(f *pix.Flows, kind string, account ledger.Kind, paired bool, n int64, amount pix.Amount) {
-	if account == ledger.Fees {
+	switch {
+	case account == ledger.Fees:
 		f.Fees += amount
 		return
-	}
-	if account != ledger.Settlement {
+	case account == ledger.Blocked && kind == "dispute.block":
+		f.Blocked += amount
+		return
+	case account == ledger.Blocked && kind == "dispute.release":
+		f.Released -= amount
+		return
+	case account == ledger.Debt && kind == "debt.payment":
+		f.DebtPaid += amount
+		return
+	case account != ledger.Settlement:
 		return
 	}
 	switch kind {
@@ -261,6 +278,8 @@ func addFlow(f *pix.Flows, kind string, account ledger.Kind, paired bool, n int6
 		}
 	case "refund.completed":
 		f.Refunds, f.RefundCount = f.Refunds+amount, f.RefundCount+n
+	case "med.return":
+		f.MEDReturns, f.MEDReturnCount = f.MEDReturns+amount, f.MEDReturnCount+n
 	}
 }
 

@@ -305,8 +305,10 @@ var ErrLedgerInconsistent = errors.New("store: ledger inconsistent")
 
 // CheckLedger verifies the ledger's invariants over the whole database: all
 // accounts sum to zero, every posting sums to zero, every account's balance
-// equals the sum of its entries, and no available or pending account is
-// negative.
+// equals the sum of its entries, no available, pending, suspense or blocked
+// account is negative and no debt account is positive (ledger.NonNegative,
+// ledger.NonPositive). The schema's CHECKs hold the signs too; this reads
+// them again so that a schema that lost one is caught.
 func (q *Q) CheckLedger(ctx context.Context) error {
 	var total int64
 	if err := q.q.QueryRowContext(ctx, `SELECT COALESCE(SUM(balance), 0) FROM accounts`).Scan(&total); err != nil {
@@ -326,12 +328,26 @@ func (q *Q) CheckLedger(ctx context.Context) error {
 	}
 	err = q.q.QueryRowContext(ctx, `SELECT COALESCE(MIN(a.id), '') FROM accounts a
 		LEFT JOIN (SELECT account_id, SUM(amount) AS s FROM entries GROUP BY account_id) e ON e.account_id = a.id
-		WHERE a.balance <> COALESCE(e.s, 0) OR (a.kind IN ('available', 'pending', 'suspense') AND a.balance < 0)`).Scan(&bad)
+		WHERE a.balance <> COALESCE(e.s, 0)`).Scan(&bad)
 	if err != nil {
 		return fmt.Errorf("check ledger: %w", err)
 	}
 	if bad != "" {
-		return fmt.Errorf("%w: account %s disagrees with its entries or is negative", ErrLedgerInconsistent, bad)
+		return fmt.Errorf("%w: account %s disagrees with its entries", ErrLedgerInconsistent, bad)
+	}
+	var kind string
+	err = q.q.QueryRowContext(ctx, `SELECT COALESCE(MIN(id), ''), COALESCE(MIN(kind), '') FROM (SELECT id, kind FROM accounts
+		WHERE (kind IN ('available', 'pending', 'suspense', 'blocked') AND balance < 0) OR (kind = 'debt' AND balance > 0)
+		ORDER BY id LIMIT 1) wrong`).Scan(&bad, &kind)
+	if err != nil {
+		return fmt.Errorf("check ledger: %w", err)
+	}
+	if bad != "" {
+		sign := "negative"
+		if ledger.NonPositive(ledger.Kind(kind)) {
+			sign = "positive"
+		}
+		return fmt.Errorf("%w: %s account %s is %s", ErrLedgerInconsistent, kind, bad, sign)
 	}
 	return nil
 }

@@ -222,6 +222,10 @@ func exerciseDayFlows(t *testing.T, open Opener) {
 		t.Parallel()
 		exerciseFlows(t, open)
 	})
+	t.Run("A day's money adds up with MED's blocks, returns and debt", func(t *testing.T) {
+		t.Parallel()
+		exerciseMEDFlows(t, open)
+	})
 }
 
 // exerciseOverview checks the panel's overview queries (activity, flows,
@@ -424,4 +428,77 @@ func eventIDs(es []pix.Event) []string {
 		out = append(out, e.ID)
 	}
 	return out
+}
+
+// exerciseMEDFlows checks that a day's money adds up with MED (docs/med.md's
+// example): a dispute blocks what is available and later credits fill it,
+// a return takes the block and leaves a debt, a credit pays the debt, and
+// another dispute is blocked and released. The whole balance counts the
+// blocked and debt accounts, so only the return leaves it.
+func exerciseMEDFlows(t *testing.T, open Opener) {
+	ctx := context.Background()
+	db := open(t)
+	a := NewClient(t, db)
+	day := t0.Truncate(24 * time.Hour)
+	end := day.Add(24 * time.Hour)
+	at := func(h int) time.Time { return day.Add(time.Duration(h) * time.Hour) }
+	post := func(p ledger.Posting, when time.Time) {
+		t.Helper()
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			if err := tx.OpenMEDAccounts(ctx, a.ID); err != nil {
+				return err
+			}
+			return tx.Post(ctx, uuid.NewString(), a.ID, "med", p, when)
+		}))
+	}
+	whole := func() pix.Amount {
+		t.Helper()
+		b, err := db.Balances(ctx, a.ID)
+		require.NoError(t, err)
+		return b[ledger.Available] + b[ledger.Pending] + b[ledger.Blocked] + b[ledger.Debt]
+	}
+	ret, err := ledger.MedReturned(10000, 7000, 0)
+	require.NoError(t, err)
+
+	// Yesterday: 100,00 received, 80,00 paid out.
+	post(ledger.CashinPaid(10000, 0), day.Add(-2*time.Hour))
+	post(ledger.PayoutReserved(8000, 0), day.Add(-2*time.Hour))
+	post(ledger.PayoutCompleted(8000, 0), day.Add(-time.Hour))
+	require.Equal(t, pix.Amount(2000), whole())
+
+	// Today.
+	post(ledger.DisputeBlocked(2000), at(1)) // the 20,00 there is
+	post(ledger.CashinPaid(5000, 0), at(2))
+	post(ledger.DisputeBlocked(5000), at(2)) // the credit fills the block
+	post(ret, at(3))                         // 100,00 returned: 70,00 blocked, 30,00 owed
+	owing := whole()
+	require.Equal(t, pix.Amount(-3000), owing, "the debt is in the whole balance")
+	post(ledger.CashinPaid(4000, 0), at(4))
+	post(ledger.DebtPaid(3000), at(4))
+	post(ledger.DisputeBlocked(500), at(5)) // a second dispute, released
+	post(ledger.DisputeReleased(500), at(6))
+	closing := whole()
+	require.Equal(t, pix.Amount(1000), closing)
+	require.NoError(t, db.CheckLedger(ctx))
+
+	want := pix.Flows{Opening: 2000, Closing: closing, In: 9000, InCount: 2, MEDReturns: 10000, MEDReturnCount: 1,
+		Blocked: 2000 + 5000 + 500, Released: 500, DebtPaid: 3000}
+	got, err := db.Flows(ctx, a.ID, day, end)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, got.Closing-got.Opening, got.In-got.Fees-got.Out+got.Returns-got.Refunds-got.MEDReturns,
+		"opening + in − fees − out + returns − refunds − MED returns = closing")
+	all, err := db.Flows(ctx, "", day, end)
+	require.NoError(t, err)
+	require.Equal(t, want, all, "every client's: the only client's")
+
+	// Up to the return: the day closes owing.
+	morning, err := db.Flows(ctx, a.ID, day, at(4))
+	require.NoError(t, err)
+	require.Equal(t, pix.Flows{Opening: 2000, Closing: owing, In: 5000, InCount: 1, MEDReturns: 10000, MEDReturnCount: 1,
+		Blocked: 7000}, morning)
+	// From then: the credit pays the debt, which the whole balance had counted already.
+	evening, err := db.Flows(ctx, a.ID, at(4), end)
+	require.NoError(t, err)
+	require.Equal(t, pix.Flows{Opening: owing, Closing: closing, In: 4000, InCount: 1, Blocked: 500, Released: 500, DebtPaid: 3000}, evening)
 }

@@ -27,6 +27,7 @@ func exerciseLedger(t *testing.T, open Opener) {
 	exercisePostings(t, open)
 	exerciseGroupedWrites(t, open)
 	exerciseNegativeAvailable(t, open)
+	exerciseLedgerSigns(t, open)
 	exercisePostingBatches(t, open)
 	exerciseConcurrentReservations(t, open)
 	exerciseLedgerModel(t, open)
@@ -136,6 +137,93 @@ func exerciseNegativeAvailable(t *testing.T, open Opener) {
 		})
 		require.ErrorIs(t, err, store.ErrInsufficientFunds)
 	})
+}
+
+// exerciseLedgerSigns checks that CheckLedger finds an account on the wrong
+// side of zero by itself: each bad row is a balanced posting whose entries
+// agree with the balances, written in SQL past the schema's CHECKs, so the
+// sign check is the only one that can see it.
+func exerciseLedgerSigns(t *testing.T, open Opener) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name       string
+		wrong, pay ledger.Kind // wrong goes 100 past zero, paid by (or paying) pay
+		delta      pix.Amount  // wrong's move
+		sign       string
+	}{
+		{"a negative blocked account", ledger.Blocked, ledger.Available, -100, "negative"},
+		{"a positive debt account", ledger.Debt, ledger.Available, 100, "positive"},
+		{"a negative available account", ledger.Available, ledger.Blocked, -1100, "negative"},
+		{"a negative pending account", ledger.Pending, ledger.Available, -100, "negative"},
+	} {
+		t.Run("CheckLedger finds "+c.name, func(t *testing.T) {
+			t.Parallel()
+			db := open(t)
+			cl := NewClient(t, db)
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				if err := tx.OpenMEDAccounts(ctx, cl.ID); err != nil {
+					return err
+				}
+				return tx.Post(ctx, uuid.NewString(), cl.ID, "in", ledger.CashinPaid(1000, 0), t0)
+			}))
+			require.NoError(t, db.CheckLedger(ctx), "consistent before the bad row")
+
+			posting := uuid.NewString()
+			require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+				return withoutChecks(ctx, db, tx, func() error {
+					for _, q := range []struct {
+						sql  string
+						args []any
+					}{
+						{`INSERT INTO postings (id, client_id, transaction_id, kind, created_at) VALUES ($1, $2, 'bad', 'test.bad', $3)`,
+							[]any{posting, cl.ID, t0.UnixMilli()}},
+						{`INSERT INTO entries (posting_id, seq, account_id, amount) VALUES ($1, 0, $2, $3), ($1, 1, $4, $5)`,
+							[]any{posting, store.AccountID(cl.ID, c.wrong), int64(c.delta), store.AccountID(cl.ID, c.pay), int64(-c.delta)}},
+						{`UPDATE accounts SET balance = balance + $2 WHERE id = $1`, []any{store.AccountID(cl.ID, c.wrong), int64(c.delta)}},
+						{`UPDATE accounts SET balance = balance + $2 WHERE id = $1`, []any{store.AccountID(cl.ID, c.pay), int64(-c.delta)}},
+					} {
+						if err := store.RawExec(ctx, tx, q.sql, q.args...); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			}))
+			b, err := db.Balances(ctx, cl.ID)
+			require.NoError(t, err)
+			require.Equal(t, c.delta+map[ledger.Kind]pix.Amount{ledger.Available: 1000}[c.wrong], b[c.wrong], "the bad row is in")
+
+			err = db.CheckLedger(ctx)
+			require.ErrorIs(t, err, store.ErrLedgerInconsistent)
+			require.ErrorContains(t, err, fmt.Sprintf("%s account %s is %s", c.wrong, store.AccountID(cl.ID, c.wrong), c.sign))
+		})
+	}
+}
+
+// withoutChecks runs fn inside tx with the accounts' CHECK constraints off,
+// so that a test can write a row the schema refuses: SQLite ignores them
+// for the connection until they are turned on again at the end of tx;
+// PostgreSQL drops them from this test's own database (the DDL is part of
+// tx).
+func withoutChecks(ctx context.Context, db *store.DB, tx *store.Tx, fn func() error) error {
+	if db.Dialect() == "sqlite" {
+		if err := store.RawExec(ctx, tx, `PRAGMA ignore_check_constraints = ON`); err != nil {
+			return fmt.Errorf("checks off: %w", err)
+		}
+		err := fn()
+		if on := store.RawExec(ctx, tx, `PRAGMA ignore_check_constraints = OFF`); on != nil && err == nil {
+			err = fmt.Errorf("checks on: %w", on)
+		}
+		return err
+	}
+	err := store.RawExec(ctx, tx, `DO $$ DECLARE c text; BEGIN
+		FOR c IN SELECT conname FROM pg_constraint WHERE conrelid = 'accounts'::regclass AND contype = 'c' LOOP
+			EXECUTE 'ALTER TABLE accounts DROP CONSTRAINT ' || quote_ident(c);
+		END LOOP; END $$`)
+	if err != nil {
+		return fmt.Errorf("drop checks: %w", err)
+	}
+	return fn()
 }
 
 // exercisePostingBatches checks that a batch of postings across clients

@@ -62,6 +62,7 @@ func Exercise(t *testing.T, open Opener) {
 	exerciseStatement(t, open)
 	exerciseUnmatched(t, open)
 	exerciseClock(t, open)
+	exerciseDisputes(t, open)
 }
 
 // ids are the ids of ts, in order.
