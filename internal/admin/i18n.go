@@ -252,6 +252,7 @@ var messages = map[string][2]string{
 	"overview.returncount":     {"%d saques de dias anteriores devolvidos", "%d payouts of earlier days returned"},
 	"overview.refunds":         {"Devoluções", "Refunds"},
 	"overview.refundcount":     {"%d devoluções concluídas", "%d refunds completed"},
+	"overview.medreturns":      {"Devoluções MED", "MED returns"},
 	"overview.opening":         {"Saldo total às 00:00", "Total balance at 00:00"},
 	"overview.closing":         {"Saldo total agora", "Total balance now"},
 	"overview.flowsnote": {"Saldo total = disponível + reservado. Um saque pago e estornado no mesmo dia não é saída: só a sua tarifa fica. Saques falhos não saem.",

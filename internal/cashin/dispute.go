@@ -132,7 +132,7 @@ func disputable(t pix.Transaction, amount pix.Amount) error {
 	if t.Type != pix.TypeCashin || (t.Status != pix.StatusPaid && t.Status != pix.StatusRefunded) {
 		return pix.Errorf(pix.EUnprocessable, "Charge is %s and cannot be disputed", t.Status)
 	}
-	if amount <= 0 || amount > t.PaidAmount-t.RefundedAmount {
+	if amount <= 0 || amount > t.Left() {
 		return pix.Errorf(pix.EUnprocessable, "Amount exceeds what is left of the payment")
 	}
 	return nil
@@ -241,10 +241,10 @@ func (s *Service) returnMoney(ctx context.Context, tx *store.Tx, t pix.Transacti
 		}
 	}
 	d.Blocked, d.Outcome, d.ReturnedAmount, d.ReturnID = 0, pix.OutcomeReturned, returned, returnID
-	if err := tx.AddRefundPending(ctx, t.ID, 0, returned); err != nil {
+	if err := tx.AddMEDReturned(ctx, t.ID, returned); err != nil {
 		return fmt.Errorf("charge %s: %w", t.ID, err)
 	}
-	if t.RefundedAmount+returned >= t.PaidAmount && t.Status == pix.StatusPaid {
+	if t.RefundedAmount+t.MEDReturned+returned >= t.PaidAmount && t.Status == pix.StatusPaid {
 		return tx.SetStatus(ctx, t.ID, pix.StatusRefunded)
 	}
 	return nil

@@ -94,7 +94,7 @@ func (s *Service) infractionReported(ctx context.Context, inf provider.Infractio
 		return nil
 	default: // open, or accepted with its devolução still to come
 		// The PSP cannot block more than is left of the Pix.
-		left := charge.PaidAmount - charge.RefundedAmount
+		left := charge.Left()
 		amount := inf.Amount
 		if amount <= 0 || amount > left {
 			amount = left

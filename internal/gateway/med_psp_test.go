@@ -177,7 +177,7 @@ func TestMEDInfractionsAtThePSP(t *testing.T) {
 		bal = f.balance(t)
 		require.Equal(t, pix.Amount(0), bal.Blocked)
 		require.Equal(t, pix.Amount(12000), bal.Available, "what the return did not take is released")
-		require.Equal(t, pix.Amount(3000), f.status(t, b.ID).RefundedAmount)
+		require.Equal(t, pix.Amount(3000), f.status(t, b.ID).MEDReturned)
 		require.NoError(t, f.db.CheckLedger(ctx))
 	})
 }
@@ -232,6 +232,26 @@ func TestMEDReturnNobodyAnnounced(t *testing.T) {
 		require.Equal(t, pix.Amount(2500), bal.Available)
 		require.Zero(t, bal.Blocked)
 		require.Zero(t, bal.Debt)
+
+		// A charge paid with more than it asked: a MED return may take the
+		// whole Pix, which no refund may.
+		resp, _, err := f.gw.CreateCharge(ctx, f.c, gateway.Keyed(chargeRequestAmount("c", "10.00"), "", body("c")))
+		require.NoError(t, err)
+		ch, err := f.gw.Charge(ctx, f.c, resp.PaymentID)
+		require.NoError(t, err)
+		e2eC, err := f.sim.PayWith(ctx, ch.TxID, pspsim.PayOptions{Valor: 1500})
+		require.NoError(t, err)
+		require.NoError(t, f.gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: e2eC, TxID: ch.TxID}}))
+		_, err = f.sim.MEDReturn(e2eC, 0, "MED_FRAUDE")
+		require.NoError(t, err)
+		require.NoError(t, f.gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: e2eC, TxID: ch.TxID}}))
+		dC := f.disputes(t, ch)
+		require.Len(t, dC, 1)
+		require.Equal(t, pix.Amount(1500), dC[0].ReturnedAmount)
+		look := f.status(t, ch.ID)
+		require.Equal(t, pix.StatusRefunded, look.Status)
+		require.Equal(t, pix.Amount(1500), look.RefundedAmount+look.MEDReturned)
+		require.Equal(t, pix.Amount(2500), f.balance(t).Available, "the whole Pix went back")
 		require.NoError(t, f.db.CheckLedger(ctx))
 	})
 }

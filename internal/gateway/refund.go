@@ -91,7 +91,7 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, in Idempotent[
 			return err
 		}
 		// What was paid, when a payer paid less than the charge asked.
-		left := t.Refundable() - t.RefundedAmount - t.RefundPending
+		left := t.Refundable() - t.RefundedAmount - t.RefundPending - t.MEDReturned
 		ref.Amount = amount
 		if amount == 0 {
 			ref.Amount = left

@@ -65,7 +65,7 @@ func (x *Sandbox) leftOf(ctx context.Context, c pix.Client, paymentID string, am
 		return pix.Transaction{}, 0, err
 	}
 	if amount == 0 {
-		amount = t.PaidAmount - t.RefundedAmount
+		amount = t.Left()
 	}
 	return t, amount, nil
 }

@@ -115,7 +115,7 @@ type TransactionView struct {
 // Service.Today), which prices a charge with a due date.
 func View(t pix.Transaction, today pix.Date) TransactionView {
 	v := TransactionView{PaymentID: t.ID, Status: t.Status, Amount: t.Amount, CreatedAt: pix.FormatTime(t.CreatedAt),
-		Type: t.Type, Tax: t.Tax, RefundedAmount: t.RefundedAmount, RecurrenceID: t.RecurrenceID}
+		Type: t.Type, Tax: t.Tax, RefundedAmount: t.RefundedAmount + t.MEDReturned, RecurrenceID: t.RecurrenceID}
 	if t.ExternalID != "" {
 		ext := t.ExternalID
 		v.ExternalID = &ext

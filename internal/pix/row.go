@@ -90,15 +90,18 @@ type Transaction struct {
 	Amount         Amount
 	Tax            Amount
 	RefundedAmount Amount
-	RefundPending  Amount
-	CreatedAt      time.Time
-	ConfirmedAt    time.Time // zero while not confirmed
-	ExpiresAt      time.Time // charges
-	SettleAt       time.Time // payouts: when the provider settles it; zero once settled
-	TxID           string    // charges: the BR Code txid
-	QRCode         string    // charges: the BR Code
-	CallbackURL    string
-	Details        string // JSON of the request's descriptive fields
+	// MEDReturned is what MED returns took of a paid charge (docs/med.md):
+	// apart from RefundedAmount, as it may exceed Amount.
+	MEDReturned   Amount
+	RefundPending Amount
+	CreatedAt     time.Time
+	ConfirmedAt   time.Time // zero while not confirmed
+	ExpiresAt     time.Time // charges
+	SettleAt      time.Time // payouts: when the provider settles it; zero once settled
+	TxID          string    // charges: the BR Code txid
+	QRCode        string    // charges: the BR Code
+	CallbackURL   string
+	Details       string // JSON of the request's descriptive fields
 	// EndToEndID is the PIX network's id of the credited payment (charges)
 	// or of the send (payouts); "" until known.
 	EndToEndID string
@@ -137,6 +140,12 @@ func (t Transaction) Refundable() Amount {
 		return min(t.Amount, t.PaidAmount)
 	}
 	return t.Amount
+}
+
+// Left is what is left at the PSP of a paid charge's Pix: what was paid,
+// less its refunds (settled or under way) and its MED returns.
+func (t Transaction) Left() Amount {
+	return t.PaidAmount - t.RefundedAmount - t.RefundPending - t.MEDReturned
 }
 
 // AmountMismatch reports whether a paid charge was paid with another amount

@@ -171,14 +171,17 @@ func auditDelivered(b books, clients []Credentials, deliveries []Delivery, inval
 // that failed for good (recurrenceEvents); and no other event.
 func auditReported(b books, psp pspFacts) Check {
 	c := Check{Name: checkReported}
-	type subject struct{ tx, refund string }
+	// A refund's and a dispute's events are their own subjects beside
+	// their charge's.
+	type subject struct{ tx, refund, dispute string }
 	have := map[subject]map[string]int{}
 	for _, e := range b.Events {
 		var body struct {
-			RefundID string `json:"refund_id"`
+			RefundID  string `json:"refund_id"`
+			DisputeID string `json:"dispute_id"`
 		}
 		_ = json.Unmarshal([]byte(e.Payload), &body)
-		s := subject{e.TransactionID, body.RefundID}
+		s := subject{e.TransactionID, body.RefundID, body.DisputeID}
 		if have[s] == nil {
 			have[s] = map[string]int{}
 		}
@@ -223,7 +226,7 @@ func auditReported(b books, psp pspFacts) Check {
 	}
 	for _, r := range b.Refunds {
 		what := fmt.Sprintf("refund %s (%s)", r.ID, r.Status)
-		s := subject{r.TransactionID, r.ID}
+		s := subject{tx: r.TransactionID, refund: r.ID}
 		switch r.Status {
 		case pix.RefundCompleted:
 			check(what, s, "", pix.EventRefundCompleted)
@@ -233,9 +236,22 @@ func auditReported(b books, psp pspFacts) Check {
 			check(what, s, "")
 		}
 	}
+	for _, d := range b.Disputes {
+		what := fmt.Sprintf("dispute %s (%s %s)", d.ID, d.Status, d.Outcome)
+		s := subject{tx: d.PaymentID, dispute: d.ID}
+		switch {
+		case d.Status == pix.DisputeOpen:
+			check(what, s, "", pix.EventDisputeOpened)
+		case d.ClosedAt != nil && d.ClosedAt.Equal(d.OpenedAt):
+			// A return nobody announced: recorded closed at once.
+			check(what, s, "", pix.EventDisputeClosed)
+		default:
+			check(what, s, "", pix.EventDisputeOpened, pix.EventDisputeClosed)
+		}
+	}
 	recurrenceEvents(b, psp, func(what, tx, maybe string, want ...string) { check(what, subject{tx: tx}, maybe, want...) })
 	for s, n := range have {
-		c.Violations = append(c.Violations, fmt.Sprintf("events %s name transaction %q refund %q, which the books do not hold", formatCounts(n), s.tx, s.refund))
+		c.Violations = append(c.Violations, fmt.Sprintf("events %s name transaction %q refund %q dispute %q, which the books do not hold", formatCounts(n), s.tx, s.refund, s.dispute))
 	}
 	return c
 }

@@ -45,6 +45,8 @@ type world struct {
 	extra    []Delivery
 	// refused is an event type whose deliveries the receiver answered 500.
 	refused string
+	// infractions are the PSP's MED contests.
+	infractions []pspsim.InfractionFact
 }
 
 func newWorld(t *testing.T, db *store.DB) *world {
@@ -180,7 +182,42 @@ func (w *world) input() AuditInput {
 		}
 	}
 	return AuditInput{DB: w.db, Deliveries: append(ds, w.extra...), InvalidSignatures: w.invalid,
-		Clients: []Credentials{{ClientID: w.client.ID}}, Keys: w.keys}
+		Clients: []Credentials{{ClientID: w.client.ID}}, Keys: w.keys, PSP: pspsim.State{Infractions: w.infractions}}
+}
+
+// medReturn records a MED return of amount of the charge by devolução
+// returnID, from available, as pixgate does, with its delivered
+// pix.dispute.closed; it returns the dispute.
+func (w *world) medReturn(amount pix.Amount, returnID string) pix.Dispute {
+	w.t.Helper()
+	ctx := context.Background()
+	at := auditT0.Add(time.Minute)
+	d := pix.Dispute{ID: uuid.NewString(), ClientID: w.client.ID, PaymentID: w.charge.ID, Amount: amount, Reason: pix.ReasonFraud,
+		Status: pix.DisputeOpen, RespondBy: at, OpenedAt: at}
+	w.write(func(tx *store.Tx) error {
+		if err := tx.OpenMEDAccounts(ctx, w.client.ID); err != nil {
+			return err
+		}
+		if err := tx.InsertDispute(ctx, d); err != nil {
+			return err
+		}
+		d.Status, d.ClosedAt, d.Outcome, d.ReturnedAmount, d.ReturnID = pix.DisputeClosed, &at, pix.OutcomeReturned, amount, returnID
+		return tx.CloseDispute(ctx, d)
+	})
+	p, err := ledger.MedReturned(amount, 0, amount)
+	require.NoError(w.t, err)
+	w.post(w.client.ID, w.charge.ID, p)
+	body, err := json.Marshal(map[string]any{"event": pix.EventDisputeClosed, "payment_id": w.charge.ID, "dispute_id": d.ID})
+	require.NoError(w.t, err)
+	e := pix.Event{ID: "evt_" + strings.ReplaceAll(uuid.NewString(), "-", ""), ClientID: w.client.ID, TransactionID: w.charge.ID,
+		Type: pix.EventDisputeClosed, URL: "http://127.0.0.1:1/hook", Payload: string(body), CreatedAt: at}
+	w.write(func(tx *store.Tx) error {
+		if err := tx.InsertEvent(ctx, e); err != nil {
+			return err
+		}
+		return store.RawExec(ctx, tx, `UPDATE events SET status = 'delivered', attempts = 1 WHERE id = $1`, e.ID)
+	})
+	return d
 }
 
 func (w *world) audit() map[string]Check {
@@ -253,9 +290,27 @@ func TestAuditCatches(t *testing.T) {
 		{"a payout resent under another id", func(w *world) {
 			w.psp.Sends = append(w.psp.Sends, pspTransfer{ID: "0badc0de", Valor: 300, Status: pspsim.Realizado})
 		}, []string{checkOnce, checkBalance}},
+		{"a MED return as the PSP made it", func(w *world) {
+			w.medReturn(300, "MEDreturn1")
+			w.psp.Pix[0].Devolucoes = append(w.psp.Pix[0].Devolucoes, pspTransfer{ID: "medreturn1", Valor: 300, Status: pspsim.Devolvido})
+		}, nil},
+		{"a MED return the PSP never made", func(w *world) {
+			w.medReturn(300, "MEDreturn1")
+		}, []string{checkBalance, checkDisputes}},
+		{"a MED return recorded for another amount", func(w *world) {
+			w.medReturn(300, "MEDreturn1")
+			w.psp.Pix[0].Devolucoes = append(w.psp.Pix[0].Devolucoes, pspTransfer{ID: "medreturn1", Valor: 250, Status: pspsim.Devolvido})
+		}, []string{checkBalance, checkDisputes}},
+		{"an infraction open at the PSP that no dispute holds", func(w *world) {
+			w.infractions = []pspsim.InfractionFact{{ID: "inf1", EndToEndID: w.charge.EndToEndID, Valor: "2.00", Status: pspsim.InfracaoAberta}}
+		}, []string{checkDisputes}},
+		{"a block that no open dispute holds", func(w *world) {
+			w.write(func(tx *store.Tx) error { return tx.OpenMEDAccounts(context.Background(), w.client.ID) })
+			w.post(w.client.ID, w.charge.ID, ledger.DisputeBlocked(100))
+		}, []string{checkDisputes}},
 		{"a devolução no refund names", func(w *world) {
 			w.psp.Pix[0].Devolucoes = append(w.psp.Pix[0].Devolucoes, pspTransfer{ID: "0badc0de", Valor: 200, Status: pspsim.Devolvido})
-		}, []string{checkOnce, checkBalance}},
+		}, []string{checkOnce, checkBalance, checkDisputes}},
 		{"a Pix never credited", func(w *world) {
 			w.psp.Pix = append(w.psp.Pix, pspPix{E2E: "E99999999202611201200uncredited1", TxID: "txidlost", Valor: 700})
 		}, []string{checkBalance, checkAccounted}},

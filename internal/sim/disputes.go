@@ -44,6 +44,18 @@ func (w *Workload) paidPix(ctx context.Context, c chargeRec) (string, bool) {
 	return *v.Data.EndToEndID, true
 }
 
+// contest claims Pix e2e for one MED operation: a payer's bank contests
+// a Pix once, by an infraction or by a return with none before it.
+func (w *Workload) contest(e2e string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.contested[e2e] {
+		return false
+	}
+	w.contested[e2e] = true
+	return true
+}
+
 // medAmount is what a MED operation takes of a Pix of amount: all that is
 // left (0) or a part.
 func medAmount(o op, amount int64) int64 {
@@ -61,7 +73,7 @@ func (w *Workload) medReturn(ctx context.Context, o op) {
 		return
 	}
 	e2e, ok := w.paidPix(ctx, c)
-	if !ok {
+	if !ok || !w.contest(e2e) {
 		return
 	}
 	_, _ = w.psp.MEDReturn(e2e, medAmount(o, c.amount), medNaturezas[o.variant%len(medNaturezas)])
@@ -74,14 +86,7 @@ func (w *Workload) infraction(ctx context.Context, o op) {
 		return
 	}
 	e2e, ok := w.paidPix(ctx, c)
-	if !ok {
-		return
-	}
-	w.mu.Lock()
-	seen := w.contested[e2e]
-	w.contested[e2e] = true
-	w.mu.Unlock()
-	if seen {
+	if !ok || !w.contest(e2e) {
 		return
 	}
 	// Some deadlines pass during the run, so late defenses are refused.
@@ -166,8 +171,9 @@ type medReturnFact struct {
 	Status string
 }
 
-// medFactsOf separates, among the PSP's devoluções, the ones pixgate did
-// not send: what refunds and unmatched returns name is pixgate's.
+// medFactsOf separates, among the devoluções of the Pix that charges hold,
+// the ones pixgate did not send: what refunds and unmatched returns name
+// is pixgate's.
 func medFactsOf(b books, psp pspFacts, st pspsim.State) medFacts {
 	ours := map[string]bool{}
 	for _, r := range b.Refunds {
@@ -178,8 +184,19 @@ func medFactsOf(b books, psp pspFacts, st pspsim.State) medFacts {
 			ours[hexID(u.ReturnID)] = true
 		}
 	}
+	charged := map[string]bool{}
+	for _, t := range b.Txs {
+		if t.Type == pix.TypeCashin && t.EndToEndID != "" {
+			charged[t.EndToEndID] = true
+		}
+	}
+	// Only a charge's Pix: a devolução of an unmatched receipt's that is
+	// not its return is auditOnce's to report.
 	f := medFacts{Returns: map[string]medReturnFact{}, Infractions: st.Infractions}
 	for _, p := range psp.Pix {
+		if !charged[p.E2E] {
+			continue
+		}
 		for _, d := range p.Devolucoes {
 			if !ours[d.ID] {
 				f.Returns[d.ID] = medReturnFact{E2E: p.E2E, Valor: d.Valor, Status: d.Status}
@@ -303,7 +320,7 @@ func infractionState(inf pspsim.InfractionFact) string {
 func nothingLeft(b books, e2e string) bool {
 	for _, t := range b.Txs {
 		if t.Type == pix.TypeCashin && t.EndToEndID == e2e {
-			return t.RefundedAmount >= t.PaidAmount
+			return t.Left() <= 0
 		}
 	}
 	return false

@@ -93,7 +93,7 @@ type Workload struct {
 	// the PSP's ids of them.
 	contested   map[string]bool
 	infractions []string
-	reads   int
+	reads       int
 }
 
 // NewWorkload returns the workload of seed over api and psp for clients

@@ -71,6 +71,12 @@ func (tx *Tx) AddRefundPending(ctx context.Context, chargeID string, delta, sett
 		chargeID, int64(delta), int64(settled))
 }
 
+// AddMEDReturned adds returned to what MED returns took of charge
+// chargeID.
+func (tx *Tx) AddMEDReturned(ctx context.Context, chargeID string, returned pix.Amount) error {
+	return tx.updateOne(ctx, `UPDATE transactions SET med_returned = med_returned + $2 WHERE id = $1`, chargeID, int64(returned))
+}
+
 // SetStatus sets a transaction's status unconditionally (used where the
 // caller holds the row lock and has checked the transition).
 func (tx *Tx) SetStatus(ctx context.Context, id string, status pix.TxStatus) error {

@@ -17,17 +17,17 @@ import (
 
 const txColumns = `id, client_id, type, external_id, idempotency_key, request_hash, status, amount, tax,
 	refunded_amount, refund_pending, created_at, confirmed_at, expires_at, settle_at, txid, qrcode, callback_url, details,
-	end_to_end_id, send_state, send_attempts, paid_amount, due, expected_amount, recurrence_id, payer_name, payer_document`
+	end_to_end_id, send_state, send_attempts, paid_amount, due, expected_amount, recurrence_id, payer_name, payer_document, med_returned`
 
 func scanTransaction(row scanner) (pix.Transaction, error) {
 	var t pix.Transaction
 	var ext, idem, txid, e2e, rec, payerName, payerDoc sql.NullString
-	var amount, tax, refunded, refundPending, created int64
+	var amount, tax, refunded, refundPending, medReturned, created int64
 	var confirmed, expires, settle, paid, expected sql.NullInt64
 	var due sql.NullString
 	err := row.Scan(&t.ID, &t.ClientID, &t.Type, &ext, &idem, &t.RequestHash, &t.Status, &amount, &tax,
 		&refunded, &refundPending, &created, &confirmed, &expires, &settle, &txid, &t.QRCode, &t.CallbackURL, &t.Details,
-		&e2e, &t.SendState, &t.SendAttempts, &paid, &due, &expected, &rec, &payerName, &payerDoc)
+		&e2e, &t.SendState, &t.SendAttempts, &paid, &due, &expected, &rec, &payerName, &payerDoc, &medReturned)
 	if errors.Is(err, sql.ErrNoRows) {
 		return pix.Transaction{}, ErrNotFound
 	}
@@ -36,7 +36,7 @@ func scanTransaction(row scanner) (pix.Transaction, error) {
 	}
 	t.ExternalID, t.IdempotencyKey, t.TxID, t.EndToEndID = ext.String, idem.String, txid.String, e2e.String
 	t.Amount, t.Tax, t.RefundedAmount, t.RefundPending = pix.Amount(amount), pix.Amount(tax), pix.Amount(refunded), pix.Amount(refundPending)
-	t.CreatedAt, t.PaidAmount = fromMS(created), pix.Amount(paid.Int64)
+	t.CreatedAt, t.PaidAmount, t.MEDReturned = fromMS(created), pix.Amount(paid.Int64), pix.Amount(medReturned)
 	t.ConfirmedAt, t.ExpiresAt, t.SettleAt = fromNullMS(confirmed), fromNullMS(expires), fromNullMS(settle)
 	t.ExpectedAmount, t.RecurrenceID = pix.Amount(expected.Int64), rec.String
 	t.PayerName, t.PayerDocument = payerName.String, payerDoc.String
@@ -106,8 +106,8 @@ func (tx *Tx) CreateTransaction(ctx context.Context, t pix.Transaction) error {
 
 const (
 	insertTransactionHead = `INSERT INTO transactions (` + txColumns + `) VALUES `
-	insertTransactionSQL  = insertTransactionHead + `($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28)`
-	txColumnCount         = 28
+	insertTransactionSQL  = insertTransactionHead + `($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29)`
+	txColumnCount         = 29
 )
 
 func transactionArgs(t pix.Transaction) []any {
@@ -115,7 +115,7 @@ func transactionArgs(t pix.Transaction) []any {
 		int64(t.Amount), int64(t.Tax), int64(t.RefundedAmount), int64(t.RefundPending), ms(t.CreatedAt),
 		nullMS(t.ConfirmedAt), nullMS(t.ExpiresAt), nullMS(t.SettleAt), nullString(t.TxID), t.QRCode, t.CallbackURL, t.Details,
 		nullString(t.EndToEndID), t.SendState, t.SendAttempts, nullAmount(t.PaidAmount), dueColumn{t.Due}, nullAmount(t.ExpectedAmount), nullString(t.RecurrenceID),
-		nullString(t.PayerName), nullString(t.PayerDocument)}
+		nullString(t.PayerName), nullString(t.PayerDocument), int64(t.MEDReturned)}
 }
 
 // Transaction returns the client's transaction with the given id, or ErrNotFound.

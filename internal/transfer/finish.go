@@ -116,7 +116,7 @@ func (e *Engine) FinishRefund(ctx context.Context, tx *store.Tx, o *outbox.Event
 		return err
 	}
 	charge.RefundedAmount += settled
-	if charge.RefundedAmount >= charge.Refundable() && charge.Status == pix.StatusPaid {
+	if charge.RefundedAmount+charge.MEDReturned >= charge.Refundable() && charge.Status == pix.StatusPaid {
 		if err := tx.SetStatus(ctx, charge.ID, pix.StatusRefunded); err != nil {
 			return err
 		}
