@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/outbox"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/store"
@@ -92,6 +93,13 @@ func (s *Service) infractionReported(ctx context.Context, inf provider.Infractio
 		// Released before pixgate saw it open (nothing was ever blocked),
 		// or recorded already.
 		return nil
+	case inf.Status == provider.InfractionAccepted:
+		// Opened and decided between two readings: its devolução may have
+		// been recorded already, as a return nobody announced.
+		if adopted, err := s.adoptInfraction(ctx, charge, inf.ID); err != nil || adopted {
+			return err
+		}
+		fallthrough
 	default: // open, or accepted with its devolução still to come
 		// The PSP cannot block more than is left of the Pix.
 		left := charge.Left()
@@ -115,4 +123,29 @@ func (s *Service) infractionReported(ctx context.Context, inf provider.Infractio
 		return nil
 	}
 	return err
+}
+
+// adoptInfraction gives the infraction infractionID to charge's return
+// recorded without one, if there is such a return, and reports whether it
+// did.
+func (s *Service) adoptInfraction(ctx context.Context, charge pix.Transaction, infractionID string) (bool, error) {
+	ds, err := s.db.TransactionDisputes(ctx, charge.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range ds {
+		if d.PSPID != "" || d.ReturnID == "" {
+			continue
+		}
+		adopted := false
+		err := s.w.Write(ctx, func(tx *store.Tx, _ *outbox.Events) error {
+			var err error
+			adopted, err = tx.AdoptInfraction(ctx, d.ID, infractionID)
+			return err
+		})
+		if err != nil || adopted {
+			return adopted, err
+		}
+	}
+	return false, nil
 }

@@ -26,7 +26,7 @@ func TestBackgroundLoops(t *testing.T) {
 		for _, task := range r.Tasks {
 			tasks = append(tasks, task.Name)
 		}
-		require.Equal(t, []string{"expire-charges", "psp-reconcile", "psp-returns-reading", "psp-sent-reading", "psp-orphan-cobs",
+		require.Equal(t, []string{"expire-charges", "psp-reconcile", "psp-returns-reading", "psp-infractions-reading", "psp-sent-reading", "psp-orphan-cobs",
 			"recurrence-cycles", "psp-recurrences-reading"}, tasks)
 		var out []string
 		for _, l := range r.Loops {

@@ -178,6 +178,23 @@ func TestMEDInfractionsAtThePSP(t *testing.T) {
 		require.Equal(t, pix.Amount(0), bal.Blocked)
 		require.Equal(t, pix.Amount(12000), bal.Available, "what the return did not take is released")
 		require.Equal(t, pix.Amount(3000), f.status(t, b.ID).MEDReturned)
+
+		// Opened and accepted between two readings, its devolução reported
+		// first: the reading gives the infraction to that return, and
+		// blocks nothing.
+		c, e2eC := f.paid(t, "c", "20.00")
+		infC, err := f.sim.OpenInfraction(e2eC, 0, "", respondBy)
+		require.NoError(t, err)
+		_, err = f.sim.AcceptInfraction(infC, 0)
+		require.NoError(t, err)
+		require.NoError(t, f.gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: e2eC, TxID: c.TxID}}))
+		f.readInfractions(t, f.gw)
+		dC := f.disputes(t, c)
+		require.Len(t, dC, 1, "one contest, one dispute")
+		require.Equal(t, infC, dC[0].PSPID)
+		require.Equal(t, pix.OutcomeReturned, dC[0].Outcome)
+		require.Equal(t, pix.Amount(12000), f.balance(t).Available)
+		require.Zero(t, f.balance(t).Blocked)
 		require.NoError(t, f.db.CheckLedger(ctx))
 	})
 }

@@ -30,3 +30,14 @@ func (q *Q) OldestOpenInfraction(ctx context.Context) (time.Time, bool, error) {
 	}
 	return fromMS(at.Int64), true, nil
 }
+
+// AdoptInfraction records the PSP's infraction pspID on dispute id, a
+// return recorded before its infraction was read, unless it names one
+// already; it reports whether it did.
+func (tx *Tx) AdoptInfraction(ctx context.Context, id, pspID string) (bool, error) {
+	n, err := tx.affected(ctx, `UPDATE disputes SET psp_id = $2 WHERE id = $1 AND psp_id = ''`, id, pspID)
+	if err != nil {
+		return false, fmt.Errorf("adopt infraction: %w", err)
+	}
+	return n == 1, nil
+}

@@ -2,10 +2,14 @@ package postgres_test
 
 import (
 	"context"
+	"io/fs"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/store"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
 
@@ -74,8 +78,24 @@ func TestStorageMigrations(t *testing.T) {
 
 	var version int64
 	require.NoError(t, raw.QueryRowContext(ctx, `SELECT max(version_id) FROM goose_db_version WHERE is_applied`).Scan(&version))
-	require.EqualValues(t, 23, version)
+	require.EqualValues(t, newestMigration(t), version)
 	applied, err := db.Migrate(ctx)
 	require.NoError(t, err)
 	require.Empty(t, applied)
+}
+
+// newestMigration is the version of the newest PostgreSQL migration.
+func newestMigration(t *testing.T) int64 {
+	t.Helper()
+	fsys, err := store.Migrations("postgres")
+	require.NoError(t, err)
+	names, err := fs.Glob(fsys, "*.sql")
+	require.NoError(t, err)
+	var newest int64
+	for _, n := range names {
+		v, err := strconv.ParseInt(strings.SplitN(n, "_", 2)[0], 10, 64)
+		require.NoError(t, err, n)
+		newest = max(newest, v)
+	}
+	return newest
 }
