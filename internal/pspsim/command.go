@@ -69,7 +69,7 @@ func Run(ctx context.Context, c CommandConfig, stdout io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# pixgate psp-sim: a simulated PSP (API Pix v2 and Efí's Pix send) at %s\n", s.URL())
 	if u := s.ControlURL(); u != "" {
-		fmt.Fprintf(&b, "# control API: %s (POST /sim/pay/{txid}, POST /sim/paycobv, POST /sim/faults, POST /sim/settle, GET /sim/state)\n", u)
+		fmt.Fprintf(&b, "# control API: %s (POST /sim/pay/{txid}, POST /sim/paycobv, POST /sim/pix/{e2eid}/med, POST /sim/infracoes, POST /sim/faults, POST /sim/settle, GET /sim/state)\n", u)
 	}
 	b.WriteString("# Run pixgate against it with this environment:\n")
 	for _, kv := range [][2]string{
