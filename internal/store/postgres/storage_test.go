@@ -74,7 +74,7 @@ func TestStorageMigrations(t *testing.T) {
 
 	var version int64
 	require.NoError(t, raw.QueryRowContext(ctx, `SELECT max(version_id) FROM goose_db_version WHERE is_applied`).Scan(&version))
-	require.EqualValues(t, 23, version)
+	require.EqualValues(t, 26, version)
 	applied, err := db.Migrate(ctx)
 	require.NoError(t, err)
 	require.Empty(t, applied)
