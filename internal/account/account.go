@@ -150,7 +150,9 @@ func (s *Service) Me(ctx context.Context, c pix.Client) (Me, error) {
 // issues gathers a request's problems, field by field.
 type issues []pix.FieldIssue
 
-func (is *issues) add(field, issue string) { *is = append(*is, pix.FieldIssue{Field: field, Issue: issue}) }
+func (is *issues) add(field, issue string) {
+	*is = append(*is, pix.FieldIssue{Field: field, Issue: issue})
+}
 
 // text checks a text field of at most maxLen characters; required says
 // whether it may be empty.
