@@ -21,8 +21,10 @@ const (
 
 // Transaction types.
 const (
-	TypeCashin  = "cashin"
-	TypeCashout = "cashout"
+	TypeCashin   = "cashin"
+	TypeCashout  = "cashout"
+	TypeSplit    = "split"    // a share of a split charge received
+	TypeTransfer = "transfer" // one side of a transfer between accounts
 )
 
 // PIX key types of a payout's credit party.
@@ -277,7 +279,7 @@ func (c *Client) Balance(ctx context.Context) (*Balance, error) {
 type Transaction struct {
 	PaymentID      string     `json:"payment_id"` // a payout's transaction_id
 	ExternalID     string     `json:"external_id"`
-	Type           string     `json:"type"`   // TypeCashin or TypeCashout
+	Type           string     `json:"type"`   // TypeCashin, TypeCashout, TypeSplit or TypeTransfer
 	Status         string     `json:"status"` // StatusPending, StatusPaid, …
 	Amount         Amount     `json:"amount"`
 	Tax            Amount     `json:"tax"`
@@ -300,6 +302,12 @@ type Transaction struct {
 	RecurrenceID string `json:"recurrence_id,omitempty"`
 	// Disputes are a charge's MED disputes, in its lookup only.
 	Disputes []DisputeSummary `json:"disputes,omitempty"`
+	// TransferID, Direction ("in" or "out") and CounterpartyAccountID
+	// describe one side of a transfer between a parent and its
+	// sub-account (docs/marketplace.md); empty for other transactions.
+	TransferID            string `json:"transfer_id,omitempty"`
+	Direction             string `json:"direction,omitempty"`
+	CounterpartyAccountID string `json:"counterparty_account_id,omitempty"`
 }
 
 // DisputeSummary is a dispute as a charge's lookup lists it.
@@ -341,7 +349,7 @@ func (c *Client) Lookup(ctx context.Context, q LookupQuery) (*LookupResult, erro
 type HistoryQuery struct {
 	Limit  int       // page size, 1–100 (server default 50)
 	Status string    // only this status
-	Type   string    // TypeCashin or TypeCashout
+	Type   string    // TypeCashin, TypeCashout, TypeSplit or TypeTransfer
 	From   time.Time // created at or after
 	To     time.Time // created before
 	Cursor string    // start at this page (a NextCursor)

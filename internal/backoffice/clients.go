@@ -3,7 +3,6 @@ package backoffice
 import (
 	"context"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -47,20 +46,12 @@ func (s *Service) randomBytes(n int) []byte {
 	return b
 }
 
-func (s *Service) newClientID() string {
-	prefix := "cli_test_"
-	if s.env == pix.EnvProduction {
-		prefix = "cli_live_"
-	}
-	return prefix + hex.EncodeToString(s.randomBytes(12))
-}
-
 func (s *Service) newClientSecret() string {
-	prefix := "sk_test_"
-	if s.env == pix.EnvProduction {
-		prefix = "sk_live_"
+	secret, err := pix.NewClientSecret(s.rand, s.env)
+	if err != nil {
+		panic("backoffice: random source failed: " + err.Error())
 	}
-	return prefix + base64.RawURLEncoding.EncodeToString(s.randomBytes(32))
+	return secret
 }
 
 // NewWebhookSecret returns whsec_ + Base64 of 32 random bytes.
@@ -97,17 +88,19 @@ func (s *Service) CreateClient(ctx context.Context, p ClientParams) (Credentials
 }
 
 func (s *Service) insertClient(ctx context.Context, tx *store.Tx, p ClientParams) (Credentials, error) {
-	c := pix.Client{
-		ID: s.newClientID(), Name: strings.TrimSpace(p.Name), Environment: s.env,
-		WebhookSecret: s.NewWebhookSecret(), CashinFee: p.CashinFee, PayoutFee: p.PayoutFee,
-		Status: pix.ClientActive, CreatedAt: s.stamp(),
+	cr, err := pix.NewCredentials(s.rand, s.env)
+	if err != nil {
+		return Credentials{}, fmt.Errorf("create client: %w", err)
 	}
-	secret := s.newClientSecret()
-	c.SecretHash = pix.HashSecret(secret)
+	c := pix.Client{
+		ID: cr.ClientID, AccountID: cr.AccountID, Name: strings.TrimSpace(p.Name), Environment: s.env,
+		WebhookSecret: cr.WebhookSecret, CashinFee: p.CashinFee, PayoutFee: p.PayoutFee,
+		Status: pix.ClientActive, CreatedAt: s.stamp(), SecretHash: pix.HashSecret(cr.ClientSecret),
+	}
 	if err := tx.InsertClient(ctx, c); err != nil {
 		return Credentials{}, fmt.Errorf("create client: %w", err)
 	}
-	return Credentials{ClientID: c.ID, ClientSecret: secret, WebhookSecret: c.WebhookSecret, Name: c.Name, Environment: c.Environment}, nil
+	return Credentials{ClientID: c.ID, ClientSecret: cr.ClientSecret, WebhookSecret: c.WebhookSecret, Name: c.Name, Environment: c.Environment}, nil
 }
 
 // BootstrapSandbox creates the client named "sandbox" when the database has

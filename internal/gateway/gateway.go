@@ -16,6 +16,7 @@ import (
 	"time"
 	_ "time/tzdata" // São Paulo's calendar dates charges' due terms on any host
 
+	"github.com/pixgate/pixgate/internal/account"
 	"github.com/pixgate/pixgate/internal/cashin"
 	"github.com/pixgate/pixgate/internal/clock"
 	"github.com/pixgate/pixgate/internal/outbox"
@@ -130,6 +131,8 @@ type Service struct {
 	cashin      *cashin.Service
 	transfers   *transfer.Engine
 	recurrences *recurrence.Service
+	// accounts is sub-accounts and the transfers within a family.
+	accounts *account.Service
 	// loc is America/Sao_Paulo, whose calendar dates due terms and payments.
 	loc *time.Location
 	// clocks is the real time and this node's view of the sandbox
@@ -169,7 +172,8 @@ func New(c Config) (*Service, error) {
 }
 
 // compose builds the engines below the use cases, each told once what
-// the provider is: the send engine, the cash-in side and recurrences.
+// the provider is: the send engine, the cash-in side and recurrences;
+// then sub-accounts, which need no provider.
 func (s *Service) compose(c Config) error {
 	var err error
 	s.sandbox = newSandbox(s)
@@ -186,7 +190,11 @@ func (s *Service) compose(c Config) error {
 	if s.sandbox != nil {
 		rc.Sandbox = &recurrence.SandboxConfig{Pay: s.sandbox.Pay}
 	}
-	s.recurrences, err = recurrence.New(rc)
+	if s.recurrences, err = recurrence.New(rc); err != nil {
+		return err
+	}
+	s.accounts, err = account.New(account.Config{DB: c.DB, Writer: s.w, Clocks: s.clocks, Log: c.Log,
+		Rand: readerFunc(func(p []byte) (int, error) { return s.Rand.Read(p) }), WebhookURLIssue: s.WebhookURLIssue})
 	return err
 }
 
@@ -197,6 +205,10 @@ func (s *Service) Cashin() *cashin.Service { return s.cashin }
 // Recurrences is Pix Automático: the merchant's recurrences and the
 // cycle job.
 func (s *Service) Recurrences() *recurrence.Service { return s.recurrences }
+
+// Accounts is sub-accounts and the transfers between a parent and its
+// sub-accounts.
+func (s *Service) Accounts() *account.Service { return s.accounts }
 
 // Transfers is the send engine of the payouts, refunds and returns this
 // Service accepts: the composition root runs it (Run, ReadSent).

@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 
+	"github.com/pixgate/pixgate/internal/account"
 	"github.com/pixgate/pixgate/internal/pix"
 )
 
@@ -27,6 +28,10 @@ func requestKind(r any) string {
 		return "refund"
 	case *pix.RecurrenceRequest:
 		return "recurrence"
+	case *account.CreateRequest:
+		return "account"
+	case *account.TransferRequest:
+		return "transfer"
 	}
 	panic(fmt.Sprintf("gateway: %T is no Create* request", r))
 }

@@ -58,6 +58,8 @@ var movementKinds = map[string]struct{ typ, desc, feeType, feeDesc string }{
 	"dispute.release":  {"dispute_release", "MED dispute: block released", "", ""},
 	"med.return":       {"med_return", "MED return to the payer", "", ""},
 	"debt.payment":     {"debt_payment", "MED debt paid", "", ""},
+	"transfer.out":     {"transfer", "Transfer to another account", "", ""},
+	"transfer.in":      {"transfer", "Transfer from another account", "", ""},
 }
 
 // movements splits a stored movement into the statement's lines: the

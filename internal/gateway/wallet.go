@@ -109,6 +109,12 @@ type TransactionView struct {
 	TxID          *string `json:"txid"`
 	PayerName     *string `json:"payer_name"`
 	PayerDocument *string `json:"payer_document"`
+	// TransferID, Direction ("in" or "out") and CounterpartyAccountID
+	// describe one side of a transfer between accounts of a family; left
+	// out for every other transaction.
+	TransferID            string `json:"transfer_id,omitempty"`
+	Direction             string `json:"direction,omitempty"`
+	CounterpartyAccountID string `json:"counterparty_account_id,omitempty"`
 }
 
 // View returns the API view of t on day today (São Paulo date, see
@@ -135,6 +141,14 @@ func View(t pix.Transaction, today pix.Date) TransactionView {
 		if !t.ConfirmedAt.IsZero() {
 			v.EndToEndID, v.TxID = pix.OrNull(t.EndToEndID), pix.OrNull(t.TxID)
 			v.PayerName, v.PayerDocument = pix.OrNull(t.PayerName), pix.OrNull(t.PayerDocument)
+		}
+	}
+	if t.Type == pix.TypeTransfer {
+		// The receiving side names the sender's side, whose id is the
+		// transfer's.
+		v.TransferID, v.Direction, v.CounterpartyAccountID = t.ID, "out", t.CounterpartyAccountID
+		if t.SourcePaymentID != "" {
+			v.TransferID, v.Direction = t.SourcePaymentID, "in"
 		}
 	}
 	return v
@@ -215,7 +229,7 @@ const (
 	issueHistoryLimit  = "must be an integer from 1 to 100 (default 50)"
 	issueHistoryCursor = "must be a next_cursor returned by this endpoint"
 	issueHistoryStatus = "must be one of PENDING, PAID, CANCELLED, REFUNDED, REVERSED"
-	issueHistoryType   = "must be one of cashin, cashout"
+	issueHistoryType   = "must be one of cashin, cashout, split, transfer"
 	issueHistoryTime   = "must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z"
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/pixgate/pixgate/internal/account"
 	"github.com/pixgate/pixgate/internal/cashin"
 	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/pix"
@@ -42,6 +43,9 @@ type Gateway interface {
 	// Recurrences is Pix Automático: the merchant's recurrences, the
 	// PSP's reports of them and, in the sandbox, the payer's actions.
 	Recurrences() *recurrence.Service
+	// Accounts is sub-accounts and the transfers between a parent and
+	// its sub-accounts.
+	Accounts() *account.Service
 	// ClientNow and ClientToday are the time and the São Paulo date on
 	// the client's clock (a sandbox client may have advanced it).
 	ClientNow(c pix.Client) time.Time

@@ -22,14 +22,15 @@ import (
 // enum counted once). Removing a limit from the document makes the test fail
 // here, so that a limit cannot silently stop being checked; raise it when
 // limits are added.
-const minDocumentedLimits = 187
+const minDocumentedLimits = 254
 
 // lookupKeys are the request values that only find something: a malformed
 // one matches nothing, so the document promises 404 for it, not 400.
 var lookupKeys = map[string]bool{
-	"createRefund body payment_id":    true,
-	"createRefund body external_id":   true,
-	"listDeliveries query payment_id": true,
+	"createRefund body payment_id":      true,
+	"createRefund body external_id":     true,
+	"listDeliveries query payment_id":   true,
+	"createTransfer body to_account_id": true,
 }
 
 // generatedOverrides supply values that padding one character at a time
@@ -96,6 +97,9 @@ type limitFixture struct {
 	// an open dispute refuses no other base request), and an OPEN
 	// dispute each to defend and to resolve.
 	disputeCharge, returnCharge, defendDispute, resolveDispute string
+	// subAccount is the account_id of a sub-account of the client, to
+	// transfer to.
+	subAccount string
 }
 
 func (f *limitFixture) next() int { f.n++; return f.n }
@@ -194,6 +198,20 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 		return &limitRequest{method: "POST", path: "/api/v1/sandbox/disputes/" + f.resolveDispute + "/resolve",
 			body: map[string]any{"outcome": "returned", "amount": json.Number("0.01")}}
 	},
+	"createAccount": func(f *limitFixture) *limitRequest {
+		n := f.next()
+		return &limitRequest{method: "POST", path: "/api/v1/accounts", body: map[string]any{"name": "Loja do João", "document": "52998224725",
+			"external_id": fmt.Sprintf("acct-%d-", n), "postbackUrl": "https://seller.example.com/webhooks/pix"}}
+	},
+	"listAccounts": func(*limitFixture) *limitRequest {
+		return &limitRequest{method: "GET", path: "/api/v1/accounts", query: url.Values{"limit": {"10"}}}
+	},
+	"createTransfer": func(f *limitFixture) *limitRequest {
+		n := f.next()
+		return &limitRequest{method: "POST", path: "/api/v1/wallet/transfers", body: map[string]any{"to_account_id": f.subAccount,
+			"amount": json.Number("0.01"), "description": "Repasse", "external_id": fmt.Sprintf("tr-%d-", n)},
+			header: http.Header{"Idempotency-Key": {fmt.Sprintf("transfer-%d-", n)}}}
+	},
 	"sandboxPayCharge": func(f *limitFixture) *limitRequest {
 		// Paying again on another day answers the charge as first paid.
 		return &limitRequest{method: "POST", path: "/api/v1/sandbox/charges/" + f.dueCharge + "/pay", body: map[string]any{"date": "2099-12-10"}}
@@ -211,7 +229,7 @@ func TestOpenAPILimits(t *testing.T) {
 	sample := &limitFixture{chargeID: "3f1c2a9e-7b4d-4c21-9a6e-2d8f5b7c1e04", paidCharge: "9b2e4f6a-1c3d-4e5f-8a7b-6c5d4e3f2a1b",
 		dueCharge: "5b0d6c1e-2f3a-4b4c-8d5e-6f7a8b9c0d1e", disputeCharge: "6c1e2f3a-4b4c-4d5e-8f7a-8b9c0d1e2f3a",
 		returnCharge: "7d2f3a4b-5c6d-4e7f-8a9b-0c1d2e3f4a5b", defendDispute: "8e3a4b5c-6d7e-4f8a-9b0c-1d2e3f4a5b6c",
-		resolveDispute: "9f4b5c6d-7e8f-4a9b-8c1d-2e3f4a5b6c7d"}
+		resolveDispute: "9f4b5c6d-7e8f-4a9b-8c1d-2e3f4a5b6c7d", subAccount: "5d7e1c2a-3b4f-4a6e-9c8d-7e6f5a4b3c2d"}
 	covered := map[string]bool{}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -277,6 +295,8 @@ func TestOpenAPILimits(t *testing.T) {
 		f.disputeCharge, f.returnCharge = b.paidCharge("fx-dispute", "100000.00"), b.paidCharge("fx-return", "100000.00")
 		f.defendDispute = b.dispute(b.paidCharge("fx-defend", "10.00"), nil)["dispute_id"].(string)
 		f.resolveDispute = b.dispute(b.paidCharge("fx-resolve", "10.00"), nil)["dispute_id"].(string)
+		sub, _ := b.subAccount("Vendedor", "fx-sub")
+		f.subAccount = sub["account_id"].(string)
 
 		for op, base := range baseRequests {
 			r := b.sendLimit(base(f))

@@ -247,7 +247,7 @@ func TestHistory(t *testing.T) {
 			badLimit  = "'limit' must be an integer from 1 to 100 (default 50)"
 			badCursor = "'cursor' must be a next_cursor returned by this endpoint"
 			badStatus = "'status' must be one of PENDING, PAID, CANCELLED, REFUNDED, REVERSED"
-			badType   = "'type' must be one of cashin, cashout"
+			badType   = "'type' must be one of cashin, cashout, split, transfer"
 			badDate   = " must be an RFC 3339 date-time such as 2026-01-02T15:04:05Z"
 		)
 		for q, want := range map[string]string{

@@ -34,6 +34,13 @@ const (
 	// claim as a negative balance, and is never positive. Later credits
 	// pay it first.
 	Debt Kind = "debt"
+	// Clearing holds what a client of a family (a parent and its
+	// sub-accounts) has moved to the family's other accounts by transfer,
+	// less what it received from them: money that never crossed the PIX
+	// network, so settlement does not see it. A client's clearing is
+	// positive when it sent more than it received; the family's clearing
+	// accounts always sum to zero (docs/decisions.md).
+	Clearing Kind = "clearing"
 )
 
 // Kinds lists the account kinds every client has, in a fixed order (the
@@ -44,6 +51,10 @@ var Kinds = [...]Kind{Available, Pending, Settlement, Fees}
 // first dispute): opened then, so that the many clients never disputed
 // carry none.
 var MEDKinds = [...]Kind{Blocked, Debt}
+
+// TransferKinds are the accounts a client has once it first sends or
+// receives a transfer: opened then, like MEDKinds.
+var TransferKinds = [...]Kind{Clearing}
 
 // NonNegative reports whether an account of kind k must never go below zero.
 func NonNegative(k Kind) bool { return k == Available || k == Pending || k == Suspense || k == Blocked }
@@ -203,6 +214,19 @@ func MedReturned(returned, fromBlocked, fromAvailable pix.Amount) (Posting, erro
 // DebtPaid pays p of the merchant's debt out of available.
 func DebtPaid(p pix.Amount) Posting {
 	return build("debt.payment", Entry{Available, -p}, Entry{Debt, p})
+}
+
+// TransferOut is the sender's side of a transfer of amount to another
+// account of its family: it leaves available into the sender's clearing.
+func TransferOut(amount pix.Amount) Posting {
+	return build("transfer.out", Entry{Available, -amount}, Entry{Clearing, amount})
+}
+
+// TransferIn is the receiver's side of a transfer of amount: it comes out
+// of the receiver's clearing into available. With TransferOut of the same
+// amount, the family's clearing sums to what it did before.
+func TransferIn(amount pix.Amount) Posting {
+	return build("transfer.in", Entry{Clearing, -amount}, Entry{Available, amount})
 }
 
 // PlanCredit splits net, a credit to a merchant (net of its fee), between

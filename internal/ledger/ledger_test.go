@@ -163,3 +163,26 @@ func TestPlanCredit(t *testing.T) {
 		require.Equal(t, [3]pix.Amount{tc.fromB, tc.fromA, tc.debt}, [3]pix.Amount{b, a, d}, "%+v", tc)
 	}
 }
+
+// TestTransferPostings: a transfer's two sides each balance, move the
+// sender's available to the receiver's, and leave the family's clearing
+// summing to zero; a sender short of the amount is refused.
+func TestTransferPostings(t *testing.T) {
+	t.Parallel()
+	out, in := TransferOut(700), TransferIn(700)
+	require.NoError(t, out.Validate())
+	require.NoError(t, in.Validate())
+	require.Equal(t, pix.Amount(-700), out.Available())
+	require.Equal(t, pix.Amount(700), in.Available())
+	sender, err := Balances{Available: 1000}.Apply(out)
+	require.NoError(t, err)
+	receiver, err := Balances{Available: 50}.Apply(in)
+	require.NoError(t, err)
+	require.Equal(t, pix.Amount(300), sender[Available])
+	require.Equal(t, pix.Amount(750), receiver[Available])
+	require.Zero(t, sender[Clearing]+receiver[Clearing])
+	require.Equal(t, pix.Amount(1050), sender[Available]+receiver[Available])
+	_, err = Balances{Available: 699}.Apply(out)
+	require.Error(t, err)
+	require.False(t, NonNegative(Clearing) || NonPositive(Clearing), "clearing holds either sign")
+}

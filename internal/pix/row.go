@@ -23,6 +23,20 @@ type Client struct {
 	// ClockOffset is how far the client's clock runs ahead of the real
 	// time: zero but for a sandbox client that advanced its clock.
 	ClockOffset time.Duration
+	// AccountID is the UUID v4 that splits and transfers name the client
+	// by (docs/marketplace.md); ParentID is the client id of its parent
+	// when it is a sub-account, "" for a top-level client.
+	AccountID string
+	ParentID  string
+	// Document (CPF or CNPJ), ExternalID (unique among its parent's
+	// sub-accounts) and PostbackURL are a sub-account's, as its parent
+	// created it; "" for clients an operator made.
+	Document    string
+	ExternalID  string
+	PostbackURL string
+	// RequestHash is the digest of the request that created a sub-account,
+	// which an idempotent replay compares; "" for other clients.
+	RequestHash string
 }
 
 // Attempt is one recorded delivery attempt.
@@ -131,6 +145,13 @@ type Transaction struct {
 	// Disputes are a charge's MED disputes as its lookup lists them; nil
 	// where they were not read (lists, creation answers).
 	Disputes *[]DisputeSummary
+	// SourcePaymentID is, on the receiving side of a transfer, the
+	// sender's transaction (the transfer_id); on a split, the charge it
+	// came from. "" otherwise.
+	SourcePaymentID string
+	// CounterpartyAccountID is a transfer's other side: the account_id
+	// that sent it or that it was sent to; "" for other transactions.
+	CounterpartyAccountID string
 }
 
 // Refundable is how much of a paid charge can be returned: what was paid,

@@ -24,18 +24,21 @@ func TxStatuses() []TxStatus {
 	return []TxStatus{StatusPending, StatusPaid, StatusCancelled, StatusRefunded, StatusReversed}
 }
 
-// TxType is what a transaction is: a charge (cash-in) or a payout
-// (cash-out).
+// TxType is what a transaction is: a charge (cash-in), a payout
+// (cash-out), a receiver's share of a split charge or one side of a
+// transfer between a parent and its sub-account.
 type TxType string
 
 // Transaction types.
 const (
-	TypeCashin  TxType = "cashin"
-	TypeCashout TxType = "cashout"
+	TypeCashin   TxType = "cashin"
+	TypeCashout  TxType = "cashout"
+	TypeSplit    TxType = "split"
+	TypeTransfer TxType = "transfer"
 )
 
 // TxTypes returns every transaction type.
-func TxTypes() []TxType { return []TxType{TypeCashin, TypeCashout} }
+func TxTypes() []TxType { return []TxType{TypeCashin, TypeCashout, TypeSplit, TypeTransfer} }
 
 // RefundStatus is a refund's status.
 type RefundStatus string

@@ -18,14 +18,22 @@ import (
 const clientInsertColumns = `id, name, environment, secret_hash, webhook_secret, prev_webhook_secret, prev_webhook_until,
 	cashin_fee_bp, cashin_fee_fixed, payout_fee_bp, payout_fee_fixed, status, created_at`
 
-const clientColumns = clientInsertColumns + `, clock_offset_ms`
+// clientAccountColumns are a client's marketplace columns (version 26),
+// written when the client is given an account_id: a client inserted
+// without one (a database at an earlier version, as the migration tests
+// hold) gets one from the database.
+const clientAccountColumns = `account_id, parent_id, document, external_id, postback_url, request_hash`
+
+const clientColumns = clientInsertColumns + `, clock_offset_ms, ` + clientAccountColumns
 
 func scanClient(row scanner) (pix.Client, error) {
 	var c pix.Client
 	var prevUntil, created int64
 	var cinFixed, poFixed, offset int64
+	var account, parent, ext sql.NullString
 	err := row.Scan(&c.ID, &c.Name, &c.Environment, &c.SecretHash, &c.WebhookSecret, &c.PrevWebhookSecret, &prevUntil,
-		&c.CashinFee.PercentBP, &cinFixed, &c.PayoutFee.PercentBP, &poFixed, &c.Status, &created, &offset)
+		&c.CashinFee.PercentBP, &cinFixed, &c.PayoutFee.PercentBP, &poFixed, &c.Status, &created, &offset,
+		&account, &parent, &c.Document, &ext, &c.PostbackURL, &c.RequestHash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return pix.Client{}, ErrNotFound
 	}
@@ -39,6 +47,7 @@ func scanClient(row scanner) (pix.Client, error) {
 	}
 	c.CreatedAt = fromMS(created)
 	c.ClockOffset = time.Duration(offset) * time.Millisecond
+	c.AccountID, c.ParentID, c.ExternalID = account.String, parent.String, ext.String
 	return c, nil
 }
 
@@ -146,9 +155,14 @@ func (tx *Tx) InsertClient(ctx context.Context, c pix.Client) error {
 	if !c.PrevWebhookUntil.IsZero() {
 		prevUntil = ms(c.PrevWebhookUntil)
 	}
-	_, err := tx.exec(ctx, `INSERT INTO clients (`+clientInsertColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
-		c.ID, c.Name, c.Environment, c.SecretHash, c.WebhookSecret, c.PrevWebhookSecret, prevUntil,
-		c.CashinFee.PercentBP, int64(c.CashinFee.Fixed), c.PayoutFee.PercentBP, int64(c.PayoutFee.Fixed), c.Status, ms(c.CreatedAt))
+	columns, values := clientInsertColumns, `$1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13`
+	args := []any{c.ID, c.Name, c.Environment, c.SecretHash, c.WebhookSecret, c.PrevWebhookSecret, prevUntil,
+		c.CashinFee.PercentBP, int64(c.CashinFee.Fixed), c.PayoutFee.PercentBP, int64(c.PayoutFee.Fixed), c.Status, ms(c.CreatedAt)}
+	if c.AccountID != "" {
+		columns, values = columns+`, `+clientAccountColumns, values+`,$14,$15,$16,$17,$18,$19`
+		args = append(args, c.AccountID, nullString(c.ParentID), c.Document, nullString(c.ExternalID), c.PostbackURL, c.RequestHash)
+	}
+	_, err := tx.exec(ctx, `INSERT INTO clients (`+columns+`) VALUES (`+values+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("insert client: %w", err)
 	}

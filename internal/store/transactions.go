@@ -17,17 +17,19 @@ import (
 
 const txColumns = `id, client_id, type, external_id, idempotency_key, request_hash, status, amount, tax,
 	refunded_amount, refund_pending, created_at, confirmed_at, expires_at, settle_at, txid, qrcode, callback_url, details,
-	end_to_end_id, send_state, send_attempts, paid_amount, due, expected_amount, recurrence_id, payer_name, payer_document, med_returned`
+	end_to_end_id, send_state, send_attempts, paid_amount, due, expected_amount, recurrence_id, payer_name, payer_document, med_returned,
+	source_payment_id, counterparty_account_id`
 
 func scanTransaction(row scanner) (pix.Transaction, error) {
 	var t pix.Transaction
-	var ext, idem, txid, e2e, rec, payerName, payerDoc sql.NullString
+	var ext, idem, txid, e2e, rec, payerName, payerDoc, source, counterparty sql.NullString
 	var amount, tax, refunded, refundPending, medReturned, created int64
 	var confirmed, expires, settle, paid, expected sql.NullInt64
 	var due sql.NullString
 	err := row.Scan(&t.ID, &t.ClientID, &t.Type, &ext, &idem, &t.RequestHash, &t.Status, &amount, &tax,
 		&refunded, &refundPending, &created, &confirmed, &expires, &settle, &txid, &t.QRCode, &t.CallbackURL, &t.Details,
-		&e2e, &t.SendState, &t.SendAttempts, &paid, &due, &expected, &rec, &payerName, &payerDoc, &medReturned)
+		&e2e, &t.SendState, &t.SendAttempts, &paid, &due, &expected, &rec, &payerName, &payerDoc, &medReturned,
+		&source, &counterparty)
 	if errors.Is(err, sql.ErrNoRows) {
 		return pix.Transaction{}, ErrNotFound
 	}
@@ -40,6 +42,7 @@ func scanTransaction(row scanner) (pix.Transaction, error) {
 	t.ConfirmedAt, t.ExpiresAt, t.SettleAt = fromNullMS(confirmed), fromNullMS(expires), fromNullMS(settle)
 	t.ExpectedAmount, t.RecurrenceID = pix.Amount(expected.Int64), rec.String
 	t.PayerName, t.PayerDocument = payerName.String, payerDoc.String
+	t.SourcePaymentID, t.CounterpartyAccountID = source.String, counterparty.String
 	if due.Valid {
 		t.Due = new(pix.Due)
 		if err := json.Unmarshal([]byte(due.String), t.Due); err != nil {
@@ -106,8 +109,8 @@ func (tx *Tx) CreateTransaction(ctx context.Context, t pix.Transaction) error {
 
 const (
 	insertTransactionHead = `INSERT INTO transactions (` + txColumns + `) VALUES `
-	insertTransactionSQL  = insertTransactionHead + `($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29)`
-	txColumnCount         = 29
+	insertTransactionSQL  = insertTransactionHead + `($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,$31)`
+	txColumnCount         = 31
 )
 
 func transactionArgs(t pix.Transaction) []any {
@@ -115,7 +118,8 @@ func transactionArgs(t pix.Transaction) []any {
 		int64(t.Amount), int64(t.Tax), int64(t.RefundedAmount), int64(t.RefundPending), ms(t.CreatedAt),
 		nullMS(t.ConfirmedAt), nullMS(t.ExpiresAt), nullMS(t.SettleAt), nullString(t.TxID), t.QRCode, t.CallbackURL, t.Details,
 		nullString(t.EndToEndID), t.SendState, t.SendAttempts, nullAmount(t.PaidAmount), dueColumn{t.Due}, nullAmount(t.ExpectedAmount), nullString(t.RecurrenceID),
-		nullString(t.PayerName), nullString(t.PayerDocument), int64(t.MEDReturned)}
+		nullString(t.PayerName), nullString(t.PayerDocument), int64(t.MEDReturned),
+		nullString(t.SourcePaymentID), nullString(t.CounterpartyAccountID)}
 }
 
 // Transaction returns the client's transaction with the given id, or ErrNotFound.

@@ -45,7 +45,7 @@ func ExerciseMigrations(t *testing.T, openEmpty Opener) {
 		db := openEmpty(t)
 		_, err := db.MigrateTo(ctx, 9)
 		require.NoError(t, err)
-		c := NewClient(t, db)
+		c := oldClient(t, db)
 		// The texts version 9's dispatcher recorded, and what each becomes.
 		cases := []struct {
 			stored string

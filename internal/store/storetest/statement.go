@@ -150,7 +150,7 @@ func exerciseMovementsBackfill(t *testing.T, open Opener) {
 		db := open(t)
 		migrateDownTo(t, db, statementVersion-1)
 
-		a, b := NewClient(t, db), NewClient(t, db)
+		a, b := oldClient(t, db), oldClient(t, db)
 		payout := newPayout(a, "po-1", sec(100))
 		payout.Tax = 10
 		failed := newPayout(a, "po-2", sec(100))

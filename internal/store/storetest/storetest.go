@@ -29,6 +29,20 @@ func NewClient(t *testing.T, db *store.DB) pix.Client {
 		WebhookSecret: "whsec_x", Status: pix.ClientActive, CreatedAt: t0,
 		CashinFee: pix.FeeRule{PercentBP: 150, Fixed: 10},
 	}
+	c.AccountID = uuid.NewString()
+	require.NoError(t, db.Write(context.Background(), func(tx *store.Tx) error { return tx.InsertClient(context.Background(), c) }))
+	return c
+}
+
+// oldClient is NewClient for a database at a version before 26, whose
+// clients have no account_id yet: it is written without one.
+func oldClient(t *testing.T, db *store.DB) pix.Client {
+	t.Helper()
+	c := pix.Client{
+		ID: "cli_" + uuid.NewString()[:8], Name: "test", Environment: "sandbox", SecretHash: "00",
+		WebhookSecret: "whsec_x", Status: pix.ClientActive, CreatedAt: t0,
+		CashinFee: pix.FeeRule{PercentBP: 150, Fixed: 10},
+	}
 	require.NoError(t, db.Write(context.Background(), func(tx *store.Tx) error { return tx.InsertClient(context.Background(), c) }))
 	return c
 }
