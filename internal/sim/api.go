@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -14,11 +15,31 @@ import (
 // API calls the system under test as its merchants do: over HTTP, to any
 // node that answers.
 type API struct {
-	addrs   []string
-	up      func(i int) bool
+	addrs []string
+	up    func(i int) bool
+	http  *http.Client
+	next  atomic.Uint64
+
+	mu sync.RWMutex
+	// clients are the merchants: the cluster's, then the sub-accounts the
+	// workload made.
 	clients []Credentials
-	http    *http.Client
-	next    atomic.Uint64
+}
+
+// AddClient adds a merchant (a sub-account the workload made) and returns
+// its index for Call.
+func (a *API) AddClient(c Credentials) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.clients = append(a.clients, c)
+	return len(a.clients) - 1
+}
+
+// Clients returns every merchant Call can act as, by index.
+func (a *API) Clients() []Credentials {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return append([]Credentials(nil), a.clients...)
 }
 
 // NewAPI returns an API over the nodes at addrs (up tells which are
@@ -82,7 +103,9 @@ func (a *API) once(ctx context.Context, addr string, client int, method, path st
 		return 0, nil, nil, fmt.Errorf("request: %w", err)
 	}
 	if client >= 0 {
+		a.mu.RLock()
 		c := a.clients[client]
+		a.mu.RUnlock()
 		req.Header.Set("stpi", c.ClientID)
 		req.Header.Set("stps", c.ClientSecret)
 	}

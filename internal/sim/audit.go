@@ -132,11 +132,12 @@ const (
 	checkReported   = "each final state reported by one event"
 	checkStatements = "statements chain"
 	checkDisputes   = "MED disputes, blocks and returns as the PSP says"
+	checkFamilies   = "money moves inside a family of accounts only as transfers"
 )
 
 // allChecks are the checks' names, in the order Audit returns them.
 var allChecks = []string{checkOnce, checkFinal, checkAccounted, checkPaid, checkUnmatched, checkBalance, checkLedger,
-	checkCycles, checkCycleMove, checkRecStatus, checkDisputes, checkKeys, checkDelivered, checkReported, checkStatements}
+	checkCycles, checkCycleMove, checkRecStatus, checkDisputes, checkFamilies, checkKeys, checkDelivered, checkReported, checkStatements}
 
 func audit(ctx context.Context, in AuditInput, psp pspFacts) []Check {
 	b, err := readBooks(ctx, in.DB)
@@ -161,6 +162,7 @@ func audit(ctx context.Context, in AuditInput, psp pspFacts) []Check {
 		auditCycleMoney(b, psp),
 		auditRecStatus(b, psp),
 		auditDisputes(b, medFactsOf(b, psp, in.PSP)),
+		auditFamilies(b),
 		auditKeys(ctx, in, b),
 		auditDelivered(b, in.Clients, in.Deliveries, in.InvalidSignatures),
 		auditReported(b, psp),
@@ -273,6 +275,10 @@ type books struct {
 	// account, by client id.
 	Disputes []pix.Dispute
 	Blocked  map[string]pix.Amount
+	// ParentOf is each client's parent ("" for one that is no
+	// sub-account), Clearing each client's clearing account.
+	ParentOf map[string]string
+	Clearing map[string]pix.Amount
 }
 
 func readBooks(ctx context.Context, db *store.DB) (books, error) {
@@ -301,13 +307,15 @@ func readBooks(ctx context.Context, db *store.DB) (books, error) {
 		return b, err
 	}
 	b.Settlement, b.Fees, b.Blocked = map[string]pix.Amount{}, map[string]pix.FeeRule{}, map[string]pix.Amount{}
+	b.ParentOf, b.Clearing = map[string]string{}, map[string]pix.Amount{}
 	for _, c := range clients {
 		b.Fees[c.ID] = c.CashinFee
+		b.ParentOf[c.ID] = c.ParentID
 		bal, err := db.Balances(ctx, c.ID)
 		if err != nil {
 			return b, err
 		}
-		b.Settlement[c.ID], b.Blocked[c.ID] = bal[ledger.Settlement], bal[ledger.Blocked]
+		b.Settlement[c.ID], b.Blocked[c.ID], b.Clearing[c.ID] = bal[ledger.Settlement], bal[ledger.Blocked], bal[ledger.Clearing]
 	}
 	house, err := db.HouseBalances(ctx)
 	if err != nil {

@@ -308,6 +308,13 @@ func TestAuditCatches(t *testing.T) {
 			w.write(func(tx *store.Tx) error { return tx.OpenMEDAccounts(context.Background(), w.client.ID) })
 			w.post(w.client.ID, w.charge.ID, ledger.DisputeBlocked(100))
 		}, []string{checkDisputes}},
+		{"a transfer out that nobody received", func(w *world) {
+			tr := pix.Transaction{ID: uuid.NewString(), ClientID: w.client.ID, Type: pix.TypeTransfer, RequestHash: "h", Status: pix.StatusPaid,
+				Amount: 100, CreatedAt: auditT0.Add(time.Minute), ConfirmedAt: auditT0.Add(time.Minute), CounterpartyAccountID: uuid.NewString()}
+			w.insert(tr)
+			w.write(func(tx *store.Tx) error { return tx.OpenTransferAccounts(context.Background(), w.client.ID) })
+			w.post(w.client.ID, tr.ID, ledger.TransferOut(100))
+		}, []string{checkFamilies}},
 		{"a devolução no refund names", func(w *world) {
 			w.psp.Pix[0].Devolucoes = append(w.psp.Pix[0].Devolucoes, pspTransfer{ID: "0badc0de", Valor: 200, Status: pspsim.Devolvido})
 		}, []string{checkOnce, checkBalance, checkDisputes}},

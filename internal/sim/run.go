@@ -105,7 +105,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	cfg.Log.Info("workload done; calming the faults and waiting for the system to settle")
 	f.Calm(ctx)
 
-	in := AuditInput{DB: cl.DB(), Clients: clients, Keys: w.Keys(), Call: api.Call}
+	// The sub-accounts the workload made are audited as clients too.
+	in := AuditInput{DB: cl.DB(), Clients: api.Clients(), Keys: w.Keys(), Call: api.Call}
 	observe := func() {
 		in.PSP = psp.State()
 		in.Deliveries = cl.Receiver().Deliveries()

@@ -53,6 +53,9 @@ var opWeights = []struct {
 	{"infraction", 2},
 	{"infraction_decide", 2},
 	{"defend", 1},
+	// Marketplaces (accounts.go).
+	{"sub_account", 1},
+	{"transfer", 3},
 }
 
 // op is one operation, every parameter decided by the seed.
@@ -93,7 +96,11 @@ type Workload struct {
 	// the PSP's ids of them.
 	contested   map[string]bool
 	infractions []string
-	reads       int
+	// subs are each merchant's sub-accounts, accountOf the merchants'
+	// own account_id.
+	subs      map[int][]subRec
+	accountOf map[int]string
+	reads     int
 }
 
 // NewWorkload returns the workload of seed over api and psp for clients
@@ -101,7 +108,7 @@ type Workload struct {
 func NewWorkload(seed uint64, clients int, api *API, psp *pspsim.Server, hookURL func(int) string) *Workload {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed)) //nolint:gosec // G404: a replayable workload must come from its seed
 	return &Workload{rng: rng, clients: clients, api: api, psp: psp, hookURL: hookURL,
-		counts: map[string]int{}, contested: map[string]bool{}}
+		counts: map[string]int{}, contested: map[string]bool{}, subs: map[int][]subRec{}, accountOf: map[int]string{}}
 }
 
 // Next draws the next operation.
@@ -126,6 +133,8 @@ func (w *Workload) Next() op {
 		o.amount = 100 + w.rng.Int64N(30000) // R$ 1.00 – 300.99
 	case "payout":
 		o.amount = 1 + w.rng.Int64N(3000) // up to R$ 30.00: most fit the balance, some do not
+	case "transfer":
+		o.amount = 1 + w.rng.Int64N(5000)
 	case "refund":
 		o.amount = 1 + w.rng.Int64N(20000)
 	case "pay_wrong_amount", "pix_for_no_charge":
@@ -178,6 +187,10 @@ func (w *Workload) Run(ctx context.Context, o op) {
 		w.decideInfraction(o)
 	case "defend":
 		w.defend(ctx, o)
+	case "sub_account":
+		w.subAccount(ctx, o)
+	case "transfer":
+		w.transfer(ctx, o)
 	default:
 		w.read(ctx, o)
 	}
@@ -255,9 +268,14 @@ func answerID(b []byte) string {
 		TransactionID string `json:"transaction_id"`
 		RefundID      string `json:"refund_id"`
 		RecurrenceID  string `json:"recurrence_id"`
+		Data          struct {
+			TransferID string `json:"transfer_id"`
+		} `json:"data"`
 	}
 	_ = json.Unmarshal(b, &v)
 	switch {
+	case v.Data.TransferID != "":
+		return v.Data.TransferID
 	case v.RecurrenceID != "":
 		return v.RecurrenceID
 	case v.RefundID != "":
