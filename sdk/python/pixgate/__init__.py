@@ -7,11 +7,11 @@
 
 from ._client import Pixgate, Result, new_idempotency_key
 from ._errors import (
+    APIConnectionError,
     ApiError,
     AuthenticationError,
     BadRequestError,
     ConflictError,
-    ConnectionError,
     ErrorDetail,
     NotFoundError,
     PixgateError,
@@ -41,7 +41,7 @@ from .webhook import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "ApiError", "AmountInput", "AuthenticationError", "BadRequestError", "ConflictError", "ConnectionError",
+    "APIConnectionError", "ApiError", "AmountInput", "AuthenticationError", "BadRequestError", "ConflictError",
     "DisputeEvent", "ErrorDetail", "MONEY_KEYS", "NotFoundError", "OPERATIONS", "PERCENT_KEYS", "Pixgate",
     "PixgateError", "RateLimit", "RateLimitError", "RecurrenceEvent", "RedirectError", "ResponseMeta", "Result",
     "RetryError", "ServerError", "TestEvent", "TransactionEvent", "UnknownEvent", "UnprocessableEntityError",

@@ -18,8 +18,8 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Union
 
 from . import _json
 from ._errors import (
+    APIConnectionError,
     ApiError,
-    ConnectionError,
     ErrorDetail,
     PixgateError,
     RateLimit,
@@ -318,7 +318,7 @@ class Pixgate:
             attempt += 1
             try:
                 return self._attempt(op, method, url, payload, idempotency_key, attempt, text, accept)
-            except (ApiError, ConnectionError) as e:
+            except (ApiError, APIConnectionError) as e:
                 retry = self._retryable(e, policy)
                 if not retry or attempt > self._max_retries:
                     if retry and idempotency_key:
@@ -357,7 +357,7 @@ class Pixgate:
                 hdrs = {k.lower(): v for k, v in res.headers.items()}
         except (urllib.error.URLError, OSError, socket.timeout, http.client.HTTPException) as e:
             reason = getattr(e, "reason", e)
-            raise ConnectionError(f"pixgate: {op}: {reason}") from e
+            raise APIConnectionError(f"pixgate: {op}: {reason}") from e
         meta = ResponseMeta(
             status=status,
             request_id=hdrs.get("x-request-id", ""),

@@ -123,7 +123,7 @@ def error_for(status: int, message: str, error: str, details: List[ErrorDetail],
     return cls(status, message, error, details, retry_after, meta)
 
 
-class ConnectionError(PixgateError):  # noqa: A001 - the SDK's own, distinct from the builtin
+class APIConnectionError(PixgateError):
     """No answer arrived (connection refused, reset, timeout) or the answer was cut."""
 
 
