@@ -142,6 +142,7 @@ typescript() {
 	cd "$sdk/typescript" &&
 		npm ci --prefer-offline --no-audit --no-fund --loglevel=error &&
 		npm run --silent build &&
+		npm run --silent typecheck &&
 		npm test
 }
 python_sdk() {

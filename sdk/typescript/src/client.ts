@@ -53,6 +53,9 @@ interface Call {
   text?: boolean;
 }
 
+/** The row type of a list operation's pages. */
+export type PageRow<F> = F extends (...args: never[]) => Promise<T.Page<infer R>> ? R : never;
+
 // The secret lives here rather than on the instance so that no
 // console.log, util.inspect or JSON.stringify of a client can show it.
 const secrets = new WeakMap<Pixgate, string>();
@@ -292,14 +295,15 @@ export class Pixgate {
    *
    *     for await (const tx of pixgate.paginate(pixgate.listTransactions, { type: "cashout" })) { … }
    */
-  async *paginate<Q extends T.PageQuery, R>(
-    list: (q: Q, o?: T.CallOptions) => Promise<T.Page<R>>,
-    query: Q = {} as Q,
+  async *paginate<F extends (q: never, o?: T.CallOptions) => Promise<T.Page<unknown>>>(
+    list: F,
+    query?: Parameters<F>[0],
     o?: T.CallOptions,
-  ): AsyncGenerator<R, void, undefined> {
-    let cursor = query.cursor;
+  ): AsyncGenerator<PageRow<F>, void, undefined> {
+    const q = (query ?? {}) as T.PageQuery;
+    let cursor = q.cursor;
     for (;;) {
-      const page = await list.call(this, { ...query, cursor }, o);
+      const page = (await (list as unknown as (q: T.PageQuery, o?: T.CallOptions) => Promise<T.Page<PageRow<F>>>).call(this, { ...q, cursor }, o));
       yield* page.data;
       if (!page.next_cursor) return;
       cursor = page.next_cursor;
