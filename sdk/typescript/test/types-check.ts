@@ -19,7 +19,7 @@ export async function readme(pixgate: Pixgate): Promise<void> {
 
   // @ts-expect-error a number is never money
   await pixgate.createCharge({ amount: 25.9, external_id: "x", payerQuestion: "q", postbackUrl: "u", payer, products: [] });
-  // @ts-expect-error nor is it a price
+  // @ts-expect-error PIX is not a key type
   await pixgate.createPayout({ amount: "1", description: "d", creditParty: { keyType: "PIX", key: "k" }, callbackUrl: "u" });
 
   for await (const tx of pixgate.paginate(pixgate.listTransactions, { type: "cashout", limit: 10 })) {
