@@ -1,0 +1,210 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Pixgate\Tests;
+
+use PHPUnit\Framework\TestCase;
+use Pixgate\Amount;
+use Pixgate\Event\Event;
+use Pixgate\Event\TransactionEvent;
+use Pixgate\Exception\NotFoundException;
+use Pixgate\Exception\RateLimitException;
+use Pixgate\Exception\UnprocessableEntityException;
+use Pixgate\Pixgate;
+use Pixgate\Result;
+
+/**
+ * The scenarios every SDK runs against a real `pixgate serve` (sandbox,
+ * SQLite), started by sdk/test.sh, which passes its address and the sandbox
+ * client's credentials in PIXGATE_SDK_TEST_*: a charge paid through the
+ * sandbox with its webhook verified, a payout, a refund, paging, an
+ * idempotent replay, a 422 and a 429 read as typed errors. The tests run in
+ * order; the payout and the refund use the first test's paid charge.
+ */
+final class ServerTest extends TestCase
+{
+    private const KEYS = ['URL', 'CLIENT_ID', 'CLIENT_SECRET', 'WEBHOOK_SECRET', 'LIMITED_URL', 'LIMITED_CLIENT_ID', 'LIMITED_CLIENT_SECRET'];
+    private const PAYER = [
+        'name' => 'Maria Souza', 'document' => '52998224725', 'phoneNumber' => '11987654321', 'email' => 'maria@example.com',
+        'address' => ['street' => 'Rua das Flores', 'number' => '100', 'neighborhood' => 'Centro', 'city' => 'São Paulo', 'state' => 'SP', 'zipCode' => '01001000'],
+    ];
+
+    private static array $env = [];
+    private static string $run = '';
+    private static ?Pixgate $pixgate = null;
+    private static ?Receiver $receiver = null;
+    private static ?Result $paid = null;
+
+    public static function setUpBeforeClass(): void
+    {
+        $missing = [];
+        foreach (self::KEYS as $k) {
+            self::$env[$k] = (string) getenv("PIXGATE_SDK_TEST_$k");
+            if (self::$env[$k] === '') {
+                $missing[] = $k;
+            }
+        }
+        if ($missing !== []) {
+            if (getenv('CI') === 'true') {
+                throw new \RuntimeException('PIXGATE_SDK_TEST_* unset (' . implode(', ', $missing) . '): run bash sdk/test.sh');
+            }
+            return;
+        }
+        self::$run = bin2hex(random_bytes(4));
+        self::$pixgate = new Pixgate(self::$env['URL'], self::$env['CLIENT_ID'], self::$env['CLIENT_SECRET']);
+        self::$receiver = new Receiver(self::$env['WEBHOOK_SECRET']);
+    }
+
+    public static function tearDownAfterClass(): void
+    {
+        self::$receiver?->close();
+    }
+
+    protected function setUp(): void
+    {
+        if (self::$pixgate === null) {
+            self::markTestSkipped('no pixgate server: run bash sdk/test.sh');
+        }
+    }
+
+    private static function chargeRequest(string $ext, string $amount = '25.90'): array
+    {
+        return [
+            'amount' => $amount, 'external_id' => $ext, 'payer' => self::PAYER, 'payerQuestion' => 'Pedido SDK',
+            'postbackUrl' => self::$receiver->url, 'products' => [['name' => 'Camiseta', 'quantity' => '1', 'price' => $amount]],
+        ];
+    }
+
+    public function testChargePaidThroughTheSandboxWebhookVerified(): void
+    {
+        $p = self::$pixgate;
+        $c = $p->createCharge(self::chargeRequest('php-' . self::$run . '-paid'));
+        self::assertSame('PENDING', $c['status']);
+        self::assertSame(2590, $c['amount']->centavos);
+        self::assertSame(201, $c->response->status);
+        self::assertSame('PAID', $p->sandboxPayCharge($c['payment_id'])['data']['status']);
+        $e = self::$receiver->wait(fn (Event $x) => $x->event === 'pix.cashin.paid' && ($x->data['payment_id'] ?? '') === $c['payment_id']);
+        self::assertInstanceOf(TransactionEvent::class, $e);
+        self::assertSame('25.90', (string) $e->value);
+        self::assertSame('PAID', $e->statusTransaction);
+        $tx = $p->getTransaction(paymentId: $c['payment_id']);
+        self::assertSame('PAID', $tx['data']['status']);
+        self::assertSame(2590, $tx['data']['amount']->centavos);
+        self::$paid = $c;
+    }
+
+    /** @depends testChargePaidThroughTheSandboxWebhookVerified */
+    public function testPayoutSettledWebhookVerified(): void
+    {
+        $p = self::$pixgate;
+        $key = Pixgate::newIdempotencyKey();
+        $ext = 'php-' . self::$run . '-payout';
+        $po = $p->createPayout([
+            'amount' => '3.10', 'description' => 'Saque SDK', 'creditParty' => ['keyType' => 'EMAIL', 'key' => 'merchant@example.com'],
+            'callbackUrl' => self::$receiver->url, 'external_id' => $ext,
+        ], $key);
+        self::assertSame(310, $po['amount']->centavos);
+        self::assertSame($key, $po->response->idempotencyKey);
+        $e = self::$receiver->wait(fn (Event $x) => $x->event === 'pix.cashout.paid' && ($x->data['transaction_id'] ?? '') === $po['transaction_id']);
+        self::assertSame(310, $e->value->centavos);
+        $tx = $p->getTransaction(externalId: $ext);
+        self::assertSame(['cashout', 'PAID'], [$tx['data']['type'], $tx['data']['status']]);
+    }
+
+    /** @depends testChargePaidThroughTheSandboxWebhookVerified */
+    public function testRefundOfPartOfThePaidCharge(): void
+    {
+        $p = self::$pixgate;
+        $pid = self::$paid['payment_id'];
+        $r = $p->createRefund(['payment_id' => $pid, 'amount' => Amount::centavos(500), 'reason' => 'SDK test']);
+        self::assertSame('PENDING', $r['status']);
+        self::assertSame('5.00', (string) $r['amount']);
+        $e = self::$receiver->wait(fn (Event $x) => $x->event === 'pix.refund.completed' && ($x->data['refund_id'] ?? '') === $r['refund_id']);
+        self::assertSame(500, $e->value->centavos);
+        self::assertSame('COMPLETED', $p->getRefund($r['refund_id'])['data']['status']);
+        self::assertSame([$r['refund_id']], array_column($p->listRefunds(['payment_id' => $pid])['data'], 'refund_id'));
+        self::assertSame(500, $p->getTransaction(paymentId: $pid)['data']['refunded_amount']->centavos);
+    }
+
+    public function testPagingFollowsNextCursorOverEveryPage(): void
+    {
+        $p = self::$pixgate;
+        $ids = [];
+        for ($i = 0; $i < 5; $i++) {
+            $ids[] = $p->createCharge(self::chargeRequest('php-' . self::$run . "-page-$i", '1.0' . ($i + 1)))['payment_id'];
+        }
+        $first = $p->listTransactions(['type' => 'cashin', 'limit' => 2]);
+        self::assertCount(2, $first['data']);
+        self::assertNotEmpty($first['next_cursor']);
+        $pages = 0;
+        $counting = function (array $q) use ($p, &$pages): Result {
+            $pages++;
+            return $p->listTransactions($q);
+        };
+        $seen = [];
+        foreach ($p->paginate($counting, ['type' => 'cashin', 'limit' => 2]) as $tx) {
+            $seen[] = $tx['payment_id'];
+        }
+        self::assertGreaterThanOrEqual(3, $pages);
+        self::assertSame(count($seen), count(array_unique($seen)), 'no row twice');
+        foreach ($ids as $id) {
+            self::assertContains($id, $seen);
+        }
+        self::assertSame(array_reverse($ids), array_slice($seen, 0, 5), "newest first");
+    }
+
+    public function testIdempotentReplay(): void
+    {
+        $p = self::$pixgate;
+        $key = Pixgate::newIdempotencyKey();
+        $req = self::chargeRequest('php-' . self::$run . '-replay', '7.77');
+        $a = $p->createCharge($req, $key);
+        $b = $p->createCharge($req, $key);
+        self::assertFalse($a->response->idempotentReplayed);
+        self::assertTrue($b->response->idempotentReplayed);
+        self::assertSame($a['payment_id'], $b['payment_id']);
+        self::assertSame(777, $b['amount']->centavos);
+    }
+
+    public function testA422ReadAsATypedError(): void
+    {
+        $p = self::$pixgate;
+        $key = Pixgate::newIdempotencyKey();
+        $p->createCharge(self::chargeRequest('php-' . self::$run . '-mismatch', '2.00'), $key);
+        try {
+            $p->createCharge(self::chargeRequest('php-' . self::$run . '-mismatch', '2.01'), $key);
+            self::fail('no 422');
+        } catch (UnprocessableEntityException $e) {
+            self::assertSame(422, $e->status);
+            self::assertTrue($e->isIdempotencyMismatch(), $e->apiMessage);
+            self::assertSame('Unprocessable Entity', $e->error);
+        }
+        try {
+            $p->createPayout(['amount' => '999999', 'description' => 'too much', 'creditParty' => ['keyType' => 'EMAIL', 'key' => 'x@example.com'], 'callbackUrl' => self::$receiver->url]);
+            self::fail('no 422');
+        } catch (UnprocessableEntityException $e) {
+            self::assertTrue($e->isInsufficientBalance(), $e->apiMessage);
+        }
+        $this->expectException(NotFoundException::class);
+        $p->getRefund('00000000-0000-4000-8000-000000000000');
+    }
+
+    public function testA429ReadAsATypedError(): void
+    {
+        $limited = new Pixgate(self::$env['LIMITED_URL'], self::$env['LIMITED_CLIENT_ID'], self::$env['LIMITED_CLIENT_SECRET'], maxRetries: 0);
+        $err = null;
+        for ($i = 0; $i < 50 && $err === null; $i++) {
+            try {
+                $limited->getBalance();
+            } catch (RateLimitException $e) {
+                $err = $e;
+            }
+        }
+        self::assertNotNull($err, 'no 429 in 50 requests');
+        self::assertSame(429, $err->status);
+        self::assertSame('Rate limit exceeded', $err->apiMessage);
+        self::assertGreaterThan(0, $err->retryAfter);
+        self::assertSame(0, $err->response->rateLimitRemaining);
+    }
+}

@@ -1,0 +1,136 @@
+"""Request types of the pixgate API (TypedDicts: plain dicts with checked keys).
+
+Money is an AmountInput: reais text ("10.50") or a Decimal, never a float.
+Answers are dicts as internal/httpapi/openapi.yaml documents them, every
+money field a Decimal with two places.
+"""
+
+from __future__ import annotations
+
+from typing import List, Literal, Optional, TypedDict
+
+from ._money import AmountInput
+
+PixKeyType = Literal["CPF", "CNPJ", "EMAIL", "PHONE", "EVP"]
+
+
+class Address(TypedDict):
+    street: str
+    number: str
+    neighborhood: str
+    city: str
+    state: str  # UF, upper case
+    zipCode: str  # CEP, 8 digits
+
+
+class Payer(TypedDict):
+    name: str
+    document: str  # CPF or CNPJ, digits only
+    phoneNumber: str
+    email: str
+    address: Address
+
+
+class Product(TypedDict):
+    name: str
+    quantity: str  # digits, greater than 0: "1"
+    price: AmountInput
+
+
+class DueFine(TypedDict, total=False):
+    percent: AmountInput
+    amount: AmountInput
+
+
+class DueInterest(TypedDict):
+    percent_per_month: AmountInput
+
+
+class _DueDiscountBase(TypedDict):
+    until: str
+
+
+class DueDiscount(_DueDiscountBase, total=False):
+    percent: AmountInput
+    amount: AmountInput
+
+
+class _DueBase(TypedDict):
+    date: str  # YYYY-MM-DD, São Paulo
+
+
+class Due(_DueBase, total=False):
+    days_after: int
+    fine: DueFine
+    interest: DueInterest
+    discounts: List[DueDiscount]
+
+
+class _ChargeRequestBase(TypedDict):
+    amount: AmountInput
+    external_id: str
+    payer: Payer
+    payerQuestion: str
+    postbackUrl: str
+    products: List[Product]
+
+
+class ChargeRequest(_ChargeRequestBase, total=False):
+    """POST /api/v1/gateway/request-qrcode."""
+
+    due: Due
+
+
+class _CreditPartyBase(TypedDict):
+    keyType: PixKeyType
+    key: str
+
+
+class CreditParty(_CreditPartyBase, total=False):
+    name: str
+
+
+class _PayoutRequestBase(TypedDict):
+    amount: AmountInput
+    description: str
+    creditParty: CreditParty
+    callbackUrl: str
+
+
+class PayoutRequest(_PayoutRequestBase, total=False):
+    """POST /api/v1/gateway/pix-payment."""
+
+    external_id: str
+
+
+class RefundRequest(TypedDict, total=False):
+    """POST /api/v1/gateway/refund: payment_id, external_id or both; no amount refunds what is left."""
+
+    payment_id: str
+    external_id: str
+    amount: AmountInput
+    reason: str
+
+
+class RecurrencePayer(TypedDict):
+    name: str
+    document: str
+
+
+class _RecurrenceRequestBase(TypedDict):
+    external_id: str
+    payer: RecurrencePayer
+    contract: str
+    description: str
+    frequency: Literal["WEEKLY", "MONTHLY", "QUARTERLY", "SEMIANNUAL", "ANNUAL"]
+    start_date: str
+    amount: AmountInput
+    retry: Literal["NONE", "THREE_IN_SEVEN_DAYS"]
+    postbackUrl: str
+
+
+class RecurrenceRequest(_RecurrenceRequestBase, total=False):
+    """POST /api/v1/gateway/recurrences (Pix Automático)."""
+
+    end_date: Optional[str]
+    first_payment: Optional[AmountInput]

@@ -1,0 +1,206 @@
+"""The scenarios every SDK runs against a real `pixgate serve` (sandbox, SQLite),
+started by sdk/test.sh, which passes its address and the sandbox client's
+credentials in PIXGATE_SDK_TEST_*: a charge paid through the sandbox with its
+webhook verified, a payout, a refund, paging, an idempotent replay, a 422 and
+a 429 read as typed errors."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+import unittest
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, List, Optional
+
+import pixgate
+
+KEYS = ["URL", "CLIENT_ID", "CLIENT_SECRET", "WEBHOOK_SECRET", "LIMITED_URL", "LIMITED_CLIENT_ID", "LIMITED_CLIENT_SECRET"]
+ENV = {k: os.environ.get("PIXGATE_SDK_TEST_" + k, "") for k in KEYS}
+MISSING = [k for k, v in ENV.items() if not v]
+if MISSING and os.environ.get("CI") == "true":
+    raise RuntimeError(f"PIXGATE_SDK_TEST_* unset ({', '.join(MISSING)}): run bash sdk/test.sh")
+
+RUN = secrets.token_hex(4)
+PAYER = {
+    "name": "Maria Souza", "document": "52998224725", "phoneNumber": "11987654321", "email": "maria@example.com",
+    "address": {"street": "Rua das Flores", "number": "100", "neighborhood": "Centro", "city": "São Paulo",
+                "state": "SP", "zipCode": "01001000"},
+}
+
+
+class Receiver:
+    """A tiny webhook receiver: it verifies each delivery (401 for a bad signature) and keeps the events."""
+
+    def __init__(self, secret: str) -> None:
+        self.events: List[pixgate.WebhookEvent] = []
+        self._cv = threading.Condition()
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    e = pixgate.construct_event(secret, self.headers, body)
+                except pixgate.WebhookVerificationError:
+                    self.send_response(401)
+                    self.end_headers()
+                    return
+                with outer._cv:
+                    outer.events.append(e)
+                    outer._cv.notify_all()
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self._srv.server_address[1]}/webhooks/pix"
+        threading.Thread(target=self._srv.serve_forever, daemon=True).start()
+
+    def wait(self, pred: Callable[[pixgate.WebhookEvent], bool], timeout: float = 15) -> pixgate.WebhookEvent:
+        deadline = time.monotonic() + timeout
+        with self._cv:
+            while True:
+                for e in self.events:
+                    if pred(e):
+                        return e
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"no such webhook within {timeout} s")
+                self._cv.wait(left)
+
+    def close(self) -> None:
+        self._srv.shutdown()
+        self._srv.server_close()
+
+
+@unittest.skipIf(MISSING, "no pixgate server: run bash sdk/test.sh")
+class ServerScenarios(unittest.TestCase):
+    """The scenarios run in order (test_1…, test_2…): the later ones use the first's paid charge."""
+
+    pixgate: pixgate.Pixgate
+    receiver: Receiver
+    paid: Optional[dict] = None
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.pixgate = pixgate.Pixgate(ENV["URL"], ENV["CLIENT_ID"], ENV["CLIENT_SECRET"])
+        cls.receiver = Receiver(ENV["WEBHOOK_SECRET"])
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.receiver.close()
+
+    def charge_request(self, ext: str, amount: str = "25.90") -> dict:
+        return {"amount": amount, "external_id": ext, "payer": PAYER, "payerQuestion": "Pedido SDK",
+                "postbackUrl": self.receiver.url, "products": [{"name": "Camiseta", "quantity": "1", "price": amount}]}
+
+    def test_1_charge_paid_through_the_sandbox_webhook_verified(self) -> None:
+        c = self.pixgate.create_charge(self.charge_request(f"py-{RUN}-paid"))  # type: ignore[arg-type]
+        self.assertEqual(c["status"], "PENDING")
+        self.assertEqual(c["amount"], Decimal("25.90"))
+        self.assertEqual(c.response.status, 201)
+        self.assertEqual(self.pixgate.sandbox_pay_charge(c["payment_id"])["data"]["status"], "PAID")
+        e = self.receiver.wait(lambda x: x.event == "pix.cashin.paid" and x.data.get("payment_id") == c["payment_id"])
+        self.assertIsInstance(e, pixgate.TransactionEvent)
+        assert isinstance(e, pixgate.TransactionEvent)
+        self.assertEqual(e.value, Decimal("25.90"))
+        self.assertEqual(e.status_transaction, "PAID")
+        tx = self.pixgate.get_transaction(payment_id=c["payment_id"])
+        self.assertEqual(tx["data"]["status"], "PAID")
+        self.assertEqual(tx["data"]["amount"], Decimal("25.90"))
+        type(self).paid = c
+
+    def test_2_payout_settled_webhook_verified(self) -> None:
+        self.assertIsNotNone(self.paid, "needs the paid charge")
+        key = pixgate.new_idempotency_key()
+        p = self.pixgate.create_payout({
+            "amount": "3.10", "description": "Saque SDK", "creditParty": {"keyType": "EMAIL", "key": "merchant@example.com"},
+            "callbackUrl": self.receiver.url, "external_id": f"py-{RUN}-payout",
+        }, idempotency_key=key)
+        self.assertEqual(p["amount"], Decimal("3.10"))
+        self.assertEqual(p.response.idempotency_key, key)
+        e = self.receiver.wait(lambda x: x.event == "pix.cashout.paid" and x.data.get("transaction_id") == p["transaction_id"])
+        self.assertEqual(e.data["value"], Decimal("3.10"))
+        tx = self.pixgate.get_transaction(external_id=f"py-{RUN}-payout")
+        self.assertEqual((tx["data"]["type"], tx["data"]["status"]), ("cashout", "PAID"))
+
+    def test_3_refund_of_part_of_the_paid_charge(self) -> None:
+        assert self.paid is not None, "needs the paid charge"
+        r = self.pixgate.create_refund({"payment_id": self.paid["payment_id"], "amount": pixgate.centavos(500), "reason": "SDK test"})
+        self.assertEqual(r["status"], "PENDING")
+        self.assertEqual(r["amount"], Decimal("5.00"))
+        e = self.receiver.wait(lambda x: x.event == "pix.refund.completed" and x.data.get("refund_id") == r["refund_id"])
+        self.assertEqual(e.data["value"], Decimal("5.00"))
+        self.assertEqual(self.pixgate.get_refund(r["refund_id"])["data"]["status"], "COMPLETED")
+        listed = self.pixgate.list_refunds(payment_id=self.paid["payment_id"])
+        self.assertEqual([x["refund_id"] for x in listed["data"]], [r["refund_id"]])
+        tx = self.pixgate.get_transaction(payment_id=self.paid["payment_id"])
+        self.assertEqual(tx["data"]["refunded_amount"], Decimal("5.00"))
+
+    def test_4_paging_follows_next_cursor_over_every_page(self) -> None:
+        ids = [self.pixgate.create_charge(self.charge_request(f"py-{RUN}-page-{i}", f"1.0{i + 1}"))["payment_id"]  # type: ignore[arg-type]
+               for i in range(5)]
+        first = self.pixgate.list_transactions(type="cashin", limit=2)
+        self.assertEqual(len(first["data"]), 2)
+        self.assertTrue(first["next_cursor"])
+        pages = []
+
+        def counting(**q):  # type: ignore[no-untyped-def]
+            pages.append(1)
+            return self.pixgate.list_transactions(**q)
+
+        seen = [tx["payment_id"] for tx in self.pixgate.paginate(counting, type="cashin", limit=2)]
+        self.assertGreaterEqual(len(pages), 3)
+        self.assertEqual(len(set(seen)), len(seen), "no row twice")
+        for i in ids:
+            self.assertIn(i, seen)
+        self.assertEqual(seen[:5], ids[::-1], "newest first")
+
+    def test_5_idempotent_replay(self) -> None:
+        key = pixgate.new_idempotency_key()
+        req = self.charge_request(f"py-{RUN}-replay", "7.77")
+        a = self.pixgate.create_charge(req, idempotency_key=key)  # type: ignore[arg-type]
+        b = self.pixgate.create_charge(req, idempotency_key=key)  # type: ignore[arg-type]
+        self.assertFalse(a.response.idempotent_replayed)
+        self.assertTrue(b.response.idempotent_replayed)
+        self.assertEqual(b["payment_id"], a["payment_id"])
+        self.assertEqual(b["amount"], Decimal("7.77"))
+
+    def test_6_a_422_read_as_a_typed_error(self) -> None:
+        key = pixgate.new_idempotency_key()
+        self.pixgate.create_charge(self.charge_request(f"py-{RUN}-mismatch", "2.00"), idempotency_key=key)  # type: ignore[arg-type]
+        with self.assertRaises(pixgate.UnprocessableEntityError) as cm:
+            self.pixgate.create_charge(self.charge_request(f"py-{RUN}-mismatch", "2.01"), idempotency_key=key)  # type: ignore[arg-type]
+        self.assertEqual(cm.exception.status, 422)
+        self.assertTrue(cm.exception.is_idempotency_mismatch, cm.exception.message)
+        self.assertEqual(cm.exception.error, "Unprocessable Entity")
+        with self.assertRaises(pixgate.UnprocessableEntityError) as cm2:
+            self.pixgate.create_payout({"amount": "999999", "description": "too much",
+                                        "creditParty": {"keyType": "EMAIL", "key": "x@example.com"}, "callbackUrl": self.receiver.url})
+        self.assertTrue(cm2.exception.is_insufficient_balance, cm2.exception.message)
+        with self.assertRaises(pixgate.NotFoundError):
+            self.pixgate.get_refund("00000000-0000-4000-8000-000000000000")
+
+    def test_7_a_429_read_as_a_typed_error(self) -> None:
+        limited = pixgate.Pixgate(ENV["LIMITED_URL"], ENV["LIMITED_CLIENT_ID"], ENV["LIMITED_CLIENT_SECRET"], max_retries=0)
+        err: Optional[pixgate.RateLimitError] = None
+        for _ in range(50):
+            try:
+                limited.get_balance()
+            except pixgate.RateLimitError as e:
+                err = e
+                break
+        assert err is not None, "no 429 in 50 requests"
+        self.assertEqual(err.status, 429)
+        self.assertEqual(err.message, "Rate limit exceeded")
+        self.assertGreater(err.retry_after, 0)
+        self.assertEqual(err.response.rate_limit.remaining, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,175 @@
+// The scenarios every SDK runs against a real `pixgate serve` (sandbox,
+// SQLite), started by sdk/test.sh, which passes its address and the sandbox
+// client's credentials in PIXGATE_SDK_TEST_*: a charge paid through the
+// sandbox with its webhook verified, a payout, a refund, paging, an
+// idempotent replay, a 422 and a 429 read as typed errors.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { randomBytes } from "node:crypto";
+import {
+  Amount, Pixgate, constructEvent, newIdempotencyKey, RateLimitError, UnprocessableEntityError, NotFoundError,
+} from "../dist/esm/index.js";
+
+const env = process.env;
+const missing = ["URL", "CLIENT_ID", "CLIENT_SECRET", "WEBHOOK_SECRET", "LIMITED_URL", "LIMITED_CLIENT_ID", "LIMITED_CLIENT_SECRET"]
+  .filter((k) => !env[`PIXGATE_SDK_TEST_${k}`]);
+if (missing.length && env.CI === "true") throw new Error(`PIXGATE_SDK_TEST_* unset (${missing.join(", ")}): run bash sdk/test.sh`);
+const skip = missing.length ? "no pixgate server: run bash sdk/test.sh" : false;
+
+const run = randomBytes(4).toString("hex");
+const payer = {
+  name: "Maria Souza", document: "52998224725", phoneNumber: "11987654321", email: "maria@example.com",
+  address: { street: "Rua das Flores", number: "100", neighborhood: "Centro", city: "São Paulo", state: "SP", zipCode: "01001000" },
+};
+let pixgate;
+let receiver;
+let hookUrl;
+const events = []; // verified events, in arrival order
+const waiters = [];
+
+before(async () => {
+  if (skip) return;
+  pixgate = new Pixgate({ baseUrl: env.PIXGATE_SDK_TEST_URL, clientId: env.PIXGATE_SDK_TEST_CLIENT_ID, clientSecret: env.PIXGATE_SDK_TEST_CLIENT_SECRET });
+  // A tiny webhook receiver: it verifies each delivery and answers 401 to a bad signature.
+  receiver = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      try {
+        const e = constructEvent(env.PIXGATE_SDK_TEST_WEBHOOK_SECRET, req.headers, Buffer.concat(chunks));
+        events.push(e);
+        for (const w of waiters.splice(0)) w();
+        res.writeHead(204).end();
+      } catch {
+        res.writeHead(401).end();
+      }
+    });
+  });
+  await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
+  hookUrl = `http://127.0.0.1:${receiver.address().port}/webhooks/pix`;
+});
+after(() => receiver && new Promise((r) => receiver.close(r)));
+
+/** waitEvent waits (at most 15 s) for a verified event matching pred. */
+async function waitEvent(pred) {
+  const deadline = Date.now() + 15000;
+  for (;;) {
+    const e = events.find(pred);
+    if (e) return e;
+    if (Date.now() > deadline) throw new Error("no such webhook within 15 s");
+    await new Promise((r) => { waiters.push(r); setTimeout(r, 200); });
+  }
+}
+
+function chargeRequest(extId, amount = "25.90") {
+  return { amount, external_id: extId, payer, payerQuestion: "Pedido SDK", postbackUrl: hookUrl, products: [{ name: "Camiseta", quantity: "1", price: amount }] };
+}
+
+let paid; // the charge paid by the first scenario, refunded later
+
+test("a charge paid through the sandbox, its webhook verified", { skip }, async () => {
+  const c = await pixgate.createCharge(chargeRequest(`ts-${run}-paid`));
+  assert.equal(c.status, "PENDING");
+  assert.equal(c.amount.centavos, 2590);
+  assert.equal(c.lastResponse.status, 201);
+  const pay = await pixgate.sandboxPayCharge(c.payment_id);
+  assert.equal(pay.data.status, "PAID");
+  const e = await waitEvent((x) => x.event === "pix.cashin.paid" && x.payment_id === c.payment_id);
+  assert.equal(e.kind, "transaction");
+  assert.ok(e.value instanceof Amount);
+  assert.equal(e.value.toString(), "25.90");
+  assert.equal(e.statusTransaction, "PAID");
+  const tx = await pixgate.getTransaction({ payment_id: c.payment_id });
+  assert.equal(tx.data.status, "PAID");
+  assert.equal(tx.data.amount.centavos, 2590);
+  paid = c;
+});
+
+test("a payout, settled, its webhook verified", { skip }, async () => {
+  assert.ok(paid, "needs the paid charge");
+  const key = newIdempotencyKey();
+  const p = await pixgate.createPayout({
+    amount: "3.10", description: "Saque SDK", creditParty: { keyType: "EMAIL", key: "merchant@example.com" }, callbackUrl: hookUrl, external_id: `ts-${run}-payout`,
+  }, { idempotencyKey: key });
+  assert.equal(p.amount.centavos, 310);
+  assert.equal(p.lastResponse.idempotencyKey, key);
+  const e = await waitEvent((x) => x.event === "pix.cashout.paid" && x.transaction_id === p.transaction_id);
+  assert.equal(e.value.centavos, 310);
+  const tx = await pixgate.getTransaction({ external_id: `ts-${run}-payout` });
+  assert.equal(tx.data.type, "cashout");
+  assert.equal(tx.data.status, "PAID");
+});
+
+test("a refund of part of the paid charge", { skip }, async () => {
+  assert.ok(paid, "needs the paid charge");
+  const r = await pixgate.createRefund({ payment_id: paid.payment_id, amount: Amount.centavos(500), reason: "SDK test" });
+  assert.equal(r.status, "PENDING");
+  assert.equal(r.amount.toString(), "5.00");
+  const e = await waitEvent((x) => x.event === "pix.refund.completed" && x.refund_id === r.refund_id);
+  assert.equal(e.value.centavos, 500);
+  const got = await pixgate.getRefund(r.refund_id);
+  assert.equal(got.data.status, "COMPLETED");
+  const list = await pixgate.listRefunds({ payment_id: paid.payment_id });
+  assert.deepEqual(list.data.map((x) => x.refund_id), [r.refund_id]);
+  const tx = await pixgate.getTransaction({ payment_id: paid.payment_id });
+  assert.equal(tx.data.refunded_amount.centavos, 500);
+});
+
+test("paging: the iterator follows next_cursor over every page", { skip }, async () => {
+  const ids = [];
+  for (let i = 0; i < 5; i++) ids.push((await pixgate.createCharge(chargeRequest(`ts-${run}-page-${i}`, `1.0${i + 1}`))).payment_id);
+  const first = await pixgate.listTransactions({ type: "cashin", limit: 2 });
+  assert.equal(first.data.length, 2);
+  assert.ok(first.next_cursor, "a first page of 2 has a next page");
+  const seen = [];
+  let pages = 0;
+  const counting = (q, o) => { pages++; return pixgate.listTransactions(q, o); };
+  for await (const tx of pixgate.paginate(counting, { type: "cashin", limit: 2 })) seen.push(tx.payment_id);
+  assert.ok(pages >= 3, `read ${pages} pages`);
+  assert.equal(new Set(seen).size, seen.length, "no row twice");
+  for (const id of ids) assert.ok(seen.includes(id), `charge ${id} listed`);
+  assert.deepEqual(seen.slice(0, 5), [...ids].reverse(), "newest first");
+});
+
+test("an idempotent replay: same key and body, same charge", { skip }, async () => {
+  const key = newIdempotencyKey();
+  const req = chargeRequest(`ts-${run}-replay`, "7.77");
+  const a = await pixgate.createCharge(req, { idempotencyKey: key });
+  const b = await pixgate.createCharge(req, { idempotencyKey: key });
+  assert.equal(a.lastResponse.idempotentReplayed, false);
+  assert.equal(b.lastResponse.idempotentReplayed, true);
+  assert.equal(b.payment_id, a.payment_id);
+  assert.equal(b.amount.centavos, 777);
+});
+
+test("a 422 read as a typed error: a key reused with another body, and too little balance", { skip }, async () => {
+  const key = newIdempotencyKey();
+  await pixgate.createCharge(chargeRequest(`ts-${run}-mismatch`, "2.00"), { idempotencyKey: key });
+  const e = await pixgate.createCharge(chargeRequest(`ts-${run}-mismatch`, "2.01"), { idempotencyKey: key }).catch((x) => x);
+  assert.ok(e instanceof UnprocessableEntityError, String(e));
+  assert.equal(e.status, 422);
+  assert.ok(e.isIdempotencyMismatch, e.apiMessage);
+  assert.equal(e.error, "Unprocessable Entity");
+  const e2 = await pixgate.createPayout({
+    amount: "999999", description: "too much", creditParty: { keyType: "EMAIL", key: "x@example.com" }, callbackUrl: hookUrl,
+  }).catch((x) => x);
+  assert.ok(e2 instanceof UnprocessableEntityError, String(e2));
+  assert.ok(e2.isInsufficientBalance, e2.apiMessage);
+  const e3 = await pixgate.getRefund("00000000-0000-4000-8000-000000000000").catch((x) => x);
+  assert.ok(e3 instanceof NotFoundError, String(e3));
+});
+
+test("a 429 read as a typed error, with Retry-After", { skip }, async () => {
+  const limited = new Pixgate({
+    baseUrl: env.PIXGATE_SDK_TEST_LIMITED_URL, clientId: env.PIXGATE_SDK_TEST_LIMITED_CLIENT_ID,
+    clientSecret: env.PIXGATE_SDK_TEST_LIMITED_CLIENT_SECRET, maxRetries: 0,
+  });
+  let err;
+  for (let i = 0; i < 50 && !err; i++) err = await limited.getBalance().then(() => undefined, (e) => e);
+  assert.ok(err instanceof RateLimitError, String(err));
+  assert.equal(err.status, 429);
+  assert.equal(err.apiMessage, "Rate limit exceeded");
+  assert.ok(err.retryAfterSeconds > 0, `retry after ${err.retryAfterSeconds}`);
+  assert.equal(err.response.rateLimit.remaining, 0);
+});

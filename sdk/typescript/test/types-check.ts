@@ -1,0 +1,44 @@
+// Compiled (never run) by `npm run typecheck`: the published declarations,
+// read through the package's exports as a consumer reads them, accept what
+// the README shows and refuse what must not compile. Each @ts-expect-error
+// fails the compilation if the line below it ever compiles.
+import { Amount, Pixgate, constructEvent, RetryError, UnprocessableEntityError, type Transaction } from "@pixgate/sdk";
+
+export async function readme(pixgate: Pixgate): Promise<void> {
+  const payer = {
+    name: "Maria Souza", document: "52998224725", phoneNumber: "11987654321", email: "maria@example.com",
+    address: { street: "Rua das Flores", number: "100", neighborhood: "Centro", city: "São Paulo", state: "SP", zipCode: "01001000" },
+  };
+  const charge = await pixgate.createCharge({
+    amount: "25.90", external_id: "order-1001", payerQuestion: "Pedido 1001", postbackUrl: "https://example.com/webhooks/pix",
+    payer, products: [{ name: "Camiseta", quantity: "1", price: Amount.centavos(2590) }],
+  });
+  const centavos: number = charge.amount.centavos;
+  const requestId: string = charge.lastResponse.requestId;
+  void centavos, requestId;
+
+  // @ts-expect-error a number is never money
+  await pixgate.createCharge({ amount: 25.9, external_id: "x", payerQuestion: "q", postbackUrl: "u", payer, products: [] });
+  // @ts-expect-error PIX is not a key type
+  await pixgate.createPayout({ amount: "1", description: "d", creditParty: { keyType: "PIX", key: "k" }, callbackUrl: "u" });
+
+  for await (const tx of pixgate.paginate(pixgate.listTransactions, { type: "cashout", limit: 10 })) {
+    const t: Transaction = tx;
+    // @ts-expect-error the rows are Transactions, not any
+    const n: number = tx;
+    void n;
+    const paid: string | undefined = t.paid_amount?.toString();
+    void paid;
+  }
+  try {
+    await pixgate.createPayout({ amount: "1", description: "d", creditParty: { keyType: "EVP", key: "k" }, callbackUrl: "u" }, { idempotencyKey: "k" });
+  } catch (e) {
+    if (e instanceof RetryError) console.log(e.idempotencyKey);
+    if (e instanceof UnprocessableEntityError && e.isInsufficientBalance) console.log(e.details);
+  }
+  const ev = constructEvent("whsec_x", new Headers(), "{}");
+  if (ev.kind === "transaction") {
+    const value: Amount = ev.value;
+    void value;
+  }
+}
