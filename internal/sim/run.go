@@ -105,8 +105,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	cfg.Log.Info("workload done; calming the faults and waiting for the system to settle")
 	f.Calm(ctx)
 
-	// The sub-accounts the workload made are audited as clients too.
-	in := AuditInput{DB: cl.DB(), Clients: api.Clients(), Keys: w.Keys(), Call: api.Call}
+	in := AuditInput{DB: cl.DB(), Clients: api.Clients(), Keys: w.Keys(), Call: api.Call} // with the sub-accounts made
 	observe := func() {
 		in.PSP = psp.State()
 		in.Deliveries = cl.Receiver().Deliveries()
