@@ -136,6 +136,7 @@ func TestOperatorSeesFamilies(t *testing.T) {
 
 		par := c.get("/admin/c/" + f.parent.ClientID + "/?lang=pt-BR")
 		require.Equal(t, http.StatusOK, par.status, par.body)
+		require.Contains(t, par.body, `href="/admin/c/`+f.parent.ClientID+`/accounts" data-testid="overview-accounts"`)
 		require.NotContains(t, par.body, `data-testid="sub-of"`, "a parent is no sub-account")
 		require.Contains(t, par.body, `data-testid="flow-transfers-in">R$ 1,00<`)
 		require.Contains(t, par.body, `data-testid="flow-transfers-out">R$ 3,00<`)
