@@ -83,7 +83,7 @@ var familyBody = regexp.MustCompile(`(?s)<tbody class="family" data-testid="fami
 // data-testid testid, in order.
 func rowIDs(body, testid string) []string {
 	var out []string
-	for _, m := range regexp.MustCompile(`data-testid="` + testid + `" data-client-id="([^"]+)"`).FindAllStringSubmatch(body, -1) {
+	for _, m := range regexp.MustCompile(`data-testid="`+testid+`" data-client-id="([^"]+)"`).FindAllStringSubmatch(body, -1) {
 		out = append(out, m[1])
 	}
 	return out

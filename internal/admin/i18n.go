@@ -376,6 +376,7 @@ var messages = map[string][2]string{
 	"type.cashin":             {"Cobrança", "Charge"},
 	"type.cashout":            {"Pagamento", "Payout"},
 	"type.transfer":           {"Transferência", "Transfer"},
+	"type.split":              {"Split de pagamento", "Split payment"},
 	"statement.title":         {"Extrato", "Statement"},
 	"statement.intro":         {"Movimentações do saldo disponível em um dia ou em um mês, no horário de Brasília: de 00:00 até 00:00 do dia seguinte ou do dia 1º do mês seguinte.", "Movements of the available balance over a day or a month, in Brasília time: from 00:00 to 00:00 of the next day or of the 1st of the next month."},
 	"statement.client":        {"Cliente", "Client"},
