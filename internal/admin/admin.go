@@ -26,6 +26,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 )
@@ -127,6 +128,7 @@ func (h *Handler) routes() {
 	m.Handle("GET /admin/c/{client}/{$}", h.authed(h.clientOverview))
 	m.Handle("GET /admin/c/{client}/transactions", h.authed(h.transactions))
 	m.Handle("GET /admin/c/{client}/transactions/{id}", h.authed(h.transaction))
+	m.Handle("GET /admin/c/{client}/accounts", h.authed(h.subAccounts))
 	m.Handle("GET /admin/recurrences", h.authed(h.recurrences))
 	m.Handle("GET /admin/c/{client}/recurrences/{id}", h.authed(h.recurrence))
 	m.Handle("GET /admin/disputes", h.authed(h.disputes))
@@ -228,6 +230,14 @@ type ledgerArgs struct {
 	Postings []ledger.PostingRecord
 }
 
+// clientRowArgs feeds the clientrow template: one line of the list of
+// clients, a parent's or, indented beneath it, a sub-account's.
+type clientRowArgs struct {
+	L   lang
+	Row backoffice.AccountRow
+	Sub bool
+}
+
 // errorData is what the error page shows.
 type errorData struct {
 	Status int
@@ -244,12 +254,17 @@ type view struct {
 	CSRF     string
 	Sandbox  bool
 	Client   *pix.Client // the client the page is about, if any
-	Notice   string      // message key of a success notice
-	Alert    string      // message key of an error notice
-	LangPT   string      // this page in Portuguese
-	LangEN   string      // this page in English
-	Self     string      // the GET page a POST's answer stands for, if any
-	D        any         // the page's own data
+	// Parent is Client's parent when Client is a sub-account; ReadOnly
+	// says the viewer is that parent's merchant user, who reads the
+	// sub-account's pages but is offered no action on them.
+	Parent   *pix.Client
+	ReadOnly bool
+	Notice   string // message key of a success notice
+	Alert    string // message key of an error notice
+	LangPT   string // this page in Portuguese
+	LangEN   string // this page in English
+	Self     string // the GET page a POST's answer stands for, if any
+	D        any    // the page's own data
 }
 
 func (v *view) session(s *session) {
@@ -272,6 +287,7 @@ func (v *view) ClientBase() string {
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, v *view) {
 	v.L = pickLang(w, r, h.loc, h.secure)
 	v.Sandbox = h.sandbox
+	h.parentOf(r, v)
 	if r.Method == http.MethodGet {
 		v.LangPT, v.LangEN = withLang(r.URL, langPT), withLang(r.URL, langEN)
 	} else {
@@ -314,7 +330,7 @@ func redirect(w http.ResponseWriter, path string) error {
 }
 
 func parsePages() (map[string]*template.Template, error) {
-	names := []string{"login", "error", "home", "overview", "clients", "client_created", "transactions", "transaction", "settings", "statement", "unmatched", "recurrences", "recurrence", "disputes"}
+	names := []string{"login", "error", "home", "overview", "clients", "client_created", "transactions", "transaction", "settings", "statement", "unmatched", "recurrences", "recurrence", "disputes", "accounts"}
 	out := make(map[string]*template.Template, len(names))
 	for _, name := range names {
 		t, err := template.New(name).Funcs(funcs).ParseFS(webFS, "web/layout.html", "web/partials.html", "web/"+name+".html")
@@ -333,6 +349,19 @@ var funcs = template.FuncMap{
 	"dispsURL":    disputesPath,
 	"ledger":      func(l lang, ps []ledger.PostingRecord) ledgerArgs { return ledgerArgs{L: l, Postings: ps} },
 	"clientURL":   clientBase,
+	"accountsURL": accountsPath,
+	"clientRow": func(l lang, row backoffice.AccountRow, sub bool) clientRowArgs {
+		return clientRowArgs{L: l, Row: row, Sub: sub}
+	},
+	"int64": func(n int) int64 { return int64(n) },
+	// maskDoc is how the panel shows a sub-account's CPF or CNPJ: enough
+	// to tell two apart, never the whole number.
+	"maskDoc": func(s string) string {
+		if s == "" {
+			return "—"
+		}
+		return pix.MaskDocument(s)
+	},
 	"pathEscape":  url.PathEscape,
 	"queryEscape": url.QueryEscape,
 	"ms":          func(d time.Duration) int64 { return d.Milliseconds() },

@@ -414,3 +414,42 @@ func TestNavAt1366(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserSubAccounts: a parent's merchant user opens Sub-accounts from
+// the menu, sees its sub-accounts with their balances, opens one and reads
+// its overview and transactions, marked read-only and with no form but
+// the logout; the way back is the menu's Sub-accounts.
+func TestBrowserSubAccounts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, openSQLite, "sandbox")
+	f := newFamily(b)
+	pw := b.user("shop@example.com", pix.RoleMerchant, f.parent.ClientID)
+	root := chromium.Launch(t, 90*time.Second)
+	br := &browser{t: t, ctx: root, base: b.srv.URL}
+	br.login("shop@example.com", pw)
+	require.EqualValues(t, http.StatusOK, br.open("/admin/c/"+f.parent.ClientID+"/?lang=en"))
+	require.EqualValues(t, http.StatusOK, br.click("[data-testid=nav-accounts]"))
+	require.Equal(t, "Sub-accounts", br.text("h1"))
+	require.Equal(t, 2, br.count("[data-testid=sub-account]"))
+	require.Equal(t, "R$ 7.00", br.text("[data-client-id='"+f.subA.ClientID+"'] [data-testid=available]"))
+	require.Equal(t, f.accA, br.text("[data-client-id='"+f.subA.ClientID+"'] [data-testid=account-id]"))
+
+	require.EqualValues(t, http.StatusOK, br.click("[data-client-id='"+f.subA.ClientID+"'] [data-testid=sub-link]"))
+	require.Equal(t, "Vendedor Ana", br.text("[data-testid=client-name]"))
+	require.Equal(t, "READ-ONLY", br.text("[data-testid=read-only]"), "a badge, in capitals")
+	require.Equal(t, "Loja Exemplo", br.text("[data-testid=parent-link]"))
+	require.Equal(t, "R$ 7.00", br.text("[data-testid=balance]"))
+	require.Equal(t, 1, br.count("form[method=post]"), "only the logout")
+	require.Zero(t, br.count("[data-testid=nav-settings]"))
+
+	require.EqualValues(t, http.StatusOK, br.click("[data-testid=nav-transactions]"))
+	require.Equal(t, 4, br.count("[data-testid=tx-link]"), "the two transfers, the paid charge and the open one")
+	require.EqualValues(t, http.StatusOK, br.click("[data-testid=tx-link]"))
+	require.Equal(t, f.pendingA, br.text("[data-testid=tx-id]"), "the newest: the open charge, which the sandbox could pay")
+	require.Zero(t, br.count("[data-testid=sandbox-pay]"), "no sandbox action on a sub-account's charge")
+	require.Equal(t, 1, br.count("form[method=post]"))
+
+	require.EqualValues(t, http.StatusOK, br.click("[data-testid=nav-accounts]"))
+	require.Equal(t, "Sub-accounts", br.text("h1"))
+	require.EqualValues(t, http.StatusNotFound, br.open("/admin/c/"+f.subC.ClientID+"/"), "another parent's sub-account")
+}

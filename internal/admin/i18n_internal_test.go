@@ -39,7 +39,12 @@ func TestCodesTranslated(t *testing.T) {
 	}
 	require.Equal(t, "Cancelada", pt.RecurrenceStatus(pix.RecurrenceCancelled), "a recurrence is feminine")
 	require.Equal(t, "Cancelado", pt.Status(pix.StatusCancelled), "a charge's status keeps its word")
-	for _, k := range append(ledger.Kinds[:], ledger.Suspense) {
+	for _, typ := range pix.TxTypes() {
+		require.NotEqual(t, "type."+string(typ), pt.Type(typ), "type %s has no text", typ)
+	}
+	kinds := append(ledger.Kinds[:], ledger.Suspense)
+	kinds = append(append(kinds, ledger.MEDKinds[:]...), ledger.TransferKinds[:]...)
+	for _, k := range kinds {
 		_, ok := messages["account."+string(k)]
 		require.True(t, ok, "account %s has no text", k)
 		require.NotEqual(t, string(k), pt.Account(k))

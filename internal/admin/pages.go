@@ -141,7 +141,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) clientOverview(w http.ResponseWriter, r *http.Request) error {
-	s, c, err := h.scope(r)
+	s, c, readOnly, err := h.scopeRead(r)
 	if err != nil {
 		return err
 	}
@@ -149,8 +149,8 @@ func (h *Handler) clientOverview(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := &view{Page: "overview", Client: &c, D: d}
-	v.session(s)
+	v := clientView(s, &c, "overview", readOnly)
+	v.D = d
 	h.render(w, r, http.StatusOK, v)
 	return nil
 }
@@ -197,9 +197,9 @@ func feeFormFrom(r *http.Request) feeForm {
 }
 
 type clientsData struct {
-	Clients []pix.Client
-	Name    string
-	Fees    feeForm
+	Families []backoffice.Family // every top-level client with its sub-accounts
+	Name     string
+	Fees     feeForm
 }
 
 func (h *Handler) clientsPage(w http.ResponseWriter, r *http.Request) error {
@@ -208,11 +208,11 @@ func (h *Handler) clientsPage(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) renderClients(w http.ResponseWriter, r *http.Request, status int, alert string, d clientsData) error {
 	s, _ := sessionFrom(r)
-	cs, err := h.bo.Clients(r.Context())
+	fs, err := h.bo.Families(r.Context(), FamilySubs)
 	if err != nil {
 		return err
 	}
-	d.Clients = cs
+	d.Families = fs
 	v := &view{Page: "clients", Self: "/admin/clients", Alert: alert, D: d}
 	v.session(s)
 	h.render(w, r, status, v)

@@ -54,6 +54,8 @@ type Users interface {
 type Backoffice interface {
 	Users
 	Clients(ctx context.Context) ([]pix.Client, error)
+	Families(ctx context.Context, subLimit int) ([]backoffice.Family, error)
+	SubAccountPage(ctx context.Context, parentID, cursor string, limit int) ([]backoffice.AccountRow, string, error)
 	CreateClient(ctx context.Context, p backoffice.ClientParams) (backoffice.Credentials, error)
 	RotateSecret(ctx context.Context, clientID string) (backoffice.Credentials, error)
 	RotateWebhookSecret(ctx context.Context, clientID string) (backoffice.Credentials, error)

@@ -29,7 +29,7 @@ type txListData struct {
 // time by the store's keyset cursor; or finds one by payment_id or
 // external_id.
 func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
-	s, c, err := h.scope(r)
+	s, c, readOnly, err := h.scopeRead(r)
 	if err != nil {
 		return err
 	}
@@ -42,8 +42,7 @@ func (h *Handler) transactions(w http.ResponseWriter, r *http.Request) error {
 	if typ := pix.TxType(q.Get("type")); slices.Contains(d.Types, typ) {
 		d.Type = typ
 	}
-	v := &view{Page: "transactions", Client: &c}
-	v.session(s)
+	v := clientView(s, &c, "transactions", readOnly)
 	if d.Q != "" {
 		d.Searched = true
 		if len(d.Q) <= 64 {
@@ -108,7 +107,7 @@ type txDetailData struct {
 // transaction shows one transaction with its ledger postings (and those of
 // its refunds), its events and every delivery attempt.
 func (h *Handler) transaction(w http.ResponseWriter, r *http.Request) error {
-	s, c, err := h.scope(r)
+	s, c, readOnly, err := h.scopeRead(r)
 	if err != nil {
 		return err
 	}
@@ -120,10 +119,10 @@ func (h *Handler) transaction(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	t := detail.Tx
-	d := txDetailData{TransactionDetail: detail, CanChange: h.sandbox && t.Type == pix.TypeCashin && t.Status == pix.StatusPending}
+	d := txDetailData{TransactionDetail: detail, CanChange: !readOnly && h.sandbox && t.Type == pix.TypeCashin && t.Status == pix.StatusPending}
 	d.DueToday, d.DuePayable = t.AmountDueOn(h.gw.Today())
-	v := &view{Page: "transaction", Client: &c, D: d}
-	v.session(s)
+	v := clientView(s, &c, "transaction", readOnly)
+	v.D = d
 	v.notice(r)
 	h.render(w, r, http.StatusOK, v)
 	return nil

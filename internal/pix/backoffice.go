@@ -38,8 +38,8 @@ type Activity struct {
 }
 
 // Flows is the money that moved in a period, read from the ledger, so that
-// it adds up: Opening + In − Fees − Out + Returns − Refunds − MEDReturns =
-// Closing, where the balances are the merchant's whole balance (available +
+// it adds up: Opening + In − Fees − Out + Returns − Refunds − MEDReturns +
+// TransfersIn − TransfersOut = Closing, where the balances are the merchant's whole balance (available +
 // pending + blocked + debt: money only reserved for a payout or refund, or
 // held by a dispute, has not left yet, and a debt is owed out of it). Each
 // amount is in centavos and ≥ 0; each count is how many operations it sums.
@@ -70,6 +70,15 @@ type Flows struct {
 	// merchant now owes).
 	MEDReturns     Amount
 	MEDReturnCount int64
+	// TransfersIn is what transfers from the other accounts of the
+	// client's family (its parent or its sub-accounts) brought into
+	// available in the period, TransfersOut what its transfers sent them.
+	// The money never crosses the PIX network, so over every client the
+	// two are equal (docs/marketplace.md).
+	TransfersIn      Amount
+	TransferInCount  int64
+	TransfersOut     Amount
+	TransferOutCount int64
 	// Blocked is what disputes blocked in the period, Released what their
 	// blocks gave back to available, and DebtPaid what credits paid of a
 	// MED debt. They move money inside the merchant's balance, so they are

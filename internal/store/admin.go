@@ -247,7 +247,8 @@ func merchants(k ledger.Kind) bool {
 // of one kind (paired or not) on one account kind. Money crossing the PIX
 // network is the settlement side of each posting; fees are the fees
 // account's; MED's moves inside the balance are their blocked or debt
-// side.
+// side; a transfer between the accounts of a family, which no settlement
+// sees, is its clearing side.
 func addFlow(f *pix.Flows, kind string, account ledger.Kind, paired bool, n int64, amount pix.Amount) {
 	switch {
 	case account == ledger.Fees:
@@ -261,6 +262,12 @@ func addFlow(f *pix.Flows, kind string, account ledger.Kind, paired bool, n int6
 		return
 	case account == ledger.Debt && kind == "debt.payment":
 		f.DebtPaid += amount
+		return
+	case account == ledger.Clearing && kind == "transfer.out":
+		f.TransfersOut, f.TransferOutCount = f.TransfersOut+amount, f.TransferOutCount+n
+		return
+	case account == ledger.Clearing && kind == "transfer.in":
+		f.TransfersIn, f.TransferInCount = f.TransfersIn-amount, f.TransferInCount+n
 		return
 	case account != ledger.Settlement:
 		return

@@ -226,6 +226,10 @@ func exerciseDayFlows(t *testing.T, open Opener) {
 		t.Parallel()
 		exerciseMEDFlows(t, open)
 	})
+	t.Run("A day's money adds up with transfers between a parent and its sub-account", func(t *testing.T) {
+		t.Parallel()
+		exerciseTransferFlows(t, open)
+	})
 }
 
 // exerciseOverview checks the panel's overview queries (activity, flows,
@@ -501,4 +505,72 @@ func exerciseMEDFlows(t *testing.T, open Opener) {
 	evening, err := db.Flows(ctx, a.ID, at(4), end)
 	require.NoError(t, err)
 	require.Equal(t, pix.Flows{Opening: owing, Closing: closing, In: 4000, InCount: 1, Blocked: 500, Released: 500, DebtPaid: 3000}, evening)
+}
+
+// exerciseTransferFlows checks that a day's money adds up with transfers
+// between a parent and its sub-account (docs/marketplace.md): each side's
+// transfers are counted in or out, a transfer before the day is in its
+// opening, and over every client the two lines are equal, so the family's
+// day adds up as if no transfer happened.
+func exerciseTransferFlows(t *testing.T, open Opener) {
+	ctx := context.Background()
+	db := open(t)
+	parent, sub := NewClient(t, db), NewClient(t, db)
+	day := t0.Truncate(24 * time.Hour)
+	end := day.Add(24 * time.Hour)
+	at := func(h int) time.Time { return day.Add(time.Duration(h) * time.Hour) }
+	post := func(c pix.Client, p ledger.Posting, when time.Time) {
+		t.Helper()
+		require.NoError(t, db.Write(ctx, func(tx *store.Tx) error {
+			if err := tx.OpenTransferAccounts(ctx, c.ID); err != nil {
+				return err
+			}
+			return tx.Post(ctx, uuid.NewString(), c.ID, uuid.NewString(), p, when)
+		}))
+	}
+	transfer := func(from, to pix.Client, amount pix.Amount, when time.Time) {
+		t.Helper()
+		post(from, ledger.TransferOut(amount), when)
+		post(to, ledger.TransferIn(amount), when)
+	}
+	whole := func(c pix.Client) pix.Amount {
+		t.Helper()
+		b, err := db.Balances(ctx, c.ID)
+		require.NoError(t, err)
+		return b[ledger.Available] + b[ledger.Pending]
+	}
+
+	// Yesterday: the parent received 100,00 and sent 10,00 to its sub-account.
+	post(parent, ledger.CashinPaid(10000, 0), day.Add(-2*time.Hour))
+	transfer(parent, sub, 1000, day.Add(-time.Hour))
+	// Today: 30,00 and 5,00 down, 2,50 back up; the sub-account pays 4,00 out.
+	transfer(parent, sub, 3000, at(1))
+	transfer(parent, sub, 500, at(2))
+	transfer(sub, parent, 250, at(3))
+	post(sub, ledger.PayoutReserved(400, 0), at(4))
+	post(sub, ledger.PayoutCompleted(400, 0), at(5))
+	// Tomorrow: not in the day.
+	transfer(parent, sub, 100, end)
+	require.NoError(t, db.CheckLedger(ctx))
+
+	got, err := db.Flows(ctx, parent.ID, day, end)
+	require.NoError(t, err)
+	require.Equal(t, pix.Flows{Opening: 9000, Closing: 9000 - 3500 + 250,
+		TransfersIn: 250, TransferInCount: 1, TransfersOut: 3500, TransferOutCount: 2}, got)
+	require.Equal(t, got.Closing-got.Opening, got.TransfersIn-got.TransfersOut, "the parent's day adds up")
+	require.Equal(t, whole(parent)+100, got.Closing, "tomorrow's transfer is after the closing")
+
+	got, err = db.Flows(ctx, sub.ID, day, end)
+	require.NoError(t, err)
+	require.Equal(t, pix.Flows{Opening: 1000, Closing: 1000 + 3500 - 250 - 400, Out: 400, OutCount: 1,
+		TransfersIn: 3500, TransferInCount: 2, TransfersOut: 250, TransferOutCount: 1}, got)
+	require.Equal(t, got.Closing-got.Opening,
+		got.In-got.Fees-got.Out+got.Returns-got.Refunds-got.MEDReturns+got.TransfersIn-got.TransfersOut,
+		"opening + in − fees − out + returns − refunds − MED returns + transfers in − transfers out = closing")
+
+	all, err := db.Flows(ctx, "", day, end)
+	require.NoError(t, err)
+	require.Equal(t, all.TransfersIn, all.TransfersOut, "over every client, what one sends another receives")
+	require.Equal(t, pix.Flows{Opening: 10000, Closing: 9600, Out: 400, OutCount: 1,
+		TransfersIn: 3750, TransferInCount: 3, TransfersOut: 3750, TransferOutCount: 3}, all)
 }
