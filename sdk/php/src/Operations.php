@@ -12,13 +12,17 @@ namespace Pixgate;
  *
  * READ is retried after a network error or a 5xx; CREATE carries an
  * Idempotency-Key and is also retried after a 409 (a duplicate in progress);
- * UNSAFE is never repeated but for a 429, after which the server did nothing.
+ * UNSAFE is never repeated but for a 429, after which the server did nothing;
+ * BY_EXTERNAL_ID is CREATE when the body has an external_id (the server
+ * answers a repeat with the first result) and UNSAFE without one (a repeat
+ * would create another).
  */
 final class Operations
 {
     public const READ = 'read';
     public const CREATE = 'create';
     public const UNSAFE = 'unsafe';
+    public const BY_EXTERNAL_ID = 'external_id';
 
     /** @var array<string, array{0: string, 1: string, 2: string}> */
     public const ALL = [
@@ -42,6 +46,12 @@ final class Operations
         'getTransaction' => ['POST', '/api/v1/wallet/transaction', self::READ],
         'listTransactions' => ['GET', '/api/v1/wallet/transactions', self::READ],
         'getStatement' => ['GET', '/api/v1/wallet/statement', self::READ],
+        'createTransfer' => ['POST', '/api/v1/wallet/transfers', self::CREATE],
+        'getAccountMe' => ['GET', '/api/v1/accounts/me', self::READ],
+        'createAccount' => ['POST', '/api/v1/accounts', self::BY_EXTERNAL_ID],
+        'listAccounts' => ['GET', '/api/v1/accounts', self::READ],
+        'getAccount' => ['GET', '/api/v1/accounts/{account_id}', self::READ],
+        'rotateAccountSecret' => ['POST', '/api/v1/accounts/{account_id}/rotate-secret', self::UNSAFE],
         'sandboxPayCharge' => ['POST', '/api/v1/sandbox/charges/{payment_id}/pay', self::READ],
         'sandboxExpireCharge' => ['POST', '/api/v1/sandbox/charges/{payment_id}/expire', self::READ],
         'sandboxFailCharge' => ['POST', '/api/v1/sandbox/charges/{payment_id}/fail', self::UNSAFE],

@@ -200,6 +200,52 @@ final class Pixgate
         return $this->call('getStatement', query: ['from' => $from, 'to' => $to, 'format' => 'csv'], text: true, accept: 'text/csv')['text'];
     }
 
+    /**
+     * Moves money to one of your sub-accounts or to your parent (to_account_id, amount,
+     * description, external_id), at once and in the ledger only. Keyed like a payout: give it
+     * an idempotency key (or an external_id) stored before the call, so that a RetryException
+     * can be repeated without moving the money twice.
+     */
+    public function createTransfer(array $request, ?string $idempotencyKey = null): Result
+    {
+        return $this->call('createTransfer', body: $request, idempotencyKey: $idempotencyKey ?? self::newIdempotencyKey());
+    }
+
+    /** Your own account: its account_id (what transfers name) and, for a sub-account, its parent's. */
+    public function getAccountMe(): Result
+    {
+        return $this->call('getAccountMe');
+    }
+
+    /**
+     * Creates a sub-account (name, document, external_id, postbackUrl); its secrets are in this
+     * answer only (null in a replay), and var_dump/print_r of the Result hide them. Retried after
+     * an unknown outcome only with an external_id, on which the server deduplicates; without one
+     * a repeat would create a second account.
+     */
+    public function createAccount(array $request): Result
+    {
+        return $this->call('createAccount', body: $request);
+    }
+
+    /** One page of your sub-accounts (limit, cursor), newest first; see paginate(). Never a secret. */
+    public function listAccounts(array $query = []): Result
+    {
+        return $this->call('listAccounts', query: $query);
+    }
+
+    /** One of your sub-accounts, with available_cents; another family's, a sibling's or an unknown one is a NotFoundException. */
+    public function getAccount(string $accountId): Result
+    {
+        return $this->call('getAccount', params: ['account_id' => $accountId]);
+    }
+
+    /** Gives a sub-account a new client secret (the old one stops at once); never repeated after a network error, since a repeat rotates again. */
+    public function rotateAccountSecret(string $accountId): Result
+    {
+        return $this->call('rotateAccountSecret', params: ['account_id' => $accountId]);
+    }
+
     /** Sandbox: pays a pending charge (optionally on a São Paulo date, YYYY-MM-DD). Idempotent. */
     public function sandboxPayCharge(string $paymentId, ?string $date = null): Result
     {
@@ -345,6 +391,9 @@ final class Pixgate
             throw new \InvalidArgumentException("pixgate: unknown operation $operationId");
         }
         [$method, $template, $policy] = Operations::ALL[$operationId];
+        if ($policy === Operations::BY_EXTERNAL_ID) {
+            $policy = is_array($body) && ($body['external_id'] ?? '') !== '' ? Operations::CREATE : Operations::UNSAFE;
+        }
         $path = preg_replace_callback('/\{([a-z_]+)\}/', static function (array $m) use ($params, $operationId): string {
             $v = $params[$m[1]] ?? '';
             if ($v === '') {

@@ -54,6 +54,29 @@ final class Result implements \ArrayAccess, \IteratorAggregate, \Countable, \Jso
         return count($this->body);
     }
 
+    /**
+     * What var_dump and print_r show: the body with every client_secret and
+     * webhook_secret (a new sub-account's credentials) as "[redacted]", so that
+     * dumping an answer into a log never writes them; reading the key, or
+     * json_encode, still gives them.
+     */
+    public function __debugInfo(): array
+    {
+        return ['body' => self::redact($this->body), 'response' => $this->response];
+    }
+
+    private static function redact(array $a): array
+    {
+        foreach ($a as $k => $v) {
+            if (is_array($v)) {
+                $a[$k] = self::redact($v);
+            } elseif (is_string($v) && ($k === 'client_secret' || $k === 'webhook_secret')) {
+                $a[$k] = '[redacted]';
+            }
+        }
+        return $a;
+    }
+
     public function jsonSerialize(): mixed
     {
         return $this->body;

@@ -8,6 +8,7 @@ use PHPUnit\Framework\TestCase;
 use Pixgate\Amount;
 use Pixgate\Event\Event;
 use Pixgate\Event\TransactionEvent;
+use Pixgate\Exception\AuthenticationException;
 use Pixgate\Exception\NotFoundException;
 use Pixgate\Exception\RateLimitException;
 use Pixgate\Exception\UnprocessableEntityException;
@@ -18,9 +19,11 @@ use Pixgate\Result;
  * The scenarios every SDK runs against a real `pixgate serve` (sandbox,
  * SQLite), started by sdk/test.sh, which passes its address and the sandbox
  * client's credentials in PIXGATE_SDK_TEST_*: a charge paid through the
- * sandbox with its webhook verified, a payout, a refund, paging, an
+ * sandbox with its webhook verified, a payout, a refund, a sub-account
+ * acting with its own credentials and transfers to it and back, paging, an
  * idempotent replay, a 422 and a 429 read as typed errors. The tests run in
- * order; the payout and the refund use the first test's paid charge.
+ * order; the payout, the refund and the transfers use the first test's paid
+ * charge.
  */
 final class ServerTest extends TestCase
 {
@@ -125,6 +128,95 @@ final class ServerTest extends TestCase
         self::assertSame('COMPLETED', $p->getRefund($r['refund_id'])['data']['status']);
         self::assertSame([$r['refund_id']], array_column($p->listRefunds(['payment_id' => $pid])['data'], 'refund_id'));
         self::assertSame(500, $p->getTransaction(paymentId: $pid)['data']['refunded_amount']->centavos);
+    }
+
+    public function testSubAccountWithItsOwnCredentialsTransfersToItAndBackListed(): void
+    {
+        self::assertNotNull(self::$paid, "needs the paid charge's balance");
+        $p = self::$pixgate;
+        $me = $p->getAccountMe()['data'];
+        self::assertNull($me['parent_id']);
+        $req = ['name' => 'Loja do João', 'document' => '52998224725', 'external_id' => 'php-' . self::$run . '-seller'];
+        $created = $p->createAccount($req);
+        self::assertSame(201, $created->response->status);
+        $acct = $created['data'];
+        self::assertSame($me['account_id'], $acct['parent_id']);
+        self::assertStringStartsWith('sk_test_', $acct['client_secret']);
+        self::assertStringStartsWith('whsec_', $acct['webhook_secret']);
+        self::assertStringNotContainsString($acct['client_secret'], print_r($created, true), 'print_r of the answer hides the client secret');
+        self::assertStringNotContainsString($acct['webhook_secret'], print_r($created, true), 'and the webhook secret');
+        $again = $p->createAccount($req);
+        self::assertTrue($again->response->idempotentReplayed);
+        self::assertSame($acct['account_id'], $again['data']['account_id']);
+        self::assertNull($again['data']['client_secret']);
+
+        // The seller acts with its own credentials.
+        $seller = new Pixgate(self::$env['URL'], $acct['client_id'], $acct['client_secret']);
+        self::assertSame(['account_id' => $acct['account_id'], 'parent_id' => $me['account_id'], 'name' => 'Loja do João', 'document' => '52998224725'],
+            $seller->getAccountMe()['data']);
+        self::assertSame(0, $seller->getBalance()['data']['available_cents']);
+
+        $key = Pixgate::newIdempotencyKey();
+        $treq = ['to_account_id' => $acct['account_id'], 'amount' => '2.00', 'description' => 'Repasse SDK'];
+        $t = $p->createTransfer($treq, $key);
+        self::assertSame('COMPLETED', $t['data']['status']);
+        self::assertSame(200, $t['data']['amount']->centavos);
+        self::assertSame($me['account_id'], $t['data']['from_account_id']);
+        self::assertSame($key, $t->response->idempotencyKey);
+        $replay = $p->createTransfer($treq, $key);
+        self::assertTrue($replay->response->idempotentReplayed);
+        self::assertSame($t['data']['transfer_id'], $replay['data']['transfer_id']);
+        self::assertSame(200, $seller->getBalance()['data']['available_cents'], 'the replay moved nothing');
+        $back = $seller->createTransfer(['to_account_id' => $me['account_id'], 'amount' => Amount::centavos(75), 'external_id' => 'php-' . self::$run . '-back']);
+        self::assertSame($me['account_id'], $back['data']['to_account_id']);
+        self::assertSame(125, $seller->getBalance()['data']['available_cents']);
+        self::assertSame(125, $p->getAccount($acct['account_id'])['data']['available_cents']);
+        $rows = array_map(static fn (array $x) => [$x['direction'], $x['amount']->centavos, $x['counterparty_account_id']],
+            $seller->listTransactions(['type' => 'transfer'])['data']);
+        self::assertSame([['out', 75, $me['account_id']], ['in', 200, $me['account_id']]], $rows);
+        try {
+            $seller->createTransfer(['to_account_id' => $me['account_id'], 'amount' => '1000.00']);
+            self::fail('no exception');
+        } catch (UnprocessableEntityException $e) {
+            self::assertTrue($e->isInsufficientBalance(), $e->apiMessage);
+        }
+        try {
+            $seller->createAccount(['name' => 'Neta', 'document' => '52998224725']);
+            self::fail('a sub-account made a sub-account');
+        } catch (UnprocessableEntityException) {
+        }
+
+        // The parent lists its sub-accounts page by page, newest first.
+        $second = $p->createAccount(['name' => 'Loja da Ana', 'document' => '11222333000181', 'external_id' => 'php-' . self::$run . '-seller-2'])['data'];
+        $pages = 0;
+        $counting = function (array $q) use ($p, &$pages): Result {
+            $pages++;
+            return $p->listAccounts($q);
+        };
+        $listed = [];
+        foreach ($p->paginate($counting, ['limit' => 1]) as $a) {
+            $listed[] = $a['account_id'];
+        }
+        self::assertGreaterThanOrEqual(2, $pages);
+        self::assertSame([$second['account_id'], $acct['account_id']], array_slice($listed, 0, 2));
+        try {
+            $seller->getAccount($second['account_id']);
+            self::fail('a sibling was found');
+        } catch (NotFoundException) {
+        }
+
+        // A new secret: the old one stops at once.
+        $rotated = $p->rotateAccountSecret($acct['account_id']);
+        $newSecret = $rotated['data']['client_secret'];
+        self::assertNotSame($acct['client_secret'], $newSecret);
+        self::assertStringNotContainsString($newSecret, print_r($rotated, true));
+        try {
+            $seller->getBalance();
+            self::fail('the old secret still works');
+        } catch (AuthenticationException) {
+        }
+        $seller = new Pixgate(self::$env['URL'], $acct['client_id'], $newSecret);
+        self::assertSame(125, $seller->getBalance()['data']['available_cents']);
     }
 
     public function testPagingFollowsNextCursorOverEveryPage(): void

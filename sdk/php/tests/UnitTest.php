@@ -11,6 +11,7 @@ use Pixgate\Event\RecurrenceEvent;
 use Pixgate\Event\TestEvent;
 use Pixgate\Event\TransactionEvent;
 use Pixgate\Event\UnknownEvent;
+use Pixgate\Exception\ConnectionException;
 use Pixgate\Exception\RateLimitException;
 use Pixgate\Exception\RedirectException;
 use Pixgate\Exception\RetryException;
@@ -182,6 +183,27 @@ final class UnitTest extends TestCase
             self::fail('no exception');
         } catch (ServerException) {
             self::assertCount(4, $s->requests());
+        }
+    }
+
+    public function testASubAccountIsRetriedOnlyWithAnExternalIdAndItsSecretsAreNotShown(): void
+    {
+        $s = $this->serve('flaky-account');
+        $p = new Pixgate($s->url, 'id', 'sk', backoffBase: 0.001);
+        $a = $p->createAccount(['name' => 'n', 'document' => '52998224725', 'external_id' => 's-1']);
+        self::assertSame(2, $a->response->attempts);
+        self::assertSame('sk_test_s', $a['data']['client_secret']);
+        self::assertStringNotContainsString('sk_test_s', print_r($a, true));
+        ob_start();
+        var_dump($a);
+        self::assertStringNotContainsString('whsec_w', (string) ob_get_clean());
+        self::assertStringContainsString('sk_test_s', json_encode($a), 'serializing on purpose keeps the secret');
+        self::assertSame([null, null], array_map(static fn (array $h) => $h['idempotency-key'] ?? null, $s->requests()));
+        try {
+            $p->createAccount(['name' => 'n', 'document' => '52998224725']);
+            self::fail('no exception');
+        } catch (ConnectionException) {
+            self::assertCount(3, $s->requests(), 'without external_id a repeat would make a second account');
         }
     }
 

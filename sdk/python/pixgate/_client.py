@@ -28,8 +28,8 @@ from ._errors import (
     RetryError,
     error_for,
 )
-from ._operations import CREATE, OPERATIONS, UNSAFE
-from .types import ChargeRequest, PayoutRequest, RecurrenceRequest, RefundRequest
+from ._operations import BY_EXTERNAL_ID, CREATE, OPERATIONS, UNSAFE
+from .types import AccountRequest, ChargeRequest, PayoutRequest, RecurrenceRequest, RefundRequest, TransferRequest
 
 __all__ = ["Pixgate", "Result", "new_idempotency_key"]
 
@@ -49,6 +49,23 @@ class Result(dict):  # type: ignore[type-arg]
     def __init__(self, body: Mapping[str, Any], response: ResponseMeta) -> None:
         super().__init__(body)
         self.response = response
+
+
+_SECRET_KEYS = ("client_secret", "webhook_secret")
+
+
+class _Secrets(dict):  # type: ignore[type-arg]
+    """The data of an answer that carries credentials: a plain dict whose repr (what
+    print, logging and tracebacks show) says "[redacted]" for each secret."""
+
+    def __repr__(self) -> str:
+        return repr({k: "[redacted]" if k in _SECRET_KEYS and isinstance(v, str) else v for k, v in self.items()})
+
+
+def _hide_secrets(r: Result) -> Result:
+    if isinstance(r.get("data"), dict):
+        r["data"] = _Secrets(r["data"])
+    return r
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -202,6 +219,36 @@ class Pixgate:
         return self.call("getStatement", query={"from": _iso(from_), "to": _iso(to), "format": "csv"},
                          text=True, accept="text/csv")["text"]
 
+    def create_transfer(self, request: TransferRequest, *, idempotency_key: Optional[str] = None) -> Result:
+        """Moves money to one of your sub-accounts or to your parent, at once and in the ledger
+        only. Keyed like a payout: give it an idempotency_key (or an external_id) stored before
+        the call, so that a RetryError can be repeated without moving the money twice."""
+        return self.call("createTransfer", body=request, idempotency_key=idempotency_key or new_idempotency_key())
+
+    def get_account_me(self) -> Result:
+        """Your own account: its account_id (what transfers name) and, for a sub-account, its parent's."""
+        return self.call("getAccountMe")
+
+    def create_account(self, request: AccountRequest) -> Result:
+        """Creates a sub-account; its secrets are in this answer only (None in a replay) and
+        its repr hides them. Retried after an unknown outcome only with an external_id, on
+        which the server deduplicates; without one a repeat would create a second account."""
+        return _hide_secrets(self.call("createAccount", body=request))
+
+    def list_accounts(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Result:
+        """One page of your sub-accounts, newest first (see paginate); never a secret."""
+        return self.call("listAccounts", query={"limit": limit, "cursor": cursor})
+
+    def get_account(self, account_id: str) -> Result:
+        """One of your sub-accounts, with available_cents; another family's, a sibling's or an
+        unknown one is a NotFoundError."""
+        return self.call("getAccount", params={"account_id": account_id})
+
+    def rotate_account_secret(self, account_id: str) -> Result:
+        """Gives a sub-account a new client secret (the old one stops at once); never repeated
+        after a network error, since a repeat rotates again."""
+        return _hide_secrets(self.call("rotateAccountSecret", params={"account_id": account_id}))
+
     def sandbox_pay_charge(self, payment_id: str, *, date: Optional[str] = None) -> Result:
         """Sandbox: pays a pending charge (optionally on a São Paulo date, YYYY-MM-DD). Idempotent."""
         return self.call("sandboxPayCharge", params={"payment_id": payment_id}, body={"date": date} if date else None)
@@ -300,6 +347,8 @@ class Pixgate:
         """Runs one operation with its retries. Any operation of OPERATIONS can be
         called this way, including one this version has no method for yet."""
         method, template, policy = OPERATIONS[operation_id]
+        if policy == BY_EXTERNAL_ID:
+            policy = CREATE if isinstance(body, Mapping) and body.get("external_id") else UNSAFE
         path = template
         for name in [p[1:-1] for p in template.split("/") if p.startswith("{")]:
             v = (params or {}).get(name)

@@ -5,7 +5,10 @@ _client.py.
 
 READ is retried after a network error or a 5xx; CREATE carries an
 Idempotency-Key and is also retried after a 409 (a duplicate in progress);
-UNSAFE is never repeated but for a 429, after which the server did nothing.
+UNSAFE is never repeated but for a 429, after which the server did nothing;
+BY_EXTERNAL_ID is CREATE when the body has an external_id (the server answers
+a repeat with the first result) and UNSAFE without one (a repeat would create
+another).
 """
 
 from typing import Dict, Tuple
@@ -13,6 +16,7 @@ from typing import Dict, Tuple
 READ = "read"
 CREATE = "create"
 UNSAFE = "unsafe"
+BY_EXTERNAL_ID = "external_id"
 
 OPERATIONS: Dict[str, Tuple[str, str, str]] = {
     "getHealth": ("GET", "/healthz", READ),
@@ -35,6 +39,12 @@ OPERATIONS: Dict[str, Tuple[str, str, str]] = {
     "getTransaction": ("POST", "/api/v1/wallet/transaction", READ),
     "listTransactions": ("GET", "/api/v1/wallet/transactions", READ),
     "getStatement": ("GET", "/api/v1/wallet/statement", READ),
+    "createTransfer": ("POST", "/api/v1/wallet/transfers", CREATE),
+    "getAccountMe": ("GET", "/api/v1/accounts/me", READ),
+    "createAccount": ("POST", "/api/v1/accounts", BY_EXTERNAL_ID),
+    "listAccounts": ("GET", "/api/v1/accounts", READ),
+    "getAccount": ("GET", "/api/v1/accounts/{account_id}", READ),
+    "rotateAccountSecret": ("POST", "/api/v1/accounts/{account_id}/rotate-secret", UNSAFE),
     "sandboxPayCharge": ("POST", "/api/v1/sandbox/charges/{payment_id}/pay", READ),
     "sandboxExpireCharge": ("POST", "/api/v1/sandbox/charges/{payment_id}/expire", READ),
     "sandboxFailCharge": ("POST", "/api/v1/sandbox/charges/{payment_id}/fail", UNSAFE),

@@ -134,3 +134,27 @@ class RecurrenceRequest(_RecurrenceRequestBase, total=False):
 
     end_date: Optional[str]
     first_payment: Optional[AmountInput]
+
+
+class _AccountRequestBase(TypedDict):
+    name: str  # 1–100 characters
+    document: str  # CPF (11 digits) or CNPJ (14 digits)
+
+
+class AccountRequest(_AccountRequestBase, total=False):
+    """POST /api/v1/accounts: with external_id a repeat answers the first sub-account (and the SDK retries)."""
+
+    external_id: str
+    postbackUrl: str
+
+
+class _TransferRequestBase(TypedDict):
+    to_account_id: str  # one of your sub-accounts, or your parent
+    amount: AmountInput
+
+
+class TransferRequest(_TransferRequestBase, total=False):
+    """POST /api/v1/wallet/transfers."""
+
+    description: str
+    external_id: str  # unique per client across charges, payouts and transfers

@@ -1,8 +1,9 @@
 """The scenarios every SDK runs against a real `pixgate serve` (sandbox, SQLite),
 started by sdk/test.sh, which passes its address and the sandbox client's
 credentials in PIXGATE_SDK_TEST_*: a charge paid through the sandbox with its
-webhook verified, a payout, a refund, paging, an idempotent replay, a 422 and
-a 429 read as typed errors."""
+webhook verified, a payout, a refund, a sub-account acting with its own
+credentials and transfers to it and back, paging, an idempotent replay, a 422
+and a 429 read as typed errors."""
 
 from __future__ import annotations
 
@@ -141,6 +142,79 @@ class ServerScenarios(unittest.TestCase):
         self.assertEqual([x["refund_id"] for x in listed["data"]], [r["refund_id"]])
         tx = self.pixgate.get_transaction(payment_id=self.paid["payment_id"])
         self.assertEqual(tx["data"]["refunded_amount"], Decimal("5.00"))
+
+    def test_3b_sub_account_with_its_own_credentials_transfers_to_it_and_back_listed(self) -> None:
+        self.assertIsNotNone(self.paid, "needs the paid charge's balance")
+        me = self.pixgate.get_account_me()["data"]
+        self.assertIsNone(me["parent_id"])
+        req = {"name": "Loja do João", "document": "52998224725", "external_id": f"py-{RUN}-seller"}
+        created = self.pixgate.create_account(req)  # type: ignore[arg-type]
+        self.assertEqual(created.response.status, 201)
+        acct = created["data"]
+        self.assertEqual(acct["parent_id"], me["account_id"])
+        self.assertTrue(acct["client_secret"].startswith("sk_test_"))
+        self.assertTrue(acct["webhook_secret"].startswith("whsec_"))
+        self.assertNotIn(acct["client_secret"], repr(created), "repr of the answer hides the client secret")
+        self.assertNotIn(acct["webhook_secret"], repr(acct), "and the webhook secret")
+        again = self.pixgate.create_account(req)  # type: ignore[arg-type]
+        self.assertTrue(again.response.idempotent_replayed)
+        self.assertEqual(again["data"]["account_id"], acct["account_id"])
+        self.assertIsNone(again["data"]["client_secret"])
+
+        # The seller acts with its own credentials.
+        seller = pixgate.Pixgate(ENV["URL"], acct["client_id"], acct["client_secret"])
+        self.assertEqual(dict(seller.get_account_me()["data"]), {"account_id": acct["account_id"], "parent_id": me["account_id"],
+                                                                 "name": "Loja do João", "document": "52998224725"})
+        self.assertEqual(seller.get_balance()["data"]["available_cents"], 0)
+
+        key = pixgate.new_idempotency_key()
+        treq = {"to_account_id": acct["account_id"], "amount": "2.00", "description": "Repasse SDK"}
+        t = self.pixgate.create_transfer(treq, idempotency_key=key)  # type: ignore[arg-type]
+        self.assertEqual(t["data"]["status"], "COMPLETED")
+        self.assertEqual(t["data"]["amount"], Decimal("2.00"))
+        self.assertEqual(t["data"]["from_account_id"], me["account_id"])
+        self.assertEqual(t.response.idempotency_key, key)
+        replay = self.pixgate.create_transfer(treq, idempotency_key=key)  # type: ignore[arg-type]
+        self.assertTrue(replay.response.idempotent_replayed)
+        self.assertEqual(replay["data"]["transfer_id"], t["data"]["transfer_id"])
+        self.assertEqual(seller.get_balance()["data"]["available_cents"], 200, "the replay moved nothing")
+        back = seller.create_transfer({"to_account_id": me["account_id"], "amount": pixgate.centavos(75), "external_id": f"py-{RUN}-back"})
+        self.assertEqual(back["data"]["to_account_id"], me["account_id"])
+        self.assertEqual(seller.get_balance()["data"]["available_cents"], 125)
+        self.assertEqual(self.pixgate.get_account(acct["account_id"])["data"]["available_cents"], 125)
+        rows = seller.list_transactions(type="transfer")["data"]
+        self.assertEqual([(x["direction"], x["amount"], x["counterparty_account_id"]) for x in rows],
+                         [("out", Decimal("0.75"), me["account_id"]), ("in", Decimal("2.00"), me["account_id"])])
+        with self.assertRaises(pixgate.UnprocessableEntityError) as cm:
+            seller.create_transfer({"to_account_id": me["account_id"], "amount": "1000.00"})
+        self.assertTrue(cm.exception.is_insufficient_balance, cm.exception.message)
+        with self.assertRaises(pixgate.UnprocessableEntityError):
+            seller.create_account({"name": "Neta", "document": "52998224725"})
+
+        # The parent lists its sub-accounts page by page, newest first.
+        second = self.pixgate.create_account({"name": "Loja da Ana", "document": "11222333000181",
+                                              "external_id": f"py-{RUN}-seller-2"})["data"]
+        pages = []
+
+        def counting(**q):  # type: ignore[no-untyped-def]
+            pages.append(1)
+            return self.pixgate.list_accounts(**q)
+
+        listed = [a["account_id"] for a in self.pixgate.paginate(counting, limit=1)]
+        self.assertGreaterEqual(len(pages), 2)
+        self.assertEqual(listed[:2], [second["account_id"], acct["account_id"]])
+        with self.assertRaises(pixgate.NotFoundError):
+            seller.get_account(second["account_id"])  # a sibling
+
+        # A new secret: the old one stops at once.
+        rotated = self.pixgate.rotate_account_secret(acct["account_id"])
+        new_secret = rotated["data"]["client_secret"]
+        self.assertNotEqual(new_secret, acct["client_secret"])
+        self.assertNotIn(new_secret, repr(rotated))
+        with self.assertRaises(pixgate.AuthenticationError):
+            seller.get_balance()
+        seller = pixgate.Pixgate(ENV["URL"], acct["client_id"], new_secret)
+        self.assertEqual(seller.get_balance()["data"]["available_cents"], 125)
 
     def test_4_paging_follows_next_cursor_over_every_page(self) -> None:
         ids = [self.pixgate.create_charge(self.charge_request(f"py-{RUN}-page-{i}", f"1.0{i + 1}"))["payment_id"]  # type: ignore[arg-type]

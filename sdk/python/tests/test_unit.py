@@ -139,6 +139,21 @@ class TransportTest(unittest.TestCase):
             p.retry_delivery("evt")
         self.assertEqual(len(s.requests), 4)
 
+    def test_a_sub_account_is_retried_only_with_an_external_id_and_its_secrets_are_not_shown(self) -> None:
+        account = (b'{"statusCode":201,"data":{"account_id":"a","client_id":"c","client_secret":"sk_test_s",'
+                   b'"webhook_secret":"whsec_w","name":"n","document":"52998224725","external_id":"s-1","parent_id":"p"}}')
+        s = self.serve(lambda *a: None if len(s.requests) % 2 == 1 else (201, JSON, account))
+        p = pixgate.Pixgate(s.url, "id", "sk", backoff_base=0.001)
+        a = p.create_account({"name": "n", "document": "52998224725", "external_id": "s-1"})
+        self.assertEqual(a.response.attempts, 2)
+        self.assertEqual(a["data"]["client_secret"], "sk_test_s")
+        self.assertNotIn("sk_test_s", repr(a))
+        self.assertNotIn("whsec_w", str(a["data"]))
+        self.assertEqual([r.get("idempotency-key") for r in s.requests], [None, None])
+        with self.assertRaises(pixgate.APIConnectionError):
+            p.create_account({"name": "n", "document": "52998224725"})
+        self.assertEqual(len(s.requests), 3, "without external_id a repeat would make a second account")
+
     def test_a_429_is_waited_out_for_retry_after(self) -> None:
         n = []
 

@@ -221,6 +221,44 @@ export class Pixgate {
     return r.text;
   }
 
+  /**
+   * Moves money to one of your sub-accounts or to your parent, at once and in
+   * the ledger only. Keyed like a payout: give it an idempotencyKey (or an
+   * external_id) stored before the call, so that a RetryError can be repeated
+   * without moving the money twice.
+   */
+  createTransfer(r: T.TransferRequest, o?: T.CallOptions) {
+    return this.call<T.Envelope<T.Transfer>>("createTransfer", { body: r, idempotencyKey: o?.idempotencyKey ?? newIdempotencyKey(), signal: o?.signal });
+  }
+
+  /** Your own account: its account_id (what transfers name) and, for a sub-account, its parent's. */
+  getAccountMe(o?: T.CallOptions) { return this.call<T.Envelope<T.AccountMe>>("getAccountMe", { signal: o?.signal }); }
+  /**
+   * Creates a sub-account; its secrets are in this answer only (null in a
+   * replay) and are hidden from console.log. Retried after an unknown outcome
+   * only with an external_id, on which the server deduplicates; without one a
+   * repeat would create a second account.
+   */
+  async createAccount(r: T.AccountRequest, o?: T.CallOptions) {
+    const res = await this.call<T.Envelope<T.AccountCreated>>("createAccount", { body: r, signal: o?.signal });
+    hideSecrets(res.data);
+    return res;
+  }
+  /** One page of your sub-accounts, newest first (see {@link Pixgate.paginate}); never a secret. */
+  listAccounts(q: T.PageQuery = {}, o?: T.CallOptions) {
+    return this.call<T.Page<T.Account>>("listAccounts", { query: { ...q }, signal: o?.signal });
+  }
+  /** One of your sub-accounts, with available_cents. Another family's, a sibling's or an unknown one is a NotFoundError. */
+  getAccount(accountId: string, o?: T.CallOptions) {
+    return this.call<T.Envelope<T.Account & { available_cents: number }>>("getAccount", { params: { account_id: accountId }, signal: o?.signal });
+  }
+  /** Gives a sub-account a new client secret (the old one stops at once); never repeated after a network error, since a repeat rotates again. */
+  async rotateAccountSecret(accountId: string, o?: T.CallOptions) {
+    const res = await this.call<T.Envelope<T.AccountSecret>>("rotateAccountSecret", { params: { account_id: accountId }, signal: o?.signal });
+    hideSecrets(res.data);
+    return res;
+  }
+
   /** Sandbox: pays a pending charge (optionally on a São Paulo date, YYYY-MM-DD). Idempotent. */
   sandboxPayCharge(paymentId: string, r: { date?: string } = {}, o?: T.CallOptions) {
     return this.call<T.Envelope<T.Transaction>>("sandboxPayCharge", { params: { payment_id: paymentId }, body: r.date ? r : undefined, signal: o?.signal });
@@ -317,7 +355,8 @@ export class Pixgate {
    * this way, including one this version has no method for yet.
    */
   async call<R>(operationId: OperationId, c: Call = {}): Promise<T.WithResponse<R>> {
-    const [method, template, policy] = OPERATIONS[operationId];
+    const [method, template, declared] = OPERATIONS[operationId] as readonly [string, string, Policy];
+    const policy = declared === "external_id" ? (hasExternalId(c.body) ? "create" : "unsafe") : declared;
     const path = template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
       const v = c.params?.[name];
       if (!v) throw new TypeError(`pixgate: ${operationId} needs ${name}`);
@@ -420,6 +459,29 @@ export class Pixgate {
     Object.defineProperty(body, "lastResponse", { value: meta, enumerable: false });
     return body as T.WithResponse<R>;
   }
+}
+
+function hasExternalId(body: unknown): boolean {
+  const v = (body as { external_id?: unknown } | undefined)?.external_id;
+  return typeof v === "string" && v !== "";
+}
+
+const SECRET_KEYS = ["client_secret", "webhook_secret"];
+
+/**
+ * hideSecrets makes console.log and util.inspect of an answer's data show
+ * "[redacted]" for its secrets, so that logging a new account never logs its
+ * credentials; reading the field, or JSON.stringify, still gives them.
+ */
+function hideSecrets(data: object): void {
+  Object.defineProperty(data, Symbol.for("nodejs.util.inspect.custom"), {
+    enumerable: false,
+    value(_depth: number, opts: object, inspect: (v: unknown, o: object) => string) {
+      const shown: Record<string, unknown> = { ...data };
+      for (const k of SECRET_KEYS) if (typeof shown[k] === "string") shown[k] = "[redacted]";
+      return inspect(shown, opts);
+    },
+  });
 }
 
 function metaOf(res: Response, attempts: number, idempotencyKey: string | undefined): ResponseMeta {

@@ -8,9 +8,11 @@
  * nothing, or changes it once whatever the repeats); "create" carries an
  * Idempotency-Key and is also retried after a 409 (a duplicate still in
  * progress); "unsafe" is never repeated but for a 429, after which the
- * server did nothing.
+ * server did nothing; "external_id" is "create" when the body has an
+ * external_id (the server answers a repeat with the first result) and
+ * "unsafe" without one (a repeat would create another).
  */
-export type Policy = "read" | "create" | "unsafe";
+export type Policy = "read" | "create" | "unsafe" | "external_id";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -35,6 +37,12 @@ export const OPERATIONS = {
   getTransaction: ["POST", "/api/v1/wallet/transaction", "read"],
   listTransactions: ["GET", "/api/v1/wallet/transactions", "read"],
   getStatement: ["GET", "/api/v1/wallet/statement", "read"],
+  createTransfer: ["POST", "/api/v1/wallet/transfers", "create"],
+  getAccountMe: ["GET", "/api/v1/accounts/me", "read"],
+  createAccount: ["POST", "/api/v1/accounts", "external_id"],
+  listAccounts: ["GET", "/api/v1/accounts", "read"],
+  getAccount: ["GET", "/api/v1/accounts/{account_id}", "read"],
+  rotateAccountSecret: ["POST", "/api/v1/accounts/{account_id}/rotate-secret", "unsafe"],
   sandboxPayCharge: ["POST", "/api/v1/sandbox/charges/{payment_id}/pay", "read"],
   sandboxExpireCharge: ["POST", "/api/v1/sandbox/charges/{payment_id}/expire", "read"],
   sandboxFailCharge: ["POST", "/api/v1/sandbox/charges/{payment_id}/fail", "unsafe"],

@@ -19,7 +19,8 @@ export interface CallOptions {
 }
 
 export type TransactionStatus = "PENDING" | "PAID" | "CANCELLED" | "REFUNDED" | "REVERSED";
-export type TransactionType = "cashin" | "cashout";
+/** Charges, payouts, received split shares, transfers within a family. */
+export type TransactionType = "cashin" | "cashout" | "split" | "transfer";
 export type PixKeyType = "CPF" | "CNPJ" | "EMAIL" | "PHONE" | "EVP";
 
 export interface Address {
@@ -156,6 +157,12 @@ export interface Transaction {
   txid: string | null;
   payer_name: string | null;
   payer_document: string | null;
+  /** Transfers only: the transfer (the sender's payment_id). */
+  transfer_id?: string;
+  /** Transfers only: out on the sender's side, in on the receiver's. */
+  direction?: "in" | "out";
+  /** Transfers only: the other side's account_id. */
+  counterparty_account_id?: string;
 }
 
 /** `{statusCode, message, data}`. */
@@ -318,4 +325,83 @@ export interface Accepted {
 export interface SandboxClock {
   statusCode: number;
   data: { now: string; offset_seconds: number };
+}
+
+// ---- sub-accounts and transfers (docs/marketplace.md) ----
+
+/** GET /api/v1/accounts/me: the calling client's own account. */
+export interface AccountMe {
+  /** What transfers and splits name. */
+  account_id: string;
+  /** The parent's account_id; null unless the caller is a sub-account. */
+  parent_id: string | null;
+  name: string;
+  /** null for a client an operator created. */
+  document: string | null;
+}
+
+/** POST /api/v1/accounts. */
+export interface AccountRequest {
+  /** 1–100 characters. */
+  name: string;
+  /** CPF (11 digits) or CNPJ (14 digits), check digits verified. */
+  document: string;
+  /** Unique among your sub-accounts; with it a repeat answers the first account (and the SDK retries). */
+  external_id?: string;
+  /** Where the sub-account's own events go. */
+  postbackUrl?: string;
+}
+
+/** A new sub-account with its credentials: both secrets are shown once, and are null in a replay. */
+export interface AccountCreated {
+  account_id: string;
+  client_id: string;
+  client_secret: string | null;
+  webhook_secret: string | null;
+  name: string;
+  document: string;
+  external_id: string | null;
+  parent_id: string;
+}
+
+/** A sub-account as its parent reads it; never a secret. */
+export interface Account {
+  account_id: string;
+  client_id: string;
+  name: string;
+  document: string;
+  external_id: string | null;
+  parent_id: string;
+  postbackUrl: string | null;
+  status: "active" | "disabled";
+  created_at: string;
+  /** Integer centavos; read by getAccount only. */
+  available_cents?: number;
+}
+
+/** A sub-account's new client secret, shown once. */
+export interface AccountSecret {
+  account_id: string;
+  client_id: string;
+  client_secret: string;
+}
+
+/** POST /api/v1/wallet/transfers. */
+export interface TransferRequest {
+  /** One of your sub-accounts, or your parent. */
+  to_account_id: string;
+  amount: AmountInput;
+  description?: string;
+  /** Unique per client across charges, payouts and transfers; makes a repeat replay the first. */
+  external_id?: string;
+}
+
+/** A transfer: instant, so always COMPLETED. */
+export interface Transfer {
+  transfer_id: string;
+  from_account_id: string;
+  to_account_id: string;
+  amount: Amount;
+  status: "COMPLETED";
+  created_at: string;
 }

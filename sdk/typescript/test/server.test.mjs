@@ -1,14 +1,16 @@
 // The scenarios every SDK runs against a real `pixgate serve` (sandbox,
 // SQLite), started by sdk/test.sh, which passes its address and the sandbox
 // client's credentials in PIXGATE_SDK_TEST_*: a charge paid through the
-// sandbox with its webhook verified, a payout, a refund, paging, an
+// sandbox with its webhook verified, a payout, a refund, a sub-account acting
+// with its own credentials and transfers to it and back, paging, an
 // idempotent replay, a 422 and a 429 read as typed errors.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
+import { inspect } from "node:util";
 import { randomBytes } from "node:crypto";
 import {
-  Amount, Pixgate, constructEvent, newIdempotencyKey, RateLimitError, UnprocessableEntityError, NotFoundError,
+  Amount, Pixgate, constructEvent, newIdempotencyKey, RateLimitError, UnprocessableEntityError, NotFoundError, AuthenticationError,
 } from "../dist/esm/index.js";
 
 const env = process.env;
@@ -114,6 +116,72 @@ test("a refund of part of the paid charge", { skip }, async () => {
   assert.deepEqual(list.data.map((x) => x.refund_id), [r.refund_id]);
   const tx = await pixgate.getTransaction({ payment_id: paid.payment_id });
   assert.equal(tx.data.refunded_amount.centavos, 500);
+});
+
+test("a sub-account: created, acting with its own credentials, transfers to it and back, listed", { skip }, async () => {
+  assert.ok(paid, "needs the paid charge's balance");
+  const me = (await pixgate.getAccountMe()).data;
+  assert.equal(me.parent_id, null);
+  const req = { name: "Loja do João", document: "52998224725", external_id: `ts-${run}-seller` };
+  const created = await pixgate.createAccount(req);
+  assert.equal(created.lastResponse.status, 201);
+  const acct = created.data;
+  assert.equal(acct.parent_id, me.account_id);
+  assert.match(acct.client_secret, /^sk_test_/);
+  assert.match(acct.webhook_secret, /^whsec_/);
+  assert.ok(!inspect(created, { depth: 5 }).includes(acct.client_secret), "console.log of the answer hides the client secret");
+  assert.ok(!inspect(acct).includes(acct.webhook_secret), "and the webhook secret");
+  const again = await pixgate.createAccount(req);
+  assert.equal(again.lastResponse.idempotentReplayed, true);
+  assert.equal(again.data.account_id, acct.account_id);
+  assert.equal(again.data.client_secret, null);
+
+  // The seller acts with its own credentials.
+  let seller = new Pixgate({ baseUrl: env.PIXGATE_SDK_TEST_URL, clientId: acct.client_id, clientSecret: acct.client_secret });
+  assert.deepEqual((await seller.getAccountMe()).data, { account_id: acct.account_id, parent_id: me.account_id, name: "Loja do João", document: "52998224725" });
+  assert.equal((await seller.getBalance()).data.available_cents, 0);
+
+  const key = newIdempotencyKey();
+  const treq = { to_account_id: acct.account_id, amount: "2.00", description: "Repasse SDK" };
+  const t = await pixgate.createTransfer(treq, { idempotencyKey: key });
+  assert.equal(t.data.status, "COMPLETED");
+  assert.equal(t.data.amount.centavos, 200);
+  assert.equal(t.data.from_account_id, me.account_id);
+  assert.equal(t.lastResponse.idempotencyKey, key);
+  const replay = await pixgate.createTransfer(treq, { idempotencyKey: key });
+  assert.equal(replay.lastResponse.idempotentReplayed, true);
+  assert.equal(replay.data.transfer_id, t.data.transfer_id);
+  assert.equal((await seller.getBalance()).data.available_cents, 200, "the replay moved nothing");
+  const back = await seller.createTransfer({ to_account_id: me.account_id, amount: Amount.centavos(75), external_id: `ts-${run}-back` });
+  assert.equal(back.data.to_account_id, me.account_id);
+  assert.equal((await seller.getBalance()).data.available_cents, 125);
+  assert.equal((await pixgate.getAccount(acct.account_id)).data.available_cents, 125);
+  const rows = (await seller.listTransactions({ type: "transfer" })).data;
+  assert.deepEqual(rows.map((x) => [x.direction, x.amount.centavos, x.counterparty_account_id]), [["out", 75, me.account_id], ["in", 200, me.account_id]]);
+  const tooMuch = await seller.createTransfer({ to_account_id: me.account_id, amount: "1000.00" }).catch((x) => x);
+  assert.ok(tooMuch instanceof UnprocessableEntityError && tooMuch.isInsufficientBalance, String(tooMuch));
+  const nested = await seller.createAccount({ name: "Neta", document: "52998224725" }).catch((x) => x);
+  assert.ok(nested instanceof UnprocessableEntityError, String(nested));
+
+  // The parent lists its sub-accounts page by page, newest first.
+  const second = (await pixgate.createAccount({ name: "Loja da Ana", document: "11222333000181", external_id: `ts-${run}-seller-2` })).data;
+  let pages = 0;
+  const counting = (q, o) => { pages++; return pixgate.listAccounts(q, o); };
+  const listed = [];
+  for await (const a of pixgate.paginate(counting, { limit: 1 })) listed.push(a.account_id);
+  assert.ok(pages >= 2, `read ${pages} pages`);
+  assert.deepEqual(listed.slice(0, 2), [second.account_id, acct.account_id]);
+  const other = await seller.getAccount(second.account_id).catch((x) => x);
+  assert.ok(other instanceof NotFoundError, "a sibling is not found");
+
+  // A new secret: the old one stops at once.
+  const rotated = await pixgate.rotateAccountSecret(acct.account_id);
+  assert.notEqual(rotated.data.client_secret, acct.client_secret);
+  assert.ok(!inspect(rotated, { depth: 5 }).includes(rotated.data.client_secret), "console.log hides the new secret");
+  const old = await seller.getBalance().catch((x) => x);
+  assert.ok(old instanceof AuthenticationError, String(old));
+  seller = new Pixgate({ baseUrl: env.PIXGATE_SDK_TEST_URL, clientId: acct.client_id, clientSecret: rotated.data.client_secret });
+  assert.equal((await seller.getBalance()).data.available_cents, 125);
 });
 
 test("paging: the iterator follows next_cursor over every page", { skip }, async () => {

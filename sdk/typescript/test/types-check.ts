@@ -2,7 +2,7 @@
 // read through the package's exports as a consumer reads them, accept what
 // the README shows and refuse what must not compile. Each @ts-expect-error
 // fails the compilation if the line below it ever compiles.
-import { Amount, Pixgate, constructEvent, RetryError, UnprocessableEntityError, type Transaction } from "@pixgate/sdk";
+import { Amount, Pixgate, constructEvent, RetryError, UnprocessableEntityError, type Account, type Transaction } from "@pixgate/sdk";
 
 export async function readme(pixgate: Pixgate): Promise<void> {
   const payer = {
@@ -30,6 +30,18 @@ export async function readme(pixgate: Pixgate): Promise<void> {
     const paid: string | undefined = t.paid_amount?.toString();
     void paid;
   }
+  for await (const a of pixgate.paginate(pixgate.listAccounts, { limit: 10 })) {
+    const acct: Account = a;
+    void acct;
+  }
+  const seller = await pixgate.createAccount({ name: "Loja do João", document: "52998224725", external_id: "seller-1001" });
+  const secret: string | null = seller.data.client_secret;
+  void secret;
+  const t = await pixgate.createTransfer({ to_account_id: seller.data.account_id, amount: Amount.reais("150.25") }, { idempotencyKey: "repasse-1" });
+  const moved: Amount = t.data.amount;
+  void moved;
+  // @ts-expect-error a number is never money, in a transfer either
+  await pixgate.createTransfer({ to_account_id: "a", amount: 150.25 });
   try {
     await pixgate.createPayout({ amount: "1", description: "d", creditParty: { keyType: "EVP", key: "k" }, callbackUrl: "u" }, { idempotencyKey: "k" });
   } catch (e) {

@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import { inspect } from "node:util";
 import {
   Amount, Percent, Pixgate, decodeJSON, encodeJSON, verifyWebhook, constructEvent, parseEvent,
-  RedirectError, RetryError, ServerError, RateLimitError, WebhookVerificationError,
+  ConnectionError, RedirectError, RetryError, ServerError, RateLimitError, WebhookVerificationError,
 } from "../dist/esm/index.js";
 
 test("Amount is exact: reais text and centavos, never a float", () => {
@@ -130,6 +130,26 @@ test("retries that run out give a RetryError with the key; unsafe calls are not 
   n = 0;
   await assert.rejects(p.retryDelivery("evt"), ServerError);
   assert.equal(n, 1);
+});
+
+test("a sub-account's creation is retried only with an external_id, and sends no Idempotency-Key", async (t) => {
+  const seen = [];
+  const base = await listen(t, (req, res) => {
+    seen.push(req.headers["idempotency-key"]);
+    req.resume();
+    if (seen.length % 2 === 1) return req.socket.destroy(); // every other request: no answer at all
+    res.writeHead(201, { "content-type": "application/json" }).end('{"statusCode":201,"data":{"account_id":"a","client_id":"c","client_secret":"sk_test_s","webhook_secret":"whsec_w","name":"n","document":"52998224725","external_id":"s-1","parent_id":"p"}}');
+  });
+  const p = new Pixgate({ baseUrl: base, clientId: "id", clientSecret: "sk", backoffBaseMs: 1 });
+  const a = await p.createAccount({ name: "n", document: "52998224725", external_id: "s-1" });
+  assert.equal(a.lastResponse.attempts, 2);
+  assert.equal(a.data.client_secret, "sk_test_s");
+  assert.ok(!inspect(a, { depth: 5 }).includes("sk_test_s") && !inspect(a.data).includes("whsec_w"), inspect(a, { depth: 5 }));
+  assert.ok(JSON.stringify(a.data).includes("sk_test_s"), "serializing on purpose keeps the secret");
+  assert.deepEqual(seen, [undefined, undefined]);
+  seen.length = 0;
+  await assert.rejects(p.createAccount({ name: "n", document: "52998224725" }), ConnectionError);
+  assert.equal(seen.length, 1, "without external_id a repeat would make a second account");
 });
 
 test("a 429 is waited out for Retry-After, then retried", async (t) => {
