@@ -3,6 +3,7 @@
 #   postgresql     (initdb/pg_ctl under /usr/lib/postgresql/*/bin)
 #   redis-server   (redis-server, redis-cli)
 #   chromium       (/usr/bin/chromium)
+#   php-cli, php-curl, phpunit, python3   (the SDKs' tests: sdk/test.sh)
 # Idempotent: does nothing (and never touches the network) when all are
 # present; otherwise runs at most one `apt-get update` and one install.
 set -euo pipefail
@@ -17,9 +18,18 @@ fi
 if [[ ! -x /usr/bin/chromium ]]; then
 	missing+=(chromium)
 fi
+if ! command -v php >/dev/null || ! php -r 'exit(extension_loaded("curl") ? 0 : 1);' 2>/dev/null; then
+	missing+=(php-cli php-curl)
+fi
+if ! command -v phpunit >/dev/null; then
+	missing+=(phpunit)
+fi
+if ! command -v python3 >/dev/null; then
+	missing+=(python3)
+fi
 
 if ((${#missing[@]} == 0)); then
-	echo "install-deps: postgresql, redis-server and chromium already installed" >&2
+	echo "install-deps: postgresql, redis-server, chromium, php and python3 already installed" >&2
 	exit 0
 fi
 
@@ -61,4 +71,5 @@ apt_opts=(-q -o Dpkg::Use-Pty=0 -o DPkg::Lock::Timeout=300)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || { echo "install-deps: initdb not found after install" >&2; exit 1; }
 command -v redis-server >/dev/null && command -v redis-cli >/dev/null || { echo "install-deps: redis not found after install" >&2; exit 1; }
 [[ -x /usr/bin/chromium ]] || { echo "install-deps: /usr/bin/chromium not found after install" >&2; exit 1; }
+command -v php >/dev/null && command -v phpunit >/dev/null && command -v python3 >/dev/null || { echo "install-deps: php, phpunit or python3 not found after install" >&2; exit 1; }
 echo "install-deps: done" >&2
