@@ -109,6 +109,9 @@ type TransactionView struct {
 	TxID          *string `json:"txid"`
 	PayerName     *string `json:"payer_name"`
 	PayerDocument *string `json:"payer_document"`
+	// ScheduledDate is a scheduled payout's date (docs/payouts.md); left
+	// out for every other transaction.
+	ScheduledDate string `json:"scheduled_date,omitempty"`
 }
 
 // View returns the API view of t on day today (São Paulo date, see
@@ -137,6 +140,7 @@ func View(t pix.Transaction, today pix.Date) TransactionView {
 			v.PayerName, v.PayerDocument = pix.OrNull(t.PayerName), pix.OrNull(t.PayerDocument)
 		}
 	}
+	v.ScheduledDate = t.ScheduledDate()
 	return v
 }
 
