@@ -27,6 +27,8 @@ func requestKind(r any) string {
 		return "refund"
 	case *pix.RecurrenceRequest:
 		return "recurrence"
+	case *BatchRequest:
+		return "batch"
 	}
 	panic(fmt.Sprintf("gateway: %T is no Create* request", r))
 }
