@@ -33,13 +33,25 @@ func scanBatch(row scanner) (pix.Batch, error) {
 // InsertBatch stores batch b, accepting, unless the client has a batch
 // with its external_id already; it reports whether it inserted.
 func (db *DB) InsertBatch(ctx context.Context, b pix.Batch) (bool, error) {
-	n, err := db.Q.affected(ctx, `INSERT INTO payout_batches (`+batchColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
+	n, err := db.writeAffected(ctx, `INSERT INTO payout_batches (`+batchColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
 		ON CONFLICT DO NOTHING`, b.ID, b.ClientID, b.ExternalID, b.RequestHash, b.CallbackURL, b.State, b.Total, b.Accepted,
 		b.Rejected, ms(b.LeaseUntil), ms(b.CreatedAt), nullMS(b.CompletedAt))
 	if err != nil {
 		return false, fmt.Errorf("insert batch: %w", err)
 	}
 	return n == 1, nil
+}
+
+// writeAffected runs one write statement in a transaction of its own and
+// returns how many rows it changed.
+func (db *DB) writeAffected(ctx context.Context, query string, args ...any) (int64, error) {
+	var n int64
+	err := db.Write(ctx, func(tx *Tx) error {
+		var err error
+		n, err = tx.affected(ctx, query, args...)
+		return err
+	})
+	return n, err
 }
 
 // Batch returns the client's batch id, or ErrNotFound.
@@ -58,7 +70,7 @@ func (q *Q) BatchByExternalID(ctx context.Context, clientID, externalID string) 
 // lease is still was (the request holding it died or gave up); it reports
 // whether it did.
 func (db *DB) TakeBatch(ctx context.Context, id string, was, lease time.Time) (bool, error) {
-	n, err := db.Q.affected(ctx, `UPDATE payout_batches SET lease_until = $3 WHERE id = $1 AND state = 'accepting' AND lease_until = $2`,
+	n, err := db.writeAffected(ctx, `UPDATE payout_batches SET lease_until = $3 WHERE id = $1 AND state = 'accepting' AND lease_until = $2`,
 		id, ms(was), ms(lease))
 	if err != nil {
 		return false, fmt.Errorf("take batch: %w", err)
