@@ -15,6 +15,9 @@ CREATE TABLE scheduled_payouts (
 );
 CREATE INDEX scheduled_payouts_due ON scheduled_payouts (due_at) WHERE state = 'scheduled';
 CREATE INDEX scheduled_payouts_client_due ON scheduled_payouts (client_id, due_at) WHERE state = 'scheduled';
+-- The panel's lists, latest day first.
+CREATE INDEX scheduled_payouts_pages ON scheduled_payouts (due_at, transaction_id);
+CREATE INDEX scheduled_payouts_client_pages ON scheduled_payouts (client_id, due_at, transaction_id);
 
 -- Batches of payouts: each item is an ordinary payout (its own
 -- transaction); the batch keeps the answer it gave per item, and is
