@@ -14,7 +14,6 @@ import (
 	"github.com/pixgate/pixgate/internal/store"
 )
 
-
 // scheduled creates a payout of amount for day and returns its answer.
 func (b *bundle) scheduled(ext, amount, day string) response {
 	b.t.Helper()

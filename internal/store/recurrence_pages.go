@@ -41,8 +41,8 @@ type keyset[T any] struct {
 	// at is the time column paged by (created_at when ""), id the
 	// column that breaks its ties (id when "").
 	at, id string
-	scan func(scanner) (T, error)
-	key  func(T) (time.Time, string)
+	scan   func(scanner) (T, error)
+	key    func(T) (time.Time, string)
 }
 
 // filter is one equality a list filters on; an empty value filters nothing.
