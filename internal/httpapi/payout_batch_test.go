@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,4 +243,32 @@ func (b *bundle) otherClient() backoffice.Credentials {
 	c, err := b.bo.CreateClient(context.Background(), backoffice.ClientParams{Name: "other"})
 	require.NoError(b.t, err)
 	return c
+}
+
+// TestMeasureBatchAccept measures (BENCHMARKS.md, Batches of payouts) how
+// long a batch of 1,000 payouts takes to be accepted through HTTP on each
+// database, three batches each, when PIXGATE_MEASURE_BATCH is set; it
+// asserts that all were accepted, never a time.
+func TestMeasureBatchAccept(t *testing.T) {
+	if os.Getenv("PIXGATE_MEASURE_BATCH") == "" {
+		t.Skip("a measurement: set PIXGATE_MEASURE_BATCH=1")
+	}
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		b.fund("100000.00")
+		var took []time.Duration
+		for run := range 3 {
+			items := make([]any, 1000)
+			for i := range items {
+				items[i] = batchItem(fmt.Sprintf("m%d-%d", run, i), "1.00")
+			}
+			start := time.Now()
+			r := b.do("POST", "/api/v1/gateway/pix-payments/batch", batchBody(fmt.Sprint("measure-", run), items...))
+			took = append(took, time.Since(start))
+			require.Equal(t, http.StatusAccepted, r.status, string(r.body))
+			require.Equal(t, json.Number("1000"), r.json["data"].(map[string]any)["accepted"])
+		}
+		slices.Sort(took)
+		t.Logf("%s: 1000-item batch accepted in %v (median %v)", b.db.Dialect(), took, took[1])
+	})
 }
