@@ -272,3 +272,41 @@ func TestMeasureBatchAccept(t *testing.T) {
 		t.Logf("%s: 1000-item batch accepted in %v (median %v)", b.db.Dialect(), took, took[1])
 	})
 }
+
+// TestBatchTakenOverAfterACrash: a batch whose request died while
+// accepting it answers 409 to a retry while its lease runs, and is taken
+// over after: its items replay the payouts already created, nothing is
+// reserved twice.
+func TestBatchTakenOverAfterACrash(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{})
+		b.fund("10.00")
+		body := batchBody("crash", batchItem("crash-1", "1.00"), batchItem("crash-2", "2.00"))
+		first := b.do("POST", "/api/v1/gateway/pix-payments/batch", body)
+		require.Equal(t, http.StatusAccepted, first.status, string(first.body))
+		avail := b.available()
+		id := first.json["data"].(map[string]any)["batch_id"].(string)
+		// As if the request died after creating the payouts, before
+		// recording the items, its lease still running.
+		ctx := context.Background()
+		lease := b.clock.Now().Add(time.Minute).UnixMilli()
+		require.NoError(t, b.db.Write(ctx, func(tx *store.Tx) error {
+			if err := store.RawExec(ctx, tx, `DELETE FROM payout_batch_items WHERE batch_id = $1`, id); err != nil {
+				return err
+			}
+			return store.RawExec(ctx, tx, `UPDATE payout_batches SET state = 'accepting', lease_until = $2 WHERE id = $1`, id, lease)
+		}))
+		r := b.do("POST", "/api/v1/gateway/pix-payments/batch", body)
+		require.Equal(t, http.StatusConflict, r.status, string(r.body))
+		require.Equal(t, http.StatusNotFound, b.do("GET", "/api/v1/gateway/pix-payments/batch/"+id, nil).status)
+		b.clock.Advance(2 * time.Minute)
+		r = b.do("POST", "/api/v1/gateway/pix-payments/batch", body)
+		require.Equal(t, http.StatusAccepted, r.status, string(r.body))
+		require.Equal(t, id, r.json["data"].(map[string]any)["batch_id"])
+		for i, it := range batchItems(t, r) {
+			require.Equal(t, batchItems(t, first)[i]["transaction_id"], it["transaction_id"], "item %d replays its payout", i)
+		}
+		require.Equal(t, avail, b.available(), "nothing reserved twice")
+	})
+}
