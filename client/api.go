@@ -140,6 +140,10 @@ type PayoutRequest struct {
 	// client across charges and payouts; like IdempotencyKey, it makes a
 	// repeated request replay the first one.
 	ExternalID string `json:"external_id,omitempty"`
+	// ScheduledDate, when set (WithScheduledDate), is the São Paulo date
+	// YYYY-MM-DD, from tomorrow to 365 days ahead, the payout is reserved
+	// and sent on; until then it is StatusScheduled and nothing is held.
+	ScheduledDate string `json:"scheduled_date,omitempty"`
 	// IdempotencyKey is sent as the Idempotency-Key header (1–255 visible
 	// ASCII characters); generated when empty, but then only this call's
 	// own retries share it.
@@ -163,7 +167,9 @@ type Payout struct {
 	ExternalID    string `json:"external_id"` // empty when none was sent
 	Amount        Amount `json:"amount"`
 	Tax           Amount `json:"tax"`
-	Status        string `json:"status"`
+	Status        string `json:"status"` // StatusPending, or StatusScheduled with ScheduledDate
+	// ScheduledDate is a scheduled payout's date; empty otherwise.
+	ScheduledDate string `json:"scheduled_date,omitempty"`
 }
 
 // CreatePayout sends a PIX payment; amount + tax is held from the balance.
@@ -308,6 +314,9 @@ type Transaction struct {
 	TransferID            string `json:"transfer_id,omitempty"`
 	Direction             string `json:"direction,omitempty"`
 	CounterpartyAccountID string `json:"counterparty_account_id,omitempty"`
+	// ScheduledDate is a scheduled payout's São Paulo date (it reads
+	// StatusPending until then); empty for every other transaction.
+	ScheduledDate string `json:"scheduled_date,omitempty"`
 }
 
 // DisputeSummary is a dispute as a charge's lookup lists it.

@@ -132,6 +132,9 @@ func (h *Handler) routes() {
 	m.Handle("GET /admin/recurrences", h.authed(h.recurrences))
 	m.Handle("GET /admin/c/{client}/recurrences/{id}", h.authed(h.recurrence))
 	m.Handle("GET /admin/disputes", h.authed(h.disputes))
+	m.Handle("GET /admin/batches", h.authed(h.batches))
+	m.Handle("GET /admin/scheduled", h.authed(h.scheduled))
+	m.Handle("GET /admin/c/{client}/batches/{id}", h.authed(h.batch))
 	m.Handle("POST /admin/c/{client}/events/{event}/retry", h.authed(h.retryEvent))
 	m.Handle("GET /admin/c/{client}/settings", h.authed(h.settings))
 	m.Handle("POST /admin/c/{client}/settings/secret", h.authed(h.rotateSecret))
@@ -330,7 +333,7 @@ func redirect(w http.ResponseWriter, path string) error {
 }
 
 func parsePages() (map[string]*template.Template, error) {
-	names := []string{"login", "error", "home", "overview", "clients", "client_created", "transactions", "transaction", "settings", "statement", "unmatched", "recurrences", "recurrence", "disputes", "accounts"}
+	names := []string{"login", "error", "home", "overview", "clients", "client_created", "transactions", "transaction", "settings", "statement", "unmatched", "recurrences", "recurrence", "disputes", "accounts", "batches", "batch", "scheduled"}
 	out := make(map[string]*template.Template, len(names))
 	for _, name := range names {
 		t, err := template.New(name).Funcs(funcs).ParseFS(webFS, "web/layout.html", "web/partials.html", "web/"+name+".html")
@@ -347,6 +350,7 @@ var funcs = template.FuncMap{
 	"recURL":      recurrencePath,
 	"recsURL":     recurrencesPath,
 	"dispsURL":    disputesPath,
+	"batchURL":    batchPath,
 	"ledger":      func(l lang, ps []ledger.PostingRecord) ledgerArgs { return ledgerArgs{L: l, Postings: ps} },
 	"clientURL":   clientBase,
 	"accountsURL": accountsPath,

@@ -177,6 +177,15 @@ func (l lang) RecurrenceBadge(s any) badge {
 	return badge{Code: fmt.Sprint(s), Text: l.RecurrenceStatus(s)}
 }
 
+// ItemBadge is the badge of a batch item's status: a payout (a
+// "pagamento") is masculine where REJECTED's shared word is feminine.
+func (l lang) ItemBadge(s any) badge {
+	if key := "itemstatus." + fmt.Sprint(s); messages[key] != [2]string{} {
+		return badge{Code: fmt.Sprint(s), Text: l.T(key)}
+	}
+	return l.Badge(s)
+}
+
 // DisputeStatus translates a dispute's status (a pix.DisputeStatus): a
 // dispute (a "contestação") is feminine, and CLOSED is no charge's status.
 func (l lang) DisputeStatus(s pix.DisputeStatus) string { return l.T("dispstatus." + string(s)) }
@@ -489,6 +498,34 @@ var messages = map[string][2]string{
 	"status.FINISHED":   {"Encerrada", "Finished"},
 	// A recurrence's own word where a charge's is masculine.
 	"recstatus.CANCELLED": {"Cancelada", "Cancelled"},
+
+	// Batches and scheduled payouts (docs/payouts.md).
+	"nav.batches":           {"Lotes", "Batches"},
+	"nav.scheduled":         {"Agendados", "Scheduled"},
+	"batch.title":           {"Lotes de pagamentos", "Payout batches"},
+	"batch.one":             {"Lote", "Batch"},
+	"batch.intro":           {"Lotes de até 1.000 Pix enviados de uma vez; cada item é um pagamento comum. Mais recentes primeiro.", "Batches of up to 1,000 Pix sent at once; each item is an ordinary payout. Newest first."},
+	"batch.none":            {"Nenhum lote encontrado.", "No batches found."},
+	"batch.total":           {"Itens", "Items"},
+	"batch.accepted":        {"Aceitos", "Accepted"},
+	"batch.rejected":        {"Recusados", "Rejected"},
+	"batch.counts":          {"Situação dos itens", "Items by status"},
+	"batch.error":           {"Erro", "Error"},
+	"batch.back":            {"← Lotes do cliente", "← The client's batches"},
+	"batch.state.accepting": {"Em aceitação", "Being accepted"},
+	"batch.state.accepted":  {"Em andamento", "In progress"},
+	"batch.state.completed": {"Concluído", "Completed"},
+	"sched.title":           {"Pagamentos agendados", "Scheduled payouts"},
+	"sched.intro":           {"Pix com data marcada (calendário de São Paulo): nada é reservado até o dia; no início do dia o valor e a tarifa são reservados e o Pix é enviado. Dia mais distante primeiro.", "Pix for a set date (São Paulo calendar): nothing is reserved until that day; as it begins, amount and fee are reserved and the Pix is sent. Latest day first."},
+	"sched.none":            {"Nenhum pagamento agendado encontrado.", "No scheduled payouts found."},
+	"sched.date":            {"Data", "Date"},
+	"sched.state":           {"Agendamento", "Schedule"},
+	"sched.state.scheduled": {"Aguardando o dia", "Waiting for its day"},
+	"sched.state.started":   {"Iniciado", "Started"},
+	"sched.state.cancelled": {"Cancelado", "Cancelled"},
+	"sched.state.failed":    {"Falhou: saldo insuficiente", "Failed: insufficient balance"},
+	"itemstatus.REJECTED":   {"Recusado", "Rejected"},
+	"status.SCHEDULED":      {"Agendado", "Scheduled"},
 
 	// MED disputes (docs/med.md).
 	"nav.disputes": {"Contestações", "Disputes"},

@@ -76,4 +76,7 @@ type Backoffice interface {
 	RecurrencePage(ctx context.Context, clientID string, status pix.RecurrenceStatus, cursor string, limit int) ([]pix.Recurrence, string, error)
 	RecurrenceDetail(ctx context.Context, clientID, id string) (backoffice.RecurrenceDetail, error)
 	DisputePage(ctx context.Context, q backoffice.DisputeQuery) ([]pix.Dispute, string, error)
+	BatchPage(ctx context.Context, clientID, state, cursor string, limit int) ([]pix.Batch, string, error)
+	BatchDetail(ctx context.Context, clientID, id string) (backoffice.BatchDetail, error)
+	ScheduledPage(ctx context.Context, clientID, state, cursor string, limit int) ([]backoffice.ScheduledPayout, string, error)
 }

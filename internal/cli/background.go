@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pixgate/pixgate/internal/cashin"
+	"github.com/pixgate/pixgate/internal/gateway"
 	"github.com/pixgate/pixgate/internal/job"
 	"github.com/pixgate/pixgate/internal/provider"
 	"github.com/pixgate/pixgate/internal/recurrence"
@@ -15,9 +16,10 @@ import (
 
 // background is the work serve runs beside the requests, on every node:
 // the periodic tasks and the long-running loops, each until shutdown: the
-// cash-in side's (in), recurrences' (rec) and the send engine's (tr).
+// cash-in side's (in), recurrences' (rec), the send engine's (tr) and the
+// batches' of payouts (po).
 func (a *app) background(db *store.DB, psp provider.Provider, in *cashin.Service, rec *recurrence.Service, tr *transfer.Engine,
-	dispatcher *webhook.Dispatcher) *job.Runner {
+	po *gateway.Payouts, dispatcher *webhook.Dispatcher) *job.Runner {
 	interval := jobInterval(a.settings.PayoutDelay)
 	tasks := []job.Task{
 		{Name: "expire-charges", Run: in.ExpireDue},
@@ -38,6 +40,10 @@ func (a *app) background(db *store.DB, psp provider.Provider, in *cashin.Service
 		// unanswered; and the PSP's changes, read without waiting on webhooks.
 		{Name: "recurrence-cycles", Run: rec.RunCycles},
 		{Name: "psp-recurrences-reading", Run: rec.Read},
+		// Scheduled payouts are reserved and handed to the sender as their
+		// day begins; a batch whose items are all final is reported.
+		{Name: "scheduled-payouts", Run: tr.RunScheduled},
+		{Name: "batches-completed", Run: po.CompleteBatches},
 	}
 	loops := []job.Loop{
 		// Payouts, refunds and the returns of money that matched no open

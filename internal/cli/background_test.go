@@ -21,13 +21,13 @@ func TestBackgroundLoops(t *testing.T) {
 	names := func(s config.Settings) []string {
 		a := &app{settings: s, log: newLogger(&testkit.Buffer{}, "info")}
 		// Only the loops' and tasks' names are read: nothing runs.
-		r := a.background(nil, provider.None{}, nil, nil, nil, nil)
+		r := a.background(nil, provider.None{}, nil, nil, nil, nil, nil)
 		var tasks []string
 		for _, task := range r.Tasks {
 			tasks = append(tasks, task.Name)
 		}
 		require.Equal(t, []string{"expire-charges", "psp-reconcile", "psp-returns-reading", "psp-infractions-reading", "psp-sent-reading", "psp-orphan-cobs",
-			"recurrence-cycles", "psp-recurrences-reading"}, tasks)
+			"recurrence-cycles", "psp-recurrences-reading", "scheduled-payouts", "batches-completed"}, tasks)
 		var out []string
 		for _, l := range r.Loops {
 			out = append(out, l.Name)

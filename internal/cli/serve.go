@@ -85,7 +85,7 @@ func (a *app) serve(ctx context.Context) error {
 	a.warnSandboxProvider()
 	a.warnSandboxPSP()
 	a.log.Info("listening", "addr", ln.Addr().String(), "env", a.settings.Env, "provider", psp.Name(), "database", db.Dialect(), "tls", a.settings.TLSCert != "")
-	return a.serveUntilShutdown(ctx, a.httpServer(api), ln, a.background(db, psp, gw.Cashin(), gw.Recurrences(), gw.Transfers(), dispatcher))
+	return a.serveUntilShutdown(ctx, a.httpServer(api), ln, a.background(db, psp, gw.Cashin(), gw.Recurrences(), gw.Transfers(), gw.Payouts(), dispatcher))
 }
 
 // dispatcher is the webhook dispatcher of db's outbox: its attempts may

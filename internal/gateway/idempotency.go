@@ -32,6 +32,8 @@ func requestKind(r any) string {
 		return "account"
 	case *account.TransferRequest:
 		return "transfer"
+	case *BatchRequest:
+		return "batch"
 	}
 	panic(fmt.Sprintf("gateway: %T is no Create* request", r))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pixgate/pixgate/internal/ledger"
@@ -19,6 +20,9 @@ type PayoutRequest struct {
 	CreditParty *pix.CreditParty `json:"creditParty"`
 	CallbackURL string           `json:"callbackUrl"`
 	ExternalID  *string          `json:"external_id"`
+	// ScheduledDate, when set, is the São Paulo date (YYYY-MM-DD) the
+	// payout is reserved and sent on (docs/payouts.md).
+	ScheduledDate string `json:"scheduled_date"`
 }
 
 // PayoutResponse is the 200 body of a created payout (and of its replays).
@@ -29,6 +33,9 @@ type PayoutResponse struct {
 	Amount        pix.Amount   `json:"amount"`
 	Tax           pix.Amount   `json:"tax"`
 	Status        pix.TxStatus `json:"status"`
+	// ScheduledDate is a scheduled payout's date (status SCHEDULED); left
+	// out for one sent at once.
+	ScheduledDate string `json:"scheduled_date,omitempty"`
 }
 
 func (s *Service) validatePayout(r *PayoutRequest, idemKey string) (pix.Amount, error) {
@@ -83,6 +90,10 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, in Idempotent[
 	if err != nil {
 		return PayoutResponse{}, false, err
 	}
+	day, err := s.scheduledDay(ctx, r.ScheduledDate)
+	if err != nil {
+		return PayoutResponse{}, false, err
+	}
 	hash := in.Hash
 	if hash == "" {
 		return PayoutResponse{}, false, pix.InvalidBody()
@@ -96,17 +107,19 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, in Idempotent[
 		return findPrevious(ctx, q, c.ID, ext, idemKey)
 	}
 
-	now := s.clocks.At(ctx)
-	tax := c.PayoutFee.Fee(amount)
-	d := pix.PayoutDetails{Description: r.Description, CreditParty: *r.CreditParty}
-	details, err := json.Marshal(d)
+	t, d, err := s.newPayout(ctx, c, r, amount, ext, idemKey, hash, day)
 	if err != nil {
-		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
+		return PayoutResponse{}, false, err
 	}
-	t := pix.Transaction{
-		ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashout, ExternalID: ext, IdempotencyKey: idemKey,
-		RequestHash: hash, Status: pix.StatusPending, Amount: amount, Tax: tax, CreatedAt: now,
-		SettleAt: now, CallbackURL: r.CallbackURL, Details: string(details), SendState: pix.SendToSend,
+	if !day.IsZero() {
+		err = s.db.CreateScheduledPayout(ctx, store.ScheduledPayout{Transaction: t, Date: day.String(), DueAt: day.Start(s.loc)})
+		if errors.Is(err, store.ErrConflict) {
+			return replayFound(find(s.db))(ext, hash)
+		}
+		if err != nil {
+			return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
+		}
+		return payoutResponse(t), false, nil
 	}
 	s.transfers.Accept(ctx, &t, d)
 	// One transaction, shared with the payouts created at the same moment
@@ -114,7 +127,7 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, in Idempotent[
 	// ErrConflict (after waiting for the other request's transaction, whose
 	// row is then readable); only then is the earlier payout read.
 	err = s.db.CreatePayout(ctx, store.NewPayout{Transaction: t,
-		Posting: store.PostingWrite{ID: s.w.OrderedID(), ClientID: c.ID, TransactionID: t.ID, Posting: ledger.PayoutReserved(amount, tax)}})
+		Posting: store.PostingWrite{ID: s.w.OrderedID(), ClientID: c.ID, TransactionID: t.ID, Posting: ledger.PayoutReserved(amount, t.Tax)}})
 	if errors.Is(err, store.ErrConflict) {
 		prev, ok, err := find(s.db)
 		if err != nil {
@@ -128,13 +141,52 @@ func (s *Service) CreatePayout(ctx context.Context, c pix.Client, in Idempotent[
 		return replayPayout(prev, ext, hash)
 	}
 	if errors.Is(err, store.ErrInsufficientFunds) {
-		return PayoutResponse{}, false, s.insufficientBalance(ctx, c, amount+tax)
+		return PayoutResponse{}, false, s.insufficientBalance(ctx, c, amount+t.Tax)
 	}
 	if err != nil {
 		return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
 	}
 	s.transfers.Kick()
 	return payoutResponse(t), false, nil
+}
+
+// newPayout is the row of payout request r of client c (amount already
+// validated), scheduled for day unless it is zero: a scheduled payout is
+// stored with nothing to send until its day (send state SendScheduled).
+func (s *Service) newPayout(ctx context.Context, c pix.Client, r *PayoutRequest, amount pix.Amount, ext, idemKey, hash string,
+	day pix.Date) (pix.Transaction, pix.PayoutDetails, error) {
+	now := s.clocks.At(ctx)
+	d := pix.PayoutDetails{Description: r.Description, CreditParty: *r.CreditParty}
+	if !day.IsZero() {
+		d.ScheduledDate = day.String()
+	}
+	details, err := json.Marshal(d)
+	if err != nil {
+		return pix.Transaction{}, d, fmt.Errorf("create payout: %w", err)
+	}
+	t := pix.Transaction{
+		ID: s.newUUID(), ClientID: c.ID, Type: pix.TypeCashout, ExternalID: ext, IdempotencyKey: idemKey,
+		RequestHash: hash, Status: pix.StatusPending, Amount: amount, Tax: c.PayoutFee.Fee(amount), CreatedAt: now,
+		SettleAt: now, CallbackURL: r.CallbackURL, Details: string(details), SendState: pix.SendToSend,
+	}
+	if !day.IsZero() {
+		t.SettleAt, t.SendState = time.Time{}, pix.SendScheduled
+	}
+	return t, d, nil
+}
+
+// replayFound answers a duplicate found by find (see replayPayout); none
+// found means the other request is still in flight.
+func replayFound(prev pix.Transaction, ok bool, err error) func(ext, hash string) (PayoutResponse, bool, error) {
+	return func(ext, hash string) (PayoutResponse, bool, error) {
+		if err != nil {
+			return PayoutResponse{}, false, fmt.Errorf("create payout: %w", err)
+		}
+		if !ok {
+			return PayoutResponse{}, false, pix.InProgress(ext != "")
+		}
+		return replayPayout(prev, ext, hash)
+	}
 }
 
 // replayPayout answers a duplicate of prev, the earlier request found for
@@ -150,6 +202,9 @@ func replayPayout(prev pix.Transaction, externalID, hash string) (PayoutResponse
 // payoutResponse is the creation response, which never changes.
 func payoutResponse(t pix.Transaction) PayoutResponse {
 	resp := PayoutResponse{StatusCode: 200, TransactionID: t.ID, Amount: t.Amount, Tax: t.Tax, Status: pix.StatusPending}
+	if day := t.ScheduledDate(); day != "" {
+		resp.Status, resp.ScheduledDate = pix.StatusScheduled, day
+	}
 	if t.ExternalID != "" {
 		ext := t.ExternalID
 		resp.ExternalID = &ext

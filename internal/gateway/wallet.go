@@ -115,6 +115,9 @@ type TransactionView struct {
 	TransferID            string `json:"transfer_id,omitempty"`
 	Direction             string `json:"direction,omitempty"`
 	CounterpartyAccountID string `json:"counterparty_account_id,omitempty"`
+	// ScheduledDate is a scheduled payout's date (docs/payouts.md); left
+	// out for every other transaction.
+	ScheduledDate string `json:"scheduled_date,omitempty"`
 }
 
 // View returns the API view of t on day today (São Paulo date, see
@@ -151,6 +154,7 @@ func View(t pix.Transaction, today pix.Date) TransactionView {
 			v.TransferID, v.Direction = t.SourcePaymentID, "in"
 		}
 	}
+	v.ScheduledDate = t.ScheduledDate()
 	return v
 }
 

@@ -35,19 +35,25 @@ const MaxBodyBytes = 64 << 10
 // Unknown members are ignored. Amounts stay raw JSON text (json.RawMessage)
 // and are parsed exactly by pix.ParseAmount, never through float64.
 func readJSON(r *http.Request, dst any) ([]byte, error) {
+	return readJSONUpTo(r, dst, MaxBodyBytes, errTooLarge)
+}
+
+// readJSONUpTo is readJSON with a body limit of its own, refused with
+// tooLarge (a batch of payouts takes 1 MiB).
+func readJSONUpTo(r *http.Request, dst any, limit int64, tooLarge error) ([]byte, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		return nil, errMediaType
 	}
-	if r.ContentLength > MaxBodyBytes {
-		return nil, errTooLarge
+	if r.ContentLength > limit {
+		return nil, tooLarge
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		return nil, pix.Errorf(pix.EInvalid, "Invalid request parameters")
 	}
-	if len(body) > MaxBodyBytes {
-		return nil, errTooLarge
+	if int64(len(body)) > limit {
+		return nil, tooLarge
 	}
 	if err := decodeStrict(body, dst); err != nil {
 		return nil, err

@@ -38,6 +38,9 @@ type Gateway interface {
 	Deliveries(ctx context.Context, c pix.Client, paymentID string) ([]gateway.DeliveryView, error)
 	RetryDelivery(ctx context.Context, c pix.Client, eventID string) error
 	TestWebhook(ctx context.Context, c pix.Client, rawURL string) (gateway.TestAttemptView, error)
+	// Payouts is what payouts do beyond the single request: cancel a
+	// scheduled payout, batches (docs/payouts.md).
+	Payouts() *gateway.Payouts
 	// Cashin takes the PSP's webhook reports of received Pix.
 	Cashin() *cashin.Service
 	// Recurrences is Pix Automático: the merchant's recurrences, the

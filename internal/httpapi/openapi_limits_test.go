@@ -128,6 +128,20 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 			"external_id": fmt.Sprintf("p-%d-", n),
 		}, header: http.Header{"Idempotency-Key": {fmt.Sprintf("payout-%d-", n)}}}
 	},
+	"createPayoutBatch": func(f *limitFixture) *limitRequest {
+		n := f.next()
+		return &limitRequest{method: "POST", path: "/api/v1/gateway/pix-payments/batch", body: map[string]any{
+			"external_id": fmt.Sprintf("b-%d-", n),
+			"callbackUrl": "https://merchant.example.com/webhooks/pix",
+			"items": []any{map[string]any{
+				"amount":      json.Number("0.01"),
+				"description": "Pagamento fornecedor",
+				"creditParty": map[string]any{"name": "João Souza", "keyType": "EMAIL", "key": "joao@example.com"},
+				"callbackUrl": "https://merchant.example.com/webhooks/pix",
+				"external_id": fmt.Sprintf("bi-%d-", n),
+			}},
+		}}
+	},
 	"createRefund": func(f *limitFixture) *limitRequest {
 		n := f.next()
 		return &limitRequest{method: "POST", path: "/api/v1/gateway/refund", body: map[string]any{

@@ -114,6 +114,9 @@ func (s *Server) Handler() http.Handler {
 	api := http.NewServeMux()
 	api.Handle("POST /api/v1/gateway/request-qrcode", s.handle(s.createCharge))
 	api.Handle("POST /api/v1/gateway/pix-payment", s.handle(s.createPayout))
+	api.Handle("POST /api/v1/gateway/pix-payment/{transaction_id}/cancel", s.handle(s.cancelPayout))
+	api.Handle("POST /api/v1/gateway/pix-payments/batch", s.handle(s.createBatch))
+	api.Handle("GET /api/v1/gateway/pix-payments/batch/{batch_id}", s.handle(s.getBatch))
 	api.Handle("POST /api/v1/gateway/refund", s.handle(s.createRefund))
 	api.Handle("GET /api/v1/gateway/refunds/{refund_id}", s.handle(s.getRefund))
 	api.Handle("GET /api/v1/gateway/refunds", s.handle(s.listRefunds))
@@ -149,6 +152,7 @@ func (s *Server) Handler() http.Handler {
 			api.Handle("POST /api/v1/sandbox/recurrences/{recurrence_id}/"+action, s.handle(s.sandboxRecurrence(action)))
 		}
 		api.Handle("POST /api/v1/sandbox/recurrences/{recurrence_id}/next-cycle", s.handle(s.sandboxNextCycle))
+		api.Handle("POST /api/v1/sandbox/payouts/{transaction_id}/run-schedule", s.handle(s.sandboxRunSchedule))
 		api.Handle("GET /api/v1/sandbox/clock", s.handle(s.sandboxClock))
 		api.Handle("POST /api/v1/sandbox/clock", s.handle(s.sandboxAdvanceClock))
 	}

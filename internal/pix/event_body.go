@@ -43,6 +43,9 @@ type EventBody struct {
 	TxID          *string   `json:"txid,omitempty"`
 	PayerName     *NullText `json:"payer_name,omitempty"`
 	PayerDocument *NullText `json:"payer_document,omitempty"`
+	// Reason says why a scheduled payout failed on its day
+	// (pix.cashout.failed: "Insufficient balance"); left out otherwise.
+	Reason string `json:"reason,omitempty"`
 }
 
 // NewEventBody is the body of event (of status, value and tax) reporting a

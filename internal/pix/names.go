@@ -24,4 +24,10 @@ const (
 	// received Pix (docs/med.md), to the charge's postbackUrl.
 	EventDisputeOpened = "pix.dispute.opened"
 	EventDisputeClosed = "pix.dispute.closed"
+	// EventCashoutCancelled reports a scheduled payout cancelled before
+	// its day (docs/payouts.md), to its callbackUrl.
+	EventCashoutCancelled = "pix.cashout.cancelled"
+	// EventBatchCompleted reports a batch of payouts whose every accepted
+	// item is final, to the batch's callbackUrl.
+	EventBatchCompleted = "pix.batch.completed"
 )

@@ -40,6 +40,11 @@ const (
 	SendSent = "sent"
 	// SendDone: final.
 	SendDone = "done"
+	// SendScheduled: a payout for a later date (docs/payouts.md): nothing
+	// reserved, never due for a send until its day starts and it is
+	// moved to SendToSend with its reservation, or it ends (cancelled,
+	// or failed for want of balance) straight to SendDone.
+	SendScheduled = "scheduled"
 )
 
 // sendSteps lists, for each send state, the states one step may leave a
@@ -54,6 +59,8 @@ var sendSteps = map[string][]string{
 	SendUnknown: {SendToSend, SendSent, SendDone},
 	// Accepted: read until final; never sent again.
 	SendSent: {SendDone},
+	// Its day began (reserved, to be sent), or it was cancelled or failed.
+	SendScheduled: {SendToSend, SendDone},
 }
 
 // SendStepAllowed reports whether one step may move a transfer from send

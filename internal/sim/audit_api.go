@@ -216,6 +216,9 @@ func auditReported(b books, psp pspFacts) Check {
 			check(what, s, "", pix.EventCashinCancelled)
 		case t.Type == pix.TypeCashout && t.Status == pix.StatusPaid:
 			check(what, s, "", pix.EventCashoutPaid)
+		case t.Type == pix.TypeCashout && t.Status == pix.StatusCancelled && t.ScheduledDate() != "" && have[s][pix.EventCashoutCancelled] > 0:
+			// A scheduled payout cancelled before its day (docs/payouts.md).
+			check(what, s, "", pix.EventCashoutCancelled)
 		case t.Type == pix.TypeCashout && t.Status == pix.StatusCancelled:
 			check(what, s, "", pix.EventCashoutFailed)
 		case t.Type == pix.TypeCashout && t.Status == pix.StatusReversed:
@@ -250,6 +253,14 @@ func auditReported(b books, psp pspFacts) Check {
 		}
 	}
 	recurrenceEvents(b, psp, func(what, tx, maybe string, want ...string) { check(what, subject{tx: tx}, maybe, want...) })
+	// A batch of payouts reports its completion once (its items are
+	// payouts, checked above); the books hold no batches, so its events are
+	// its subject's only ones.
+	for sub, n := range have {
+		if n[pix.EventBatchCompleted] > 0 && len(n) == 1 {
+			check("batch "+sub.tx, sub, "", pix.EventBatchCompleted)
+		}
+	}
 	for s, n := range have {
 		c.Violations = append(c.Violations, fmt.Sprintf("events %s name transaction %q refund %q dispute %q, which the books do not hold", formatCounts(n), s.tx, s.refund, s.dispute))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/pspsim"
@@ -97,13 +98,21 @@ func auditOnce(b books, psp pspFacts) Check {
 	return c
 }
 
-// auditFinal: every payout and refund ended final, and as the PSP says:
+// saoPauloToday is today's São Paulo date (YYYY-MM-DD): a payout
+// scheduled for a later day has not begun.
+func saoPauloToday() string {
+	return time.Now().In(time.FixedZone("BRT", -3*60*60)).Format(pix.DateLayout)
+}
+
+// auditFinal: every payout and refund ended final, and as the PSP says
+// (a payout scheduled for a day that has not begun was never sent):
 // PAID (or REVERSED) with the send REALIZADO for its amount, CANCELLED
 // with the send NAO_REALIZADO or never accepted; a refund COMPLETED with
 // its devolução DEVOLVIDO for its amount, FAILED with it NAO_REALIZADO or
 // never accepted.
 func auditFinal(b books, psp pspFacts) Check {
 	c := Check{Name: checkFinal}
+	today := saoPauloToday()
 	bad := func(format string, args ...any) { c.Violations = append(c.Violations, fmt.Sprintf(format, args...)) }
 	sends := map[string]pspTransfer{}
 	for _, s := range psp.Sends {
@@ -115,6 +124,14 @@ func auditFinal(b books, psp pspFacts) Check {
 		}
 		c.Checked++
 		s, sent := sends[hexID(t.ID)]
+		if day := t.ScheduledDate(); day != "" && day > today {
+			// Its day has not begun: waiting or cancelled, never sent.
+			if sent || !(t.Scheduled() || t.Status == pix.StatusCancelled) {
+				bad("payout %s scheduled for %s is %s (send state %s) and its send at the PSP is %s", t.ID, day, t.Status, t.SendState,
+					describeTransfer(s, sent))
+			}
+			continue
+		}
 		switch t.Status {
 		case pix.StatusPaid, pix.StatusReversed:
 			if !sent || s.Status != pspsim.Realizado || s.Valor != t.Amount {

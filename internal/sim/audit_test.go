@@ -129,6 +129,20 @@ func newWorld(t *testing.T, db *store.DB) *world {
 	return w
 }
 
+// scheduledPayout stores a payout scheduled for tomorrow, in status and
+// send state, with event (when not "") delivered; nothing is reserved.
+func (w *world) scheduledPayout(status pix.TxStatus, state, event string) pix.Transaction {
+	w.t.Helper()
+	p := w.failed
+	p.ID, p.ExternalID, p.Status, p.SendState = uuid.NewString(), "sched-"+uuid.NewString()[:8], status, state
+	p.Details = `{"description":"d","creditParty":{"keyType":"EMAIL","key":"a@b.co"},"scheduled_date":"` + tomorrow() + `"}`
+	w.insert(p)
+	if event != "" {
+		w.event(p, event, "", "delivered")
+	}
+	return p
+}
+
 func (w *world) write(fn func(tx *store.Tx) error) {
 	w.t.Helper()
 	require.NoError(w.t, w.db.Write(context.Background(), fn))
@@ -343,6 +357,25 @@ func TestAuditCatches(t *testing.T) {
 			w.insert(p)
 			w.post(p.ClientID, p.ID, ledger.PayoutReserved(100, 0))
 		}, []string{checkFinal}},
+		{"a payout scheduled for tomorrow, waiting, never sent", func(w *world) {
+			w.scheduledPayout(pix.StatusPending, pix.SendScheduled, "")
+		}, nil},
+		{"a scheduled payout cancelled before its day, never sent", func(w *world) {
+			w.scheduledPayout(pix.StatusCancelled, pix.SendDone, pix.EventCashoutCancelled)
+		}, nil},
+		{"a scheduled payout sent before its day", func(w *world) {
+			p := w.scheduledPayout(pix.StatusPending, pix.SendScheduled, "")
+			w.psp.Sends = append(w.psp.Sends, pspTransfer{ID: hexID(p.ID), Valor: p.Amount, Status: pspsim.NaoRealizado})
+		}, []string{checkFinal}},
+		{"a cancelled scheduled payout sent", func(w *world) {
+			p := w.scheduledPayout(pix.StatusCancelled, pix.SendDone, pix.EventCashoutCancelled)
+			w.psp.Sends = append(w.psp.Sends, pspTransfer{ID: hexID(p.ID), Valor: p.Amount, Status: pspsim.NaoRealizado})
+		}, []string{checkFinal}},
+		{"a batch reported complete twice", func(w *world) {
+			batch := pix.Transaction{ID: uuid.NewString(), ClientID: w.client.ID}
+			w.event(batch, pix.EventBatchCompleted, "", "delivered")
+			w.event(batch, pix.EventBatchCompleted, "", "delivered")
+		}, []string{checkReported}},
 		{"a refund completed that the PSP refused", func(w *world) {
 			w.psp.Pix[0].Devolucoes[0].Status = pspsim.NaoRealizado
 		}, []string{checkBalance, checkFinal}},

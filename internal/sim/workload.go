@@ -33,6 +33,9 @@ var opWeights = []struct {
 	{"pix_for_no_charge", 2},
 	{"forged_webhook", 2},
 	{"payout", 14},
+	// Scheduled and batch payouts (payouts.go).
+	{"scheduled_payout", 2},
+	{"payout_batch", 2},
 	{"refund", 10},
 	{"read_balance", 4},
 	{"read_lookup", 4},
@@ -131,7 +134,7 @@ func (w *Workload) Next() op {
 	switch kind {
 	case "charge":
 		o.amount = 100 + w.rng.Int64N(30000) // R$ 1.00 – 300.99
-	case "payout":
+	case "payout", "scheduled_payout", "payout_batch":
 		o.amount = 1 + w.rng.Int64N(3000) // up to R$ 30.00: most fit the balance, some do not
 	case "transfer":
 		o.amount = 1 + w.rng.Int64N(5000)
@@ -167,6 +170,10 @@ func (w *Workload) Run(ctx context.Context, o op) {
 		w.forge(ctx, o)
 	case "payout":
 		w.payout(ctx, o)
+	case "scheduled_payout":
+		w.scheduledPayout(ctx, o)
+	case "payout_batch":
+		w.payoutBatch(ctx, o)
 	case "refund":
 		w.refund(ctx, o)
 	case "retry":

@@ -49,7 +49,9 @@ func (q *Q) AllEvents(ctx context.Context) ([]pix.Event, error) {
 }
 
 // Unsettled counts what is still moving: charges PENDING (each is paid or
-// expires), payouts and refunds PENDING, unmatched receipts RETURNING, and
+// expires), payouts and refunds PENDING (not a payout scheduled for a later
+// day, which waits for it) and batches of payouts not yet reported complete
+// that wait for no such payout, unmatched receipts RETURNING, and
 // events waiting for a delivery (pending; a failed event moves no more).
 type Unsettled struct {
 	Charges, Payouts, Refunds, Returns, Events int64
@@ -60,7 +62,9 @@ func (q *Q) CountUnsettled(ctx context.Context) (Unsettled, error) {
 	var u Unsettled
 	err := q.q.QueryRowContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM transactions WHERE type = 'cashin' AND status = 'PENDING'),
-		(SELECT COUNT(*) FROM transactions WHERE type = 'cashout' AND status = 'PENDING'),
+		(SELECT COUNT(*) FROM transactions WHERE type = 'cashout' AND status = 'PENDING' AND send_state <> 'scheduled')
+		+ (SELECT COUNT(*) FROM payout_batches b WHERE state = 'accepted' AND NOT EXISTS (SELECT 1 FROM payout_batch_items i
+			JOIN transactions t ON t.id = i.transaction_id WHERE i.batch_id = b.id AND t.status = 'PENDING' AND t.send_state = 'scheduled')),
 		(SELECT COUNT(*) FROM refunds WHERE status = 'PENDING'),
 		(SELECT COUNT(*) FROM unmatched_receipts WHERE status = 'RETURNING'),
 		(SELECT COUNT(*) FROM events WHERE status = 'pending')`).Scan(&u.Charges, &u.Payouts, &u.Refunds, &u.Returns, &u.Events)

@@ -38,10 +38,11 @@ func (q *Q) RecurrenceHistory(ctx context.Context, f RecurrenceFilter) ([]pix.Re
 // repeats or skips a row while new ones arrive.
 type keyset[T any] struct {
 	table, columns string
-	// at is the time column paged by (created_at when "").
-	at   string
-	scan func(scanner) (T, error)
-	key  func(T) (time.Time, string)
+	// at is the time column paged by (created_at when ""), id the
+	// column that breaks its ties (id when "").
+	at, id string
+	scan   func(scanner) (T, error)
+	key    func(T) (time.Time, string)
 }
 
 // filter is one equality a list filters on; an empty value filters nothing.
@@ -53,7 +54,7 @@ type filter struct{ column, value string }
 // not issue. The row value comparison lets PostgreSQL read the (at, id)
 // index as a range.
 func keyPage[T any](ctx context.Context, q *Q, k keyset[T], filters []filter, cursor string, limit int) ([]T, string, error) {
-	at := cmp.Or(k.at, "created_at")
+	at, idCol := cmp.Or(k.at, "created_at"), cmp.Or(k.id, "id")
 	var where strings.Builder
 	var args []any
 	where.WriteString("1 = 1")
@@ -69,11 +70,11 @@ func keyPage[T any](ctx context.Context, q *Q, k keyset[T], filters []filter, cu
 			return nil, "", err
 		}
 		args = append(args, cat, id)
-		fmt.Fprintf(&where, " AND (%s, id) < ($%d, $%d)", at, len(args)-1, len(args))
+		fmt.Fprintf(&where, " AND (%s, %s) < ($%d, $%d)", at, idCol, len(args)-1, len(args))
 	}
 	args = append(args, limit+1)
 	rows, err := selectAll(ctx, q, k.scan, `SELECT `+k.columns+` FROM `+k.table+` WHERE `+where.String()+
-		fmt.Sprintf(` ORDER BY %s DESC, id DESC LIMIT $%d`, at, len(args)), args...)
+		fmt.Sprintf(` ORDER BY %s DESC, %s DESC LIMIT $%d`, at, idCol, len(args)), args...)
 	if err != nil {
 		return nil, "", err
 	}
