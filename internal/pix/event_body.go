@@ -43,6 +43,9 @@ type EventBody struct {
 	TxID          *string   `json:"txid,omitempty"`
 	PayerName     *NullText `json:"payer_name,omitempty"`
 	PayerDocument *NullText `json:"payer_document,omitempty"`
+	// Splits is set on pix.cashin.paid of a split charge: what each
+	// receiver was credited (docs/marketplace.md).
+	Splits *[]SplitCredit `json:"splits,omitempty"`
 }
 
 // NewEventBody is the body of event (of status, value and tax) reporting a
@@ -60,6 +63,7 @@ func NewEventBody(id string, t Transaction, event string, status TxStatus, value
 		b.PaidAmount, b.AmountMismatch = &paid, &mismatch
 		name, doc := NullText(t.PayerName), NullText(t.PayerDocument)
 		b.EndToEndID, b.TxID, b.PayerName, b.PayerDocument = OrNull(t.EndToEndID), OrNull(t.TxID), &name, &doc
+		b.Splits = t.Splits
 	}
 	if refundID != "" {
 		// A refund event reports the refund, not the charge it returns

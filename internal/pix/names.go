@@ -24,4 +24,7 @@ const (
 	// received Pix (docs/med.md), to the charge's postbackUrl.
 	EventDisputeOpened = "pix.dispute.opened"
 	EventDisputeClosed = "pix.dispute.closed"
+	// EventSplitReceived reports a receiver's share of a paid split
+	// charge, to the receiver's own postbackUrl (docs/marketplace.md).
+	EventSplitReceived = "pix.split.received"
 )
