@@ -242,3 +242,37 @@ func TestSplitDueCharge(t *testing.T) {
 		require.Equal(t, "7500", b.cents())
 	})
 }
+
+// TestSplitRecurrence: a recurrence's splits are checked as a charge's and
+// inherited by its cycle charges, whose payment shares net among them.
+func TestSplitRecurrence(t *testing.T) {
+	t.Parallel()
+	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {
+		b := setup(t, open, options{start: spNoon(t, "2026-12-01")})
+		s := b.sellers(1)
+		const base = "/api/v1/gateway/recurrences"
+		bad := validRecurrence("rec-bad")
+		bad["splits"] = []any{fixed(s[0].account, "49.91")}
+		r := b.do("POST", base, bad)
+		require.Equal(t, http.StatusBadRequest, r.status, string(r.body))
+		require.Equal(t, "splits", r.json["details"].([]any)[0].(map[string]any)["field"])
+		bad["splits"] = []any{fixed("5d7e1c2a-3b4f-4a6e-9c8d-7e6f5a4b3c2d", "1")}
+		r = b.do("POST", base, bad)
+		require.Equal(t, http.StatusBadRequest, r.status, string(r.body))
+		require.Equal(t, "splits[0].account_id", r.json["details"].([]any)[0].(map[string]any)["field"])
+
+		rec := validRecurrence("rec-split")
+		rec["splits"] = []any{fixed(s[0].account, "10.00")}
+		r = b.do("POST", base, rec)
+		require.Equal(t, http.StatusCreated, r.status, string(r.body))
+		id := r.json["recurrence_id"].(string)
+		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/recurrences/"+id+"/approve", nil).status)
+		r = b.do("POST", "/api/v1/sandbox/recurrences/"+id+"/next-cycle", nil)
+		require.Equal(t, http.StatusOK, r.status, string(r.body))
+		cycle := r.json["payment_id"].(string)
+		b.pay(cycle)
+		require.Equal(t, "1000", b.cents(s[0].cred))
+		require.Equal(t, "3990", b.cents())
+		require.Equal(t, []any{map[string]any{"account_id": s[0].account, "amount": json.Number("10")}}, b.lookup(cycle)["splits"])
+	})
+}
