@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/provider/sandbox"
@@ -102,24 +103,25 @@ func TestSplitRefundRacesPayouts(t *testing.T) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		outcomes := map[string]int{}
+		var errs []error
+		send := func(what string, cred backoffice.Credentials, path string, body any, key string) {
+			defer wg.Done()
+			r, err := b.send2(cred, path, body, key)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			outcomes[fmt.Sprint(what, " ", r.status)]++
+		}
 		for i := range 20 {
 			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				r := b.do("POST", "/api/v1/gateway/pix-payment", payout("5.00", "EMAIL", "seller@example.com"), s[0].cred)
-				mu.Lock()
-				outcomes[fmt.Sprint("payout ", r.status)]++
-				mu.Unlock()
-			}()
-			go func() {
-				defer wg.Done()
-				r := b.refund(map[string]any{"payment_id": id, "amount": json.Number("4.00")}, fmt.Sprint("race-", i))
-				mu.Lock()
-				outcomes[fmt.Sprint("refund ", r.status)]++
-				mu.Unlock()
-			}()
+			go send("payout", s[0].cred, "/api/v1/gateway/pix-payment", payout("5.00", "EMAIL", "seller@example.com"), "")
+			go send("refund", b.cred, "/api/v1/gateway/refund", map[string]any{"payment_id": id, "amount": json.Number("4.00")}, fmt.Sprint("race-", i))
 		}
 		wg.Wait()
+		require.Empty(t, errs)
 		for k := range outcomes {
 			require.True(t, strings.HasSuffix(k, " 200") || strings.HasSuffix(k, " 422"), "%v", outcomes)
 		}
@@ -142,6 +144,20 @@ func TestSplitRefundRacesPayouts(t *testing.T) {
 			require.Zero(t, bal[ledger.Pending])
 		}
 	})
+}
+
+// send2 POSTs body to path as cred with the Idempotency-Key key (none
+// when ""), returning what went wrong instead of failing the test: it may
+// run on any goroutine.
+func (b *bundle) send2(cred backoffice.Credentials, path string, body any, key string) (response, error) {
+	req, err := b.build("POST", path, body, "application/json", cred)
+	if err != nil {
+		return response{}, err
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	return fetch(b.http, req)
 }
 
 // TestSplitMEDReturn: a MED return of a split charge is taken pro rata; a
