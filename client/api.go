@@ -57,6 +57,9 @@ type ChargeRequest struct {
 	Products    []Product `json:"products"` // 1 to 100 lines
 	// Due, when set, makes the charge a bill with a due date; optional.
 	Due *Due `json:"due,omitempty"`
+	// Splits, optional, shares what the charge brings, net of your cash-in
+	// fee, among your sub-accounts once it is paid (docs/marketplace.md).
+	Splits []Split `json:"splits,omitempty"`
 	// IdempotencyKey is sent as the Idempotency-Key header (1–255 visible
 	// ASCII characters); optional, generated when empty. Set it (see
 	// NewIdempotencyKey) to repeat a creation safely after a *RetryError or
@@ -317,6 +320,12 @@ type Transaction struct {
 	// ScheduledDate is a scheduled payout's São Paulo date (it reads
 	// StatusPending until then); empty for every other transaction.
 	ScheduledDate string `json:"scheduled_date,omitempty"`
+	// Splits lists a split charge's receivers and what each was credited,
+	// in its lookup only; SourcePaymentID is, on a receiver's split
+	// transaction (TypeSplit), the charge it came from, whose client is
+	// CounterpartyAccountID.
+	Splits          []SplitCredit `json:"splits,omitempty"`
+	SourcePaymentID string        `json:"source_payment_id,omitempty"`
 }
 
 // DisputeSummary is a dispute as a charge's lookup lists it.

@@ -84,6 +84,9 @@ type RecurrenceRequest struct {
 	// PostbackURL receives the recurrence's events and those of its
 	// charges: an absolute https URL (http is accepted in the sandbox).
 	PostbackURL string `json:"postbackUrl"`
+	// Splits, optional, are copied to every charge of the recurrence
+	// (docs/marketplace.md); amounts add up to at most Amount.
+	Splits []Split `json:"splits,omitempty"`
 	// IdempotencyKey is sent as the Idempotency-Key header (1–255 visible
 	// ASCII characters); optional, generated when empty.
 	IdempotencyKey string `json:"-"`

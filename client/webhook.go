@@ -38,6 +38,10 @@ const (
 
 	EventDisputeOpened = pix.EventDisputeOpened
 	EventDisputeClosed = pix.EventDisputeClosed
+
+	// EventSplitReceived reaches a sub-account's own postbackUrl when a
+	// split charge of its parent paid it its share (docs/marketplace.md).
+	EventSplitReceived = pix.EventSplitReceived
 )
 
 const maxWebhookBody = 64 << 10
@@ -85,6 +89,11 @@ type Event struct {
 	RespondBy      *time.Time `json:"respond_by"`
 	Outcome        string     `json:"outcome"`
 	ReturnedAmount *Amount    `json:"returned_amount"`
+	// Splits (pix.cashin.paid of a split charge) is what each receiver was
+	// credited; SourcePaymentID (pix.split.received) the parent's charge
+	// whose share PaymentID, the receiver's split transaction, is.
+	Splits          []SplitCredit `json:"splits"`
+	SourcePaymentID string        `json:"source_payment_id"`
 	// Raw is the verified body, byte for byte, for fields this type does not
 	// know yet.
 	Raw json.RawMessage `json:"-"`
@@ -115,6 +124,8 @@ type EventHandlers struct {
 
 	OnDisputeOpened EventFunc
 	OnDisputeClosed EventFunc
+
+	OnSplitReceived EventFunc
 
 	OnOther EventFunc
 }
@@ -151,6 +162,8 @@ func (h EventHandlers) forEvent(name string) EventFunc {
 		return h.OnDisputeOpened
 	case EventDisputeClosed:
 		return h.OnDisputeClosed
+	case EventSplitReceived:
+		return h.OnSplitReceived
 	}
 	return h.OnOther
 }

@@ -101,23 +101,51 @@ func (s *Service) Credit(ctx context.Context, p provider.Payment, strict bool, d
 			}
 			out.PayerName, out.PayerDocument = name, doc
 		}
-		if err := s.w.Emit(ctx, tx, o, out, pix.EventCashinPaid, pix.StatusPaid, p.Amount, tax, "", paidAt); err != nil {
-			return err
-		}
-		if t.RecurrenceID != "" {
-			if err := s.cycles.CycleCredited(ctx, tx, o, out, now); err != nil {
-				return err
-			}
-		}
-		if err := tx.Post(ctx, s.w.OrderedID(), t.ClientID, t.ID, ledger.CashinPaid(p.Amount, tax), paidAt); err != nil {
-			return err
-		}
-		return s.holdsFirst(ctx, tx, t.ClientID, t.ID, p.Amount-tax, paidAt)
+		return s.credited(ctx, tx, o, &out, now)
 	})
 	if err != nil {
 		return pix.Transaction{}, fmt.Errorf("receive payment: %w", err)
 	}
 	return out, nil
+}
+
+// credited moves, inside tx that marked charge t PAID, the money it
+// brought: pix.cashin.paid (with its splits, if any), the cycle's change
+// for a recurrence's charge, the credit posting, each split receiver's
+// share (paySplits) and, of what the client keeps, its MED debt and
+// blocks first (holdsFirst).
+func (s *Service) credited(ctx context.Context, tx *store.Tx, o *outbox.Events, t *pix.Transaction, now time.Time) error {
+	net := t.PaidAmount - t.Tax
+	splits, shares, credits, err := planSplits(ctx, tx, *t, net)
+	if err != nil {
+		return err
+	}
+	t.Splits = credits
+	if err := s.w.Emit(ctx, tx, o, *t, pix.EventCashinPaid, pix.StatusPaid, t.PaidAmount, t.Tax, "", t.ConfirmedAt); err != nil {
+		return err
+	}
+	if t.RecurrenceID != "" {
+		if err := s.cycles.CycleCredited(ctx, tx, o, *t, now); err != nil {
+			return err
+		}
+	}
+	if err := tx.Post(ctx, s.w.OrderedID(), t.ClientID, t.ID, ledger.CashinPaid(t.PaidAmount, t.Tax), t.ConfirmedAt); err != nil {
+		return err
+	}
+	kept := net
+	if len(splits) > 0 {
+		parent, err := tx.Client(ctx, t.ClientID)
+		if err != nil {
+			return fmt.Errorf("client of charge %s: %w", t.ID, err)
+		}
+		if err := s.paySplits(ctx, tx, o, *t, parent, splits, shares, t.ConfirmedAt); err != nil {
+			return err
+		}
+		for _, a := range shares {
+			kept -= a
+		}
+	}
+	return s.holdsFirst(ctx, tx, t.ClientID, t.ID, kept, t.ConfirmedAt)
 }
 
 // payerOf returns who paid p as a charge keeps it: the name the PSP

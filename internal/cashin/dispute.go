@@ -219,20 +219,32 @@ func (s *Service) ReturnDispute(ctx context.Context, clientID, id string, return
 // returnMoney moves, inside tx, the MED return of returned out of charge
 // t's owner's balance for dispute d: from d's block first, then from
 // available, and what is still missing becomes the owner's debt; what is
-// left of the block returns to available. The charge's refunded_amount
+// left of the block returns to available. Of a split charge, each
+// receiver gives back its pro rata share (ProRataShares, returnShares) and
+// the owner only the rest; the block, the owner's alone, covers only the
+// owner's part (docs/marketplace.md, Splits and MED). The charge's refunded_amount
 // includes the return (REFUNDED once it reaches paid_amount).
 func (s *Service) returnMoney(ctx context.Context, tx *store.Tx, t pix.Transaction, d *pix.Dispute, returned pix.Amount, returnID string,
 	now time.Time) error {
+	shares, own, err := ProRataShares(ctx, tx, t, returned)
+	if err != nil {
+		return err
+	}
 	b, err := tx.BalancesForUpdate(ctx, t.ClientID)
 	if err != nil {
 		return err
 	}
-	fromBlocked, fromAvailable, _ := ledger.PlanReturn(returned, d.Blocked, b[ledger.Available])
-	p, err := ledger.MedReturned(returned, fromBlocked, fromAvailable)
-	if err != nil {
-		return err
+	fromBlocked, fromAvailable, _ := ledger.PlanReturn(own, d.Blocked, b[ledger.Available])
+	if own > 0 {
+		p, err := ledger.MedReturned(own, fromBlocked, fromAvailable)
+		if err != nil {
+			return err
+		}
+		if err := tx.Post(ctx, s.w.OrderedID(), t.ClientID, t.ID, p, now); err != nil {
+			return err
+		}
 	}
-	if err := tx.Post(ctx, s.w.OrderedID(), t.ClientID, t.ID, p, now); err != nil {
+	if err := s.returnShares(ctx, tx, shares, now); err != nil {
 		return err
 	}
 	if left := d.Blocked - fromBlocked; left > 0 {
@@ -246,6 +258,31 @@ func (s *Service) returnMoney(ctx context.Context, tx *store.Tx, t pix.Transacti
 	}
 	if t.RefundedAmount+t.MEDReturned+returned >= t.PaidAmount && t.Status == pix.StatusPaid {
 		return tx.SetStatus(ctx, t.ID, pix.StatusRefunded)
+	}
+	return nil
+}
+
+// returnShares takes, inside tx, each receiver's share of a MED return of
+// a split charge out of its available balance, and what that does not
+// cover becomes the receiver's own debt (§11): a return is never refused.
+// The movement is the receiver's split transaction's.
+func (s *Service) returnShares(ctx context.Context, tx *store.Tx, shares []Share, now time.Time) error {
+	for _, sh := range shares {
+		if err := tx.OpenMEDAccounts(ctx, sh.ClientID); err != nil {
+			return err
+		}
+		b, err := tx.BalancesForUpdate(ctx, sh.ClientID)
+		if err != nil {
+			return err
+		}
+		_, fromAvailable, _ := ledger.PlanReturn(sh.Amount, 0, b[ledger.Available])
+		p, err := ledger.MedReturned(sh.Amount, 0, fromAvailable)
+		if err != nil {
+			return err
+		}
+		if err := tx.Post(ctx, s.w.OrderedID(), sh.ClientID, sh.SplitID, p, now); err != nil {
+			return err
+		}
 	}
 	return nil
 }

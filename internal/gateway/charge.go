@@ -52,6 +52,9 @@ type ChargeRequest struct {
 	// Due, when sent, makes the charge one with a due date, payable until
 	// the end of due.date + due.days_after (docs/due-dates.md).
 	Due *pix.DueRequest `json:"due"`
+	// Splits, when sent, shares what the charge brings among the caller's
+	// sub-accounts once it is paid (docs/marketplace.md).
+	Splits []pix.SplitRequest `json:"splits"`
 }
 
 // ChargeResponse is the 201 body of a created charge (and of its replays).
@@ -277,6 +280,10 @@ func (s *Service) validateChargeOn(r *ChargeRequest, key string, today pix.Date)
 		}
 		due = &d
 	}
+	if r.Splits != nil {
+		_, splitIssues := pix.ParseSplits("splits", r.Splits, amount)
+		is = append(is, splitIssues...)
+	}
 	return amount, due, is.err()
 }
 
@@ -308,6 +315,13 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, in Idempotent[
 	hash := in.Hash
 	if hash == "" {
 		return ChargeResponse{}, false, pix.InvalidBody()
+	}
+	var splits []pix.Split
+	if r.Splits != nil {
+		parsed, _ := pix.ParseSplits("splits", r.Splits, amount)
+		if splits, err = s.cashin.ResolveSplits(ctx, c, "splits", parsed); err != nil {
+			return ChargeResponse{}, false, err
+		}
 	}
 	// The unique indexes detect a duplicate at the insert; a charge
 	// registered at a PSP also looks for it before (below).
@@ -348,7 +362,7 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, in Idempotent[
 	// is written by one autocommitted INSERT: one round trip. On a
 	// duplicate, PostgreSQL has waited for the other insert to commit, so
 	// the earlier charge is readable.
-	inserted, err := s.db.InsertTransaction(ctx, t)
+	inserted, err := s.insertCharge(ctx, t, splits)
 	// Without a stored charge (the write failed, or a concurrent
 	// duplicate won the insert) no charge exists to pay the cob for.
 	s.cashin.Stored(ctx, txid, due != nil, err == nil && inserted)
@@ -370,6 +384,26 @@ func (s *Service) CreateCharge(ctx context.Context, c pix.Client, in Idempotent[
 		return ChargeResponse{}, false, fmt.Errorf("create charge: render QR: %w", err)
 	}
 	return s.chargeResponse(t, image), false, nil
+}
+
+// insertCharge stores charge t and, in the same transaction, its splits;
+// it reports false when a duplicate holds t's keys. A charge without splits
+// is one autocommitted INSERT: one round trip.
+func (s *Service) insertCharge(ctx context.Context, t pix.Transaction, splits []pix.Split) (bool, error) {
+	if len(splits) == 0 {
+		return s.db.InsertTransaction(ctx, t)
+	}
+	inserted := false
+	err := s.db.Write(ctx, func(tx *store.Tx) error {
+		ok, err := tx.InsertTransaction(ctx, t)
+		if err != nil || !ok {
+			inserted = false
+			return err
+		}
+		inserted = true
+		return tx.InsertSplits(ctx, t.ID, splits)
+	})
+	return inserted && err == nil, err
 }
 
 // registerCharge registers the charge r of client c (of amount, with due

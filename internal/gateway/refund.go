@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/pixgate/pixgate/internal/ledger"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/store"
 )
@@ -111,7 +110,7 @@ func (s *Service) CreateRefund(ctx context.Context, c pix.Client, in Idempotent[
 		if err := tx.AddRefundPending(ctx, t.ID, ref.Amount, 0); err != nil {
 			return err
 		}
-		return tx.Post(ctx, s.w.OrderedID(), c.ID, ref.ID, ledger.RefundReserved(ref.Amount), now)
+		return s.holdRefund(ctx, tx, c, t, ref, now)
 	})
 	if errors.Is(err, store.ErrInsufficientFunds) {
 		return RefundResponse{}, false, s.insufficientBalance(ctx, c, ref.Amount) // refunds carry no tax

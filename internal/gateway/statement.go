@@ -60,6 +60,8 @@ var movementKinds = map[string]struct{ typ, desc, feeType, feeDesc string }{
 	"debt.payment":     {"debt_payment", "MED debt paid", "", ""},
 	"transfer.out":     {"transfer", "Transfer to another account", "", ""},
 	"transfer.in":      {"transfer", "Transfer from another account", "", ""},
+	"split.out":        {"split", "Split of a charge to another account", "", ""},
+	"split.in":         {"split", "Split of a charge received", "", ""},
 }
 
 // movements splits a stored movement into the statement's lines: the

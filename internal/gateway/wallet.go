@@ -118,6 +118,11 @@ type TransactionView struct {
 	// ScheduledDate is a scheduled payout's date (docs/payouts.md); left
 	// out for every other transaction.
 	ScheduledDate string `json:"scheduled_date,omitempty"`
+	// Splits lists a split charge's receivers and what each was credited
+	// (null until paid) in its lookup; left out elsewhere. SourcePaymentID
+	// is, on a receiver's split transaction, the charge it came from.
+	Splits          *[]pix.SplitCredit `json:"splits,omitempty"`
+	SourcePaymentID string             `json:"source_payment_id,omitempty"`
 }
 
 // View returns the API view of t on day today (São Paulo date, see
@@ -140,11 +145,14 @@ func View(t pix.Transaction, today pix.Date) TransactionView {
 			paid := t.PaidAmount
 			v.PaidAmount = &paid
 		}
-		v.Due, v.AmountDueToday, v.Disputes = t.Due, dueToday(t, today), t.Disputes
+		v.Due, v.AmountDueToday, v.Disputes, v.Splits = t.Due, dueToday(t, today), t.Disputes, t.Splits
 		if !t.ConfirmedAt.IsZero() {
 			v.EndToEndID, v.TxID = pix.OrNull(t.EndToEndID), pix.OrNull(t.TxID)
 			v.PayerName, v.PayerDocument = pix.OrNull(t.PayerName), pix.OrNull(t.PayerDocument)
 		}
+	}
+	if t.Type == pix.TypeSplit {
+		v.SourcePaymentID, v.CounterpartyAccountID = t.SourcePaymentID, t.CounterpartyAccountID
 	}
 	if t.Type == pix.TypeTransfer {
 		// The receiving side names the sender's side, whose id is the
@@ -219,6 +227,17 @@ func (s *Service) withDisputes(ctx context.Context, t pix.Transaction) (pix.Tran
 		sum[i] = pix.DisputeSummary{DisputeID: d.ID, Status: d.Status, Amount: d.Amount}
 	}
 	t.Disputes = &sum
+	splits, err := s.db.Splits(ctx, t.ID)
+	if err != nil {
+		return pix.Transaction{}, fmt.Errorf("lookup: %w", err)
+	}
+	if len(splits) > 0 {
+		credits := make([]pix.SplitCredit, len(splits))
+		for i, sp := range splits {
+			credits[i] = pix.SplitCredit{AccountID: sp.AccountID, Amount: sp.Credited}
+		}
+		t.Splits = &credits
+	}
 	return t, nil
 }
 

@@ -22,7 +22,7 @@ import (
 // enum counted once). Removing a limit from the document makes the test fail
 // here, so that a limit cannot silently stop being checked; raise it when
 // limits are added.
-const minDocumentedLimits = 254
+const minDocumentedLimits = 278
 
 // lookupKeys are the request values that only find something: a malformed
 // one matches nothing, so the document promises 404 for it, not 400.
@@ -55,6 +55,10 @@ var generatedArrays = map[string][]any{
 		map[string]any{"until": "2099-12-02", "amount": json.Number("2")},
 		map[string]any{"until": "2099-12-03", "amount": json.Number("1")},
 	},
+	"createCharge body splits maxItems 10":           splitsOf(10),
+	"createCharge body splits maxItems 10 (bad)":     splitsOf(11),
+	"createRecurrence body splits maxItems 10":       splitsOf(10),
+	"createRecurrence body splits maxItems 10 (bad)": splitsOf(11),
 	"createCharge body due.discounts maxItems 3 (bad)": {
 		map[string]any{"until": "2099-12-01", "amount": json.Number("4")},
 		map[string]any{"until": "2099-12-02", "amount": json.Number("3")},
@@ -62,6 +66,24 @@ var generatedArrays = map[string][]any{
 		map[string]any{"until": "2099-12-04", "amount": json.Number("1")},
 	},
 }
+
+// splitsOf is n percent splits naming n sub-accounts by placeholder
+// (splitPlaceholder), which the fixture replaces by real ones.
+func splitsOf(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = map[string]any{"account_id": splitPlaceholder(i), "percent": json.Number("1")}
+	}
+	return out
+}
+
+// sampleSubAccount is the sub-account of the sample fixture the cases are
+// generated from.
+const sampleSubAccount = "5d7e1c2a-3b4f-4a6e-9c8d-7e6f5a4b3c2d"
+
+// splitPlaceholder is the account_id standing for the fixture's i-th
+// sub-account in generated splits.
+func splitPlaceholder(i int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", i) }
 
 // limitRequest is one API request under construction.
 type limitRequest struct {
@@ -100,6 +122,36 @@ type limitFixture struct {
 	// subAccount is the account_id of a sub-account of the client, to
 	// transfer to.
 	subAccount string
+	// splitAccounts are the sub-accounts generated splits name.
+	splitAccounts []string
+}
+
+// real replaces the placeholders of generated splits in r's body by the
+// fixture's sub-accounts.
+func (f *limitFixture) real(r *limitRequest) *limitRequest {
+	splits, _ := r.body["splits"].([]any)
+	if splits == nil {
+		return r
+	}
+	// A copy: generated values are shared by every run of the cases.
+	splits = cloneAny(splits).([]any)
+	r.body["splits"] = splits
+	for _, sp := range splits {
+		m, ok := sp.(map[string]any)
+		if !ok {
+			continue
+		}
+		if m["account_id"] == sampleSubAccount {
+			// Copied from the sample's base request when the cases were made.
+			m["account_id"] = f.subAccount
+		}
+		for i, a := range f.splitAccounts {
+			if m["account_id"] == splitPlaceholder(i) {
+				m["account_id"] = a
+			}
+		}
+	}
+	return r
 }
 
 func (f *limitFixture) next() int { f.n++; return f.n }
@@ -115,6 +167,7 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 		body["due"] = map[string]any{"date": "2099-12-10", "days_after": json.Number("30"),
 			"interest":  map[string]any{"percent_per_month": json.Number("1")},
 			"discounts": []any{map[string]any{"until": "2099-12-05", "percent": json.Number("10")}}}
+		body["splits"] = []any{map[string]any{"account_id": f.subAccount, "percent": json.Number("10")}}
 		return &limitRequest{method: "POST", path: "/api/v1/gateway/request-qrcode", body: body,
 			header: http.Header{"Idempotency-Key": {fmt.Sprintf("charge-%d-", n)}}}
 	},
@@ -180,6 +233,7 @@ var baseRequests = map[string]func(f *limitFixture) *limitRequest{
 			"frequency": "MONTHLY", "start_date": "2099-12-10", "end_date": "2100-12-10",
 			"amount": json.Number("49.90"), "retry": "NONE", "first_payment": json.Number("49.90"),
 			"postbackUrl": "https://merchant.example.com/webhooks/pix",
+			"splits":      []any{map[string]any{"account_id": f.subAccount, "percent": json.Number("10")}},
 		}, header: http.Header{"Idempotency-Key": {fmt.Sprintf("recurrence-%d-", n)}}}
 	},
 	"testWebhook": func(*limitFixture) *limitRequest {
@@ -243,7 +297,7 @@ func TestOpenAPILimits(t *testing.T) {
 	sample := &limitFixture{chargeID: "3f1c2a9e-7b4d-4c21-9a6e-2d8f5b7c1e04", paidCharge: "9b2e4f6a-1c3d-4e5f-8a7b-6c5d4e3f2a1b",
 		dueCharge: "5b0d6c1e-2f3a-4b4c-8d5e-6f7a8b9c0d1e", disputeCharge: "6c1e2f3a-4b4c-4d5e-8f7a-8b9c0d1e2f3a",
 		returnCharge: "7d2f3a4b-5c6d-4e7f-8a9b-0c1d2e3f4a5b", defendDispute: "8e3a4b5c-6d7e-4f8a-9b0c-1d2e3f4a5b6c",
-		resolveDispute: "9f4b5c6d-7e8f-4a9b-8c1d-2e3f4a5b6c7d", subAccount: "5d7e1c2a-3b4f-4a6e-9c8d-7e6f5a4b3c2d"}
+		resolveDispute: "9f4b5c6d-7e8f-4a9b-8c1d-2e3f4a5b6c7d", subAccount: sampleSubAccount}
 	covered := map[string]bool{}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -302,6 +356,12 @@ func TestOpenAPILimits(t *testing.T) {
 		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/charges/"+f.paidCharge+"/pay", nil).status)
 		funds := b.createCharge("fx-funds", "1000000.00").json["payment_id"].(string)
 		require.Equal(t, http.StatusOK, b.do("POST", "/api/v1/sandbox/charges/"+funds+"/pay", nil).status)
+		sub, _ := b.subAccount("Vendedor", "fx-sub")
+		f.subAccount = sub["account_id"].(string)
+		for i := range 11 {
+			d, _ := b.subAccount(fmt.Sprint("Vendedor ", i), fmt.Sprint("fx-split-", i))
+			f.splitAccounts = append(f.splitAccounts, d["account_id"].(string))
+		}
 		due := baseRequests["createCharge"](f)
 		r := b.sendLimit(due)
 		require.Equal(t, http.StatusCreated, r.status, string(r.body))
@@ -309,11 +369,9 @@ func TestOpenAPILimits(t *testing.T) {
 		f.disputeCharge, f.returnCharge = b.paidCharge("fx-dispute", "100000.00"), b.paidCharge("fx-return", "100000.00")
 		f.defendDispute = b.dispute(b.paidCharge("fx-defend", "10.00"), nil)["dispute_id"].(string)
 		f.resolveDispute = b.dispute(b.paidCharge("fx-resolve", "10.00"), nil)["dispute_id"].(string)
-		sub, _ := b.subAccount("Vendedor", "fx-sub")
-		f.subAccount = sub["account_id"].(string)
 
 		for op, base := range baseRequests {
-			r := b.sendLimit(base(f))
+			r := b.sendLimit(f.real(base(f)))
 			require.True(t, r.status < 300, "base request of %s: %d %s", op, r.status, r.body)
 		}
 		for _, c := range g.cases {
@@ -321,7 +379,7 @@ func TestOpenAPILimits(t *testing.T) {
 			if c.bad != nil {
 				req := base(f)
 				c.bad(req)
-				r := b.sendLimit(req)
+				r := b.sendLimit(f.real(req))
 				require.Equal(t, c.badStatus, r.status, "%s: violating request was not refused\nrequest: %s\nresponse: %s", c.name(), req, r.body)
 				if details, ok := r.json["details"].([]any); ok && c.badStatus == http.StatusBadRequest && len(c.fields) > 0 {
 					var named []string
@@ -337,9 +395,9 @@ func TestOpenAPILimits(t *testing.T) {
 			if c.good != nil {
 				req := base(f)
 				c.good(req)
-				r := b.sendLimit(req)
+				r := b.sendLimit(f.real(req))
 				require.True(t, r.status != http.StatusBadRequest && r.status < 500,
-					"%s: request exactly at the limit was refused\nrequest: %s\nresponse: %d %s", c.name(), req, r.status, r.body)
+					"%s: request exactly at the limit was refused\nresponse: %d %s\nrequest: %s", c.name(), r.status, clipLimit(string(r.body)), req)
 			}
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pixgate/pixgate/internal/backoffice"
 	"github.com/pixgate/pixgate/internal/pix"
 	"github.com/pixgate/pixgate/internal/testkit"
 )
@@ -116,8 +117,14 @@ func TestOpenAPIWebhookBodies(t *testing.T) {
 	r = b.do("POST", "/api/v1/sandbox/charges/"+unannounced+"/med-return", map[string]any{"natureza": "MED_OPERACIONAL"})
 	require.Equal(t, http.StatusOK, r.status, string(r.body))
 
+	// A split charge: pix.cashin.paid with splits, pix.split.received to the seller.
+	sel := b.sellers(1)[0]
+	split := b.splitCharge("wh-split", "100", []any{percent(sel.account, "12.5")})
+	b.pay(split)
+	splitTx := b.historyOf(sel.cred)[0]["payment_id"].(string)
+
 	seen := map[string]int{}
-	for _, id := range []string{released, returned, unannounced} {
+	for _, id := range []string{released, returned, unannounced, split, splitTx} {
 		evs, err := b.db.Events(context.Background(), id)
 		require.NoError(t, err)
 		for _, e := range evs {
@@ -130,10 +137,15 @@ func TestOpenAPIWebhookBodies(t *testing.T) {
 			seen[e.Type]++
 		}
 		// The deliveries list names each event by EventName.
-		del := b.do("GET", "/api/v1/webhooks/deliveries?payment_id="+id, nil)
+		cred := []backoffice.Credentials{}
+		if id == splitTx {
+			cred = append(cred, sel.cred)
+		}
+		del := b.do("GET", "/api/v1/webhooks/deliveries?payment_id="+id, nil, cred...)
 		require.Equal(t, http.StatusOK, del.status, string(del.body))
 	}
-	require.Equal(t, map[string]int{pix.EventCashinPaid: 3, pix.EventDisputeOpened: 2, pix.EventDisputeClosed: 3}, seen)
+	require.Equal(t, map[string]int{pix.EventCashinPaid: 4, pix.EventDisputeOpened: 2, pix.EventDisputeClosed: 3, pix.EventSplitReceived: 1}, seen)
+	require.Equal(t, "splitEvent", schemas[pix.EventSplitReceived].webhook)
 	require.Equal(t, "disputeEvent", schemas[pix.EventDisputeClosed].webhook)
 	require.True(t, slices.Contains(eventNames(schemas[pix.EventDisputeOpened].schema), pix.EventDisputeClosed),
 		"one webhook documents both dispute events")

@@ -229,6 +229,20 @@ func TransferIn(amount pix.Amount) Posting {
 	return build("transfer.in", Entry{Clearing, -amount}, Entry{Available, amount})
 }
 
+// SplitOut is the parent's side of a split of a paid charge: the
+// receiver's share leaves the parent's available into its clearing, as a
+// transfer's does.
+func SplitOut(share pix.Amount) Posting {
+	return build("split.out", Entry{Available, -share}, Entry{Clearing, share})
+}
+
+// SplitIn is a receiver's side of a split: its share comes out of its
+// clearing into available. With SplitOut of the same share, the family's
+// clearing sums to what it did before.
+func SplitIn(share pix.Amount) Posting {
+	return build("split.in", Entry{Clearing, -share}, Entry{Available, share})
+}
+
 // PlanCredit splits net, a credit to a merchant (net of its fee), between
 // its debt (owed, ≥ 0), its disputes' unfilled blocks (unfilled) and its
 // available balance, in that order.

@@ -46,6 +46,9 @@ type EventBody struct {
 	// Reason says why a scheduled payout failed on its day
 	// (pix.cashout.failed: "Insufficient balance"); left out otherwise.
 	Reason string `json:"reason,omitempty"`
+	// Splits is set on pix.cashin.paid of a split charge: what each
+	// receiver was credited (docs/marketplace.md).
+	Splits *[]SplitCredit `json:"splits,omitempty"`
 }
 
 // NewEventBody is the body of event (of status, value and tax) reporting a
@@ -63,6 +66,7 @@ func NewEventBody(id string, t Transaction, event string, status TxStatus, value
 		b.PaidAmount, b.AmountMismatch = &paid, &mismatch
 		name, doc := NullText(t.PayerName), NullText(t.PayerDocument)
 		b.EndToEndID, b.TxID, b.PayerName, b.PayerDocument = OrNull(t.EndToEndID), OrNull(t.TxID), &name, &doc
+		b.Splits = t.Splits
 	}
 	if refundID != "" {
 		// A refund event reports the refund, not the charge it returns

@@ -30,4 +30,7 @@ const (
 	// EventBatchCompleted reports a batch of payouts whose every accepted
 	// item is final, to the batch's callbackUrl.
 	EventBatchCompleted = "pix.batch.completed"
+	// EventSplitReceived reports a receiver's share of a paid split
+	// charge, to the receiver's own postbackUrl (docs/marketplace.md).
+	EventSplitReceived = "pix.split.received"
 )

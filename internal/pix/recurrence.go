@@ -345,6 +345,9 @@ type RecurrenceTerms struct {
 	// FirstPayment, when positive, is paid at once in the same QR code as
 	// the authorization (journey 3); zero: authorization only (journey 2).
 	FirstPayment Amount
+	// Splits, when the request had them, are copied to every charge of
+	// the recurrence (docs/marketplace.md); receivers not yet resolved.
+	Splits []Split
 }
 
 // RecurrenceRequest is the body of a recurrence's create request as the
@@ -363,6 +366,7 @@ type RecurrenceRequest struct {
 	Retry        string           `json:"retry"`
 	FirstPayment json.RawMessage  `json:"first_payment"`
 	PostbackURL  string           `json:"postbackUrl"`
+	Splits       []SplitRequest   `json:"splits"`
 }
 
 // Issues of a recurrence request, as FieldIssue texts.
@@ -393,6 +397,11 @@ func (r *RecurrenceRequest) Parse(today Date) (RecurrenceTerms, []FieldIssue) {
 	r.parseParties(&t, &is)
 	r.parseSchedule(&t, &is, today)
 	r.parseAmounts(&t, &is)
+	if r.Splits != nil {
+		var splitIssues []FieldIssue
+		t.Splits, splitIssues = ParseSplits("splits", r.Splits, t.Amount)
+		is = append(is, splitIssues...)
+	}
 	if len(is) > 0 {
 		return RecurrenceTerms{}, is
 	}

@@ -145,6 +145,10 @@ type Transaction struct {
 	// Disputes are a charge's MED disputes as its lookup lists them; nil
 	// where they were not read (lists, creation answers).
 	Disputes *[]DisputeSummary
+	// Splits are a split charge's entries with what each receiver was
+	// credited, as lookup and pix.cashin.paid show them; nil for a charge
+	// without splits and where they were not read.
+	Splits *[]SplitCredit
 	// SourcePaymentID is, on the receiving side of a transfer, the
 	// sender's transaction (the transfer_id); on a split, the charge it
 	// came from. "" otherwise.

@@ -320,6 +320,14 @@ func (s *Service) createCycle(ctx context.Context, rec provider.Recurrer, r pix.
 			if err := tx.CreateTransaction(ctx, t); err != nil {
 				return err
 			}
+			// A cycle's charge is split as its recurrence is.
+			splits, err := tx.Splits(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			if err := tx.InsertSplits(ctx, t.ID, splits); err != nil {
+				return err
+			}
 			if err := tx.InsertCycle(ctx, pix.Cycle{PaymentID: t.ID, RecurrenceID: r.ID, Number: n, DueDate: due, UpdatedAt: now}); err != nil {
 				return err
 			}

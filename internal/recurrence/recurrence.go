@@ -179,6 +179,12 @@ func (s *Service) Create(ctx context.Context, c pix.Client, in pix.Idempotent[pi
 	} else if ok {
 		return s.replayRecurrence(prev, hash, r.ExternalID)
 	}
+	var splits []pix.Split
+	if len(terms.Splits) > 0 {
+		if splits, err = s.cashin.ResolveSplits(ctx, c, "splits", terms.Splits); err != nil {
+			return Created{}, false, err
+		}
+	}
 
 	now := s.clocks.At(ctx)
 	row := pix.Recurrence{ID: s.w.NewID(), ClientID: c.ID, ExternalID: terms.ExternalID, IdempotencyKey: key, RequestHash: hash,
@@ -207,18 +213,7 @@ func (s *Service) Create(ctx context.Context, c pix.Client, in pix.Idempotent[pi
 	}
 	row.PSPID, row.QRCode = created.ID, created.QRCode
 	first.QRCode = created.QRCode
-	inserted := false
-	err = s.db.Write(ctx, func(tx *store.Tx) error {
-		ok, err := tx.InsertRecurrence(ctx, row)
-		if err != nil || !ok {
-			return err
-		}
-		inserted = true
-		if first.ID != "" {
-			return tx.CreateTransaction(ctx, first)
-		}
-		return nil
-	})
+	inserted, err := s.storeRecurrence(ctx, row, first, splits)
 	if err != nil || !inserted {
 		// A concurrent duplicate won the insert (or the write failed): the
 		// recurrence just registered is withdrawn, nobody saw its code.
@@ -240,6 +235,31 @@ func (s *Service) Create(ctx context.Context, c pix.Client, in pix.Idempotent[pi
 	}
 	resp, err := s.recurrenceCreated(row)
 	return resp, false, err
+}
+
+// storeRecurrence stores recurrence row, its first payment (if any) and
+// the splits both of them carry, in one transaction; it reports false
+// when a duplicate holds row's keys.
+func (s *Service) storeRecurrence(ctx context.Context, row pix.Recurrence, first pix.Transaction, splits []pix.Split) (bool, error) {
+	inserted := false
+	err := s.db.Write(ctx, func(tx *store.Tx) error {
+		ok, err := tx.InsertRecurrence(ctx, row)
+		if err != nil || !ok {
+			return err
+		}
+		inserted = true
+		if err := tx.InsertSplits(ctx, row.ID, splits); err != nil {
+			return err
+		}
+		if first.ID == "" {
+			return nil
+		}
+		if err := tx.CreateTransaction(ctx, first); err != nil {
+			return err
+		}
+		return tx.InsertSplits(ctx, first.ID, splits)
+	})
+	return inserted, err
 }
 
 // firstPayment is the journey-3 first payment of recurrence rowID (none

@@ -100,10 +100,10 @@ func (e *Engine) finishReturnStep(ctx context.Context, it item, step store.SendS
 func (e *Engine) FinishRefund(ctx context.Context, tx *store.Tx, o *outbox.Events, r pix.Refund, charge pix.Transaction,
 	st provider.TransferState, now time.Time) error {
 	status, event := pix.RefundCompleted, pix.EventRefundCompleted
-	posting := ledger.RefundCompleted(r.Amount)
+	posting := ledger.RefundCompleted
 	settled := r.Amount
 	if st.Status == provider.Failed {
-		status, event, posting, settled = pix.RefundFailed, pix.EventRefundFailed, ledger.RefundFailed(r.Amount), 0
+		status, event, posting, settled = pix.RefundFailed, pix.EventRefundFailed, ledger.RefundFailed, 0
 	}
 	ok, err := tx.FinishRefundSend(ctx, r.ID, status, now, st.EndToEndID)
 	if err != nil || !ok {
@@ -112,7 +112,22 @@ func (e *Engine) FinishRefund(ctx context.Context, tx *store.Tx, o *outbox.Event
 	if err := tx.AddRefundPending(ctx, charge.ID, -r.Amount, settled); err != nil {
 		return err
 	}
-	if err := tx.Post(ctx, e.w.OrderedID(), r.ClientID, r.ID, posting, now); err != nil {
+	// A refund of a split charge held each receiver's share in its own
+	// pending (docs/marketplace.md): each share leaves, or returns, there.
+	shares, err := tx.RefundShares(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	own := r.Amount
+	ps := make([]store.PostingWrite, 0, 1+len(shares))
+	for _, sh := range shares {
+		own -= sh.Amount
+		ps = append(ps, store.PostingWrite{ID: e.w.OrderedID(), ClientID: sh.ClientID, TransactionID: r.ID, Posting: posting(sh.Amount)})
+	}
+	if own > 0 {
+		ps = append(ps, store.PostingWrite{ID: e.w.OrderedID(), ClientID: r.ClientID, TransactionID: r.ID, Posting: posting(own)})
+	}
+	if err := tx.PostAll(ctx, ps, now); err != nil {
 		return err
 	}
 	charge.RefundedAmount += settled
