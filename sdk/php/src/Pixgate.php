@@ -95,10 +95,41 @@ final class Pixgate
         return $this->call('createCharge', body: $request, idempotencyKey: $idempotencyKey ?? self::newIdempotencyKey());
     }
 
-    /** Sends a PIX payment. Give it an idempotency key stored before the call, so that it can be repeated without paying twice. */
+    /**
+     * Sends a PIX payment. Give it an idempotency key stored before the call, so that it can be
+     * repeated without paying twice. With 'scheduled_date' => 'YYYY-MM-DD' (São Paulo, tomorrow to
+     * 365 days ahead) it waits, SCHEDULED and with nothing reserved, until that day.
+     */
     public function createPayout(array $request, ?string $idempotencyKey = null): Result
     {
         return $this->call('createPayout', body: $request, idempotencyKey: $idempotencyKey ?? self::newIdempotencyKey());
+    }
+
+    /**
+     * Cancels a payout sent with scheduled_date while its day has not begun (pix.cashout.cancelled
+     * follows). Never repeated after a network error: a repeat of a cancel that worked answers 422,
+     * hiding that it worked; read the payout with getTransaction instead.
+     */
+    public function cancelPayout(string $transactionId): Result
+    {
+        return $this->call('cancelPayout', params: ['transaction_id' => $transactionId]);
+    }
+
+    /**
+     * Sends 1 to 1,000 payouts in one request (external_id, callbackUrl, items: payout requests
+     * each with its own external_id); each item is accepted or rejected on its own. The server
+     * deduplicates the batch on its external_id, so an unknown outcome is retried with the same
+     * body and answers the first result ($result->response->idempotentReplayed).
+     */
+    public function createPayoutBatch(array $request): Result
+    {
+        return $this->call('createPayoutBatch', body: $request);
+    }
+
+    /** Reads a batch, each item as its payout now reads, with counts by status. */
+    public function getPayoutBatch(string $batchId): Result
+    {
+        return $this->call('getPayoutBatch', params: ['batch_id' => $batchId]);
     }
 
     /** Refunds all (no amount) or part of a paid charge. */
@@ -304,6 +335,12 @@ final class Pixgate
     public function sandboxResolveDispute(string $disputeId, string $outcome, Amount|string|null $amount = null): Result
     {
         return $this->call('sandboxResolveDispute', params: ['dispute_id' => $disputeId], body: ['outcome' => $outcome, 'amount' => $amount]);
+    }
+
+    /** Sandbox: starts a scheduled payout now, as if its day had begun (reserved and sent, or failed for lack of balance). Not repeated after a network error. */
+    public function sandboxRunSchedule(string $transactionId): Result
+    {
+        return $this->call('sandboxRunSchedule', params: ['transaction_id' => $transactionId]);
     }
 
     /** Sandbox: this client's clock. */

@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Pixgate;
 
+use Pixgate\Event\BatchEvent;
 use Pixgate\Event\DisputeEvent;
 use Pixgate\Event\Event;
 use Pixgate\Event\RecurrenceEvent;
@@ -27,6 +28,7 @@ final class Webhook
         'pix.cashout.paid' => TransactionEvent::class,
         'pix.cashout.failed' => TransactionEvent::class,
         'pix.cashout.reversed' => TransactionEvent::class,
+        'pix.cashout.cancelled' => TransactionEvent::class,
         'pix.refund.completed' => TransactionEvent::class,
         'pix.refund.failed' => TransactionEvent::class,
         'pix.recurrence.approved' => RecurrenceEvent::class,
@@ -37,6 +39,7 @@ final class Webhook
         'pix.recurrence.finished' => RecurrenceEvent::class,
         'pix.dispute.opened' => DisputeEvent::class,
         'pix.dispute.closed' => DisputeEvent::class,
+        'pix.batch.completed' => BatchEvent::class,
         'webhook.test' => TestEvent::class,
     ];
 

@@ -6,6 +6,7 @@ namespace Pixgate\Tests;
 
 use PHPUnit\Framework\TestCase;
 use Pixgate\Amount;
+use Pixgate\Event\BatchEvent;
 use Pixgate\Event\DisputeEvent;
 use Pixgate\Event\RecurrenceEvent;
 use Pixgate\Event\TestEvent;
@@ -147,6 +148,12 @@ final class UnitTest extends TestCase
         $d = Webhook::parse('{"id":"e","event":"pix.dispute.closed","amount":3.3,"returned_amount":0}');
         self::assertInstanceOf(DisputeEvent::class, $d);
         self::assertSame(330, $d->amount->centavos);
+        $c = Webhook::parse('{"id":"e","event":"pix.cashout.cancelled","value":1.25,"statusTransaction":"CANCELLED"}');
+        self::assertInstanceOf(TransactionEvent::class, $c);
+        self::assertSame(125, $c->value->centavos);
+        $b = Webhook::parse('{"id":"e","event":"pix.batch.completed","batch_id":"b","total":3,"accepted":2,"rejected":1,"counts":{"PAID":2,"REJECTED":1}}');
+        self::assertInstanceOf(BatchEvent::class, $b);
+        self::assertSame(['b', 3, 1, 2], [$b->batchId, $b->total, $b->rejected, $b->counts['PAID']]);
         self::assertInstanceOf(TestEvent::class, Webhook::parse('{"id":"e","event":"webhook.test"}'));
         self::assertInstanceOf(UnknownEvent::class, Webhook::parse('{"id":"e","event":"pix.split.new"}'));
     }

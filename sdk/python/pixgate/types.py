@@ -101,6 +101,32 @@ class PayoutRequest(_PayoutRequestBase, total=False):
     """POST /api/v1/gateway/pix-payment."""
 
     external_id: str
+    #: São Paulo date YYYY-MM-DD, tomorrow to 365 days ahead: the payout waits (SCHEDULED,
+    #: nothing reserved) and is sent at the start of that day.
+    scheduled_date: str
+
+
+class _PayoutBatchItemBase(TypedDict):
+    amount: AmountInput
+    description: str
+    creditParty: CreditParty
+    external_id: str  # required in a batch
+
+
+class PayoutBatchItem(_PayoutBatchItemBase, total=False):
+    """One payout of a batch: a PayoutRequest whose external_id is required."""
+
+    callbackUrl: str  # absent: the batch's
+    scheduled_date: str
+
+
+class PayoutBatchRequest(TypedDict):
+    """POST /api/v1/gateway/pix-payments/batch: 1 to 1,000 items; external_id makes the batch
+    idempotent (in a namespace of batches) and callbackUrl receives pix.batch.completed."""
+
+    external_id: str
+    callbackUrl: str
+    items: List[PayoutBatchItem]
 
 
 class RefundRequest(TypedDict, total=False):

@@ -23,6 +23,7 @@ TRANSACTION_EVENTS = (
     "pix.cashout.paid",
     "pix.cashout.failed",
     "pix.cashout.reversed",
+    "pix.cashout.cancelled",
     "pix.refund.completed",
     "pix.refund.failed",
 )
@@ -35,6 +36,7 @@ RECURRENCE_EVENTS = (
     "pix.recurrence.finished",
 )
 DISPUTE_EVENTS = ("pix.dispute.opened", "pix.dispute.closed")
+BATCH_EVENTS = ("pix.batch.completed",)
 #: The body of the test_webhook operation's event.
 TEST_EVENT = "webhook.test"
 
@@ -58,7 +60,7 @@ class Event:
 
 @dataclass(frozen=True)
 class TransactionEvent(Event):
-    """pix.cashin.*, pix.cashout.*, pix.refund.*."""
+    """pix.cashin.*, pix.cashout.* (cancelled: a scheduled payout cancelled before its day), pix.refund.*."""
 
     status_transaction: str = ""
     value: Decimal = Decimal("0.00")  # without fee; refunds: the refunded amount
@@ -99,6 +101,20 @@ class DisputeEvent(Event):
 
 
 @dataclass(frozen=True)
+class BatchEvent(Event):
+    """pix.batch.completed: sent once, when no accepted item of a batch is PENDING or SCHEDULED any more."""
+
+    status_transaction: str = ""
+    batch_id: str = ""
+    external_id: str = ""
+    total: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    #: How many items read each status: PENDING, SCHEDULED, PAID, CANCELLED, REVERSED, REJECTED.
+    counts: Dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class TestEvent(Event):
     """webhook.test, sent by test_webhook."""
 
@@ -108,7 +124,7 @@ class UnknownEvent(Event):
     """An event name this version does not know (a newer server's): read data."""
 
 
-WebhookEvent = Union[TransactionEvent, RecurrenceEvent, DisputeEvent, TestEvent, UnknownEvent]
+WebhookEvent = Union[TransactionEvent, RecurrenceEvent, DisputeEvent, BatchEvent, TestEvent, UnknownEvent]
 
 _B64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 
@@ -200,6 +216,12 @@ def parse_event(body: Union[bytes, str]) -> WebhookEvent:
             **base, dispute_id=d.get("dispute_id", ""), payment_id=d.get("payment_id", ""),
             amount=d.get("amount", Decimal("0.00")), reason=d.get("reason", ""), respond_by=d.get("respond_by"),
             outcome=d.get("outcome"), returned_amount=d.get("returned_amount"),
+        )
+    if name in BATCH_EVENTS:
+        return BatchEvent(
+            **base, status_transaction=d.get("statusTransaction", ""), batch_id=d.get("batch_id", ""),
+            external_id=d.get("external_id", ""), total=d.get("total", 0), accepted=d.get("accepted", 0),
+            rejected=d.get("rejected", 0), counts=dict(d.get("counts") or {}),
         )
     if name == TEST_EVENT:
         return TestEvent(**base)

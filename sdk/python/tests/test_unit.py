@@ -93,6 +93,13 @@ class WebhookTest(unittest.TestCase):
         d = pixgate.parse_event('{"id":"e","event":"pix.dispute.closed","amount":3.3,"returned_amount":0}')
         self.assertIsInstance(d, pixgate.DisputeEvent)
         self.assertEqual(d.amount, Decimal("3.30"))
+        c = pixgate.parse_event('{"id":"e","event":"pix.cashout.cancelled","value":1.25,"statusTransaction":"CANCELLED"}')
+        assert isinstance(c, pixgate.TransactionEvent), c
+        self.assertEqual(c.value, Decimal("1.25"))
+        b = pixgate.parse_event('{"id":"e","event":"pix.batch.completed","batch_id":"b","total":3,"accepted":2,'
+                                '"rejected":1,"counts":{"PAID":2,"REJECTED":1}}')
+        assert isinstance(b, pixgate.BatchEvent), b
+        self.assertEqual((b.batch_id, b.total, b.rejected, b.counts["PAID"]), ("b", 3, 1, 2))
         self.assertIsInstance(pixgate.parse_event('{"id":"e","event":"webhook.test"}'), pixgate.TestEvent)
         self.assertIsInstance(pixgate.parse_event('{"id":"e","event":"pix.split.new"}'), pixgate.UnknownEvent)
 

@@ -15,6 +15,7 @@ export const TRANSACTION_EVENTS = [
   "pix.cashout.paid",
   "pix.cashout.failed",
   "pix.cashout.reversed",
+  "pix.cashout.cancelled",
   "pix.refund.completed",
   "pix.refund.failed",
 ] as const;
@@ -27,12 +28,14 @@ export const RECURRENCE_EVENTS = [
   "pix.recurrence.finished",
 ] as const;
 export const DISPUTE_EVENTS = ["pix.dispute.opened", "pix.dispute.closed"] as const;
+export const BATCH_EVENTS = ["pix.batch.completed"] as const;
 /** The body of the testWebhook operation's event. */
 export const TEST_EVENT = "webhook.test";
 
 export type TransactionEventName = (typeof TRANSACTION_EVENTS)[number];
 export type RecurrenceEventName = (typeof RECURRENCE_EVENTS)[number];
 export type DisputeEventName = (typeof DISPUTE_EVENTS)[number];
+export type BatchEventName = (typeof BATCH_EVENTS)[number];
 
 interface EventBase {
   /** Equals the webhook-id header: deduplicate on it (delivery is at least once). */
@@ -42,7 +45,7 @@ interface EventBase {
   raw: string;
 }
 
-/** pix.cashin.*, pix.cashout.*, pix.refund.*. */
+/** pix.cashin.*, pix.cashout.* (cancelled: a scheduled payout cancelled before its day), pix.refund.*. */
 export interface TransactionEvent extends EventBase {
   kind: "transaction";
   event: TransactionEventName;
@@ -89,6 +92,19 @@ export interface DisputeEvent extends EventBase {
   returned_amount?: Amount;
 }
 
+/** pix.batch.completed: sent once, when no accepted item of a batch is PENDING or SCHEDULED any more. */
+export interface BatchEvent extends EventBase {
+  kind: "batch";
+  event: BatchEventName;
+  statusTransaction: "COMPLETED";
+  batch_id: string;
+  external_id: string;
+  total: number;
+  accepted: number;
+  rejected: number;
+  counts: Record<"PENDING" | "SCHEDULED" | "PAID" | "CANCELLED" | "REVERSED" | "REJECTED", number>;
+}
+
 /** webhook.test, sent by testWebhook. */
 export interface TestEvent extends EventBase {
   kind: "test";
@@ -102,7 +118,7 @@ export interface UnknownEvent extends EventBase {
   [field: string]: unknown;
 }
 
-export type WebhookEvent = TransactionEvent | RecurrenceEvent | DisputeEvent | TestEvent | UnknownEvent;
+export type WebhookEvent = TransactionEvent | RecurrenceEvent | DisputeEvent | BatchEvent | TestEvent | UnknownEvent;
 
 /** A webhook that failed verification. */
 export class WebhookVerificationError extends PixgateError {
@@ -169,6 +185,7 @@ const FAMILY = new Map<string, WebhookEvent["kind"]>([
   ...TRANSACTION_EVENTS.map((e) => [e, "transaction"] as const),
   ...RECURRENCE_EVENTS.map((e) => [e, "recurrence"] as const),
   ...DISPUTE_EVENTS.map((e) => [e, "dispute"] as const),
+  ...BATCH_EVENTS.map((e) => [e, "batch"] as const),
   [TEST_EVENT, "test"],
 ]);
 

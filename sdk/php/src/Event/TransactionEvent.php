@@ -6,7 +6,7 @@ namespace Pixgate\Event;
 
 use Pixgate\Amount;
 
-/** pix.cashin.*, pix.cashout.*, pix.refund.*. */
+/** pix.cashin.*, pix.cashout.* (cancelled: a scheduled payout cancelled before its day), pix.refund.*. */
 final class TransactionEvent extends Event
 {
     public readonly string $statusTransaction;
