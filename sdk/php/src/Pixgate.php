@@ -89,7 +89,11 @@ final class Pixgate
         return $this->call('getOpenAPIDocument', text: true, accept: 'application/yaml')['text'];
     }
 
-    /** Creates a PIX charge. An unknown outcome is a RetryException carrying the key to repeat it with. */
+    /**
+     * Creates a PIX charge. An unknown outcome is a RetryException carrying the key to repeat it with.
+     * 'splits' => [['account_id' => …, 'percent' => '10'], …] (or all 'amount') shares what it brings
+     * among your sub-accounts once paid; its lookup then carries 'splits' => [['account_id', 'amount']].
+     */
     public function createCharge(array $request, ?string $idempotencyKey = null): Result
     {
         return $this->call('createCharge', body: $request, idempotencyKey: $idempotencyKey ?? self::newIdempotencyKey());
@@ -156,7 +160,7 @@ final class Pixgate
         return $this->call('cancelCharge', params: ['payment_id' => $paymentId]);
     }
 
-    /** Creates a recurrence (Pix Automático). */
+    /** Creates a recurrence (Pix Automático); with 'splits', as a charge's, every cycle charge is split. */
     public function createRecurrence(array $request, ?string $idempotencyKey = null): Result
     {
         return $this->call('createRecurrence', body: $request, idempotencyKey: $idempotencyKey ?? self::newIdempotencyKey());

@@ -8,6 +8,7 @@ use Pixgate\Event\BatchEvent;
 use Pixgate\Event\DisputeEvent;
 use Pixgate\Event\Event;
 use Pixgate\Event\RecurrenceEvent;
+use Pixgate\Event\SplitEvent;
 use Pixgate\Event\TestEvent;
 use Pixgate\Event\TransactionEvent;
 use Pixgate\Event\UnknownEvent;
@@ -40,6 +41,7 @@ final class Webhook
         'pix.dispute.opened' => DisputeEvent::class,
         'pix.dispute.closed' => DisputeEvent::class,
         'pix.batch.completed' => BatchEvent::class,
+        'pix.split.received' => SplitEvent::class,
         'webhook.test' => TestEvent::class,
     ];
 

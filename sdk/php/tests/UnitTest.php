@@ -9,6 +9,7 @@ use Pixgate\Amount;
 use Pixgate\Event\BatchEvent;
 use Pixgate\Event\DisputeEvent;
 use Pixgate\Event\RecurrenceEvent;
+use Pixgate\Event\SplitEvent;
 use Pixgate\Event\TestEvent;
 use Pixgate\Event\TransactionEvent;
 use Pixgate\Event\UnknownEvent;
@@ -154,6 +155,13 @@ final class UnitTest extends TestCase
         $b = Webhook::parse('{"id":"e","event":"pix.batch.completed","batch_id":"b","total":3,"accepted":2,"rejected":1,"counts":{"PAID":2,"REJECTED":1}}');
         self::assertInstanceOf(BatchEvent::class, $b);
         self::assertSame(['b', 3, 1, 2], [$b->batchId, $b->total, $b->rejected, $b->counts['PAID']]);
+        $s = Webhook::parse('{"id":"e","event":"pix.split.received","type":"split","payment_id":"p","source_payment_id":"c","value":9.8}');
+        self::assertInstanceOf(SplitEvent::class, $s);
+        self::assertSame(['p', 'c', 980], [$s->paymentId, $s->sourcePaymentId, $s->value->centavos]);
+        $ps = Webhook::parse('{"id":"e","event":"pix.cashin.paid","value":20,"splits":[{"account_id":"a","amount":9.8},{"account_id":"b","amount":null}]}');
+        self::assertInstanceOf(TransactionEvent::class, $ps);
+        self::assertSame(980, $ps->splits[0]['amount']->centavos);
+        self::assertNull($ps->splits[1]['amount']);
         self::assertInstanceOf(TestEvent::class, Webhook::parse('{"id":"e","event":"webhook.test"}'));
         self::assertInstanceOf(UnknownEvent::class, Webhook::parse('{"id":"e","event":"pix.split.new"}'));
     }

@@ -29,6 +29,7 @@ from .webhook import (
     BatchEvent,
     DisputeEvent,
     RecurrenceEvent,
+    SplitEvent,
     TestEvent,
     TransactionEvent,
     UnknownEvent,
@@ -45,7 +46,7 @@ __all__ = [
     "APIConnectionError", "ApiError", "AmountInput", "AuthenticationError", "BadRequestError", "BatchEvent", "ConflictError",
     "DisputeEvent", "ErrorDetail", "MONEY_KEYS", "NotFoundError", "OPERATIONS", "PERCENT_KEYS", "Pixgate",
     "PixgateError", "RateLimit", "RateLimitError", "RecurrenceEvent", "RedirectError", "ResponseMeta", "Result",
-    "RetryError", "ServerError", "TestEvent", "TransactionEvent", "UnknownEvent", "UnprocessableEntityError",
+    "RetryError", "ServerError", "SplitEvent", "TestEvent", "TransactionEvent", "UnknownEvent", "UnprocessableEntityError",
     "WebhookEvent", "WebhookVerificationError", "centavos", "construct_event", "new_idempotency_key",
     "parse_event", "reais", "to_centavos", "verify_webhook",
 ]

@@ -60,6 +60,22 @@ export interface Due<A = AmountInput, P = PercentInput> {
   discounts?: Array<{ until: string; percent?: P; amount?: A }>;
 }
 
+/**
+ * One receiver of a split charge (docs/marketplace.md): one of your
+ * sub-accounts and its share of what the charge brings less your cash-in
+ * fee, as a percent or as an amount. A charge's splits are all percents or
+ * all amounts, 1 to 10 of them, each account once.
+ */
+export type Split =
+  | { account_id: string; percent: PercentInput; amount?: never }
+  | { account_id: string; amount: AmountInput; percent?: never };
+
+/** A receiver of a split charge and what it was credited: null until the charge is paid, 0 when its share was capped to nothing. */
+export interface SplitCredit {
+  account_id: string;
+  amount: Amount | null;
+}
+
 /** POST /api/v1/gateway/request-qrcode. */
 export interface ChargeRequest {
   amount: AmountInput;
@@ -69,6 +85,8 @@ export interface ChargeRequest {
   postbackUrl: string;
   products: Product[];
   due?: Due;
+  /** Shares what the charge brings among your sub-accounts once it is paid. */
+  splits?: Split[];
 }
 
 export interface Charge {
@@ -221,6 +239,10 @@ export interface Transaction {
   counterparty_account_id?: string;
   /** A scheduled payout's São Paulo date (it reads PENDING until then). */
   scheduled_date?: string;
+  /** A split charge's lookup only: each receiver and what it was credited. */
+  splits?: SplitCredit[];
+  /** Splits only (type "split"): the charge the share came from. */
+  source_payment_id?: string;
 }
 
 /** `{statusCode, message, data}`. */
@@ -309,6 +331,8 @@ export interface RecurrenceRequest {
   retry: "NONE" | "THREE_IN_SEVEN_DAYS";
   first_payment?: AmountInput | null;
   postbackUrl: string;
+  /** Every cycle charge (and the first payment) is split so when paid. */
+  splits?: Split[];
 }
 
 export interface Recurrence {

@@ -29,6 +29,7 @@ export const RECURRENCE_EVENTS = [
 ] as const;
 export const DISPUTE_EVENTS = ["pix.dispute.opened", "pix.dispute.closed"] as const;
 export const BATCH_EVENTS = ["pix.batch.completed"] as const;
+export const SPLIT_EVENTS = ["pix.split.received"] as const;
 /** The body of the testWebhook operation's event. */
 export const TEST_EVENT = "webhook.test";
 
@@ -36,6 +37,7 @@ export type TransactionEventName = (typeof TRANSACTION_EVENTS)[number];
 export type RecurrenceEventName = (typeof RECURRENCE_EVENTS)[number];
 export type DisputeEventName = (typeof DISPUTE_EVENTS)[number];
 export type BatchEventName = (typeof BATCH_EVENTS)[number];
+export type SplitEventName = (typeof SPLIT_EVENTS)[number];
 
 interface EventBase {
   /** Equals the webhook-id header: deduplicate on it (delivery is at least once). */
@@ -65,6 +67,8 @@ export interface TransactionEvent extends EventBase {
   txid?: string | null;
   payer_name?: string | null;
   payer_document?: string | null;
+  /** pix.cashin.paid of a split charge only: each receiver and what it was credited. */
+  splits?: Array<{ account_id: string; amount: Amount | null }>;
 }
 
 /** pix.recurrence.*. */
@@ -105,6 +109,24 @@ export interface BatchEvent extends EventBase {
   counts: Record<"PENDING" | "SCHEDULED" | "PAID" | "CANCELLED" | "REVERSED" | "REJECTED", number>;
 }
 
+/**
+ * pix.split.received: sent to a sub-account's own postbackUrl, signed with
+ * its own webhook secret, when a charge of its parent that splits to it is
+ * paid and its share credited.
+ */
+export interface SplitEvent extends EventBase {
+  kind: "split";
+  event: SplitEventName;
+  statusTransaction: "PAID";
+  type: "split";
+  /** The receiver's split transaction, in its history. */
+  payment_id: string;
+  /** The parent's charge that was paid. */
+  source_payment_id: string;
+  /** The share credited. */
+  value: Amount;
+}
+
 /** webhook.test, sent by testWebhook. */
 export interface TestEvent extends EventBase {
   kind: "test";
@@ -118,7 +140,7 @@ export interface UnknownEvent extends EventBase {
   [field: string]: unknown;
 }
 
-export type WebhookEvent = TransactionEvent | RecurrenceEvent | DisputeEvent | BatchEvent | TestEvent | UnknownEvent;
+export type WebhookEvent = TransactionEvent | RecurrenceEvent | DisputeEvent | BatchEvent | SplitEvent | TestEvent | UnknownEvent;
 
 /** A webhook that failed verification. */
 export class WebhookVerificationError extends PixgateError {
@@ -186,6 +208,7 @@ const FAMILY = new Map<string, WebhookEvent["kind"]>([
   ...RECURRENCE_EVENTS.map((e) => [e, "recurrence"] as const),
   ...DISPUTE_EVENTS.map((e) => [e, "dispute"] as const),
   ...BATCH_EVENTS.map((e) => [e, "batch"] as const),
+  ...SPLIT_EVENTS.map((e) => [e, "split"] as const),
   [TEST_EVENT, "test"],
 ]);
 
