@@ -89,16 +89,51 @@ final class Pixgate
         return $this->call('getOpenAPIDocument', text: true, accept: 'application/yaml')['text'];
     }
 
-    /** Creates a PIX charge. An unknown outcome is a RetryException carrying the key to repeat it with. */
+    /**
+     * Creates a PIX charge. An unknown outcome is a RetryException carrying the key to repeat it with.
+     * 'splits' => [['account_id' => …, 'percent' => '10'], …] (or all 'amount') shares what it brings
+     * among your sub-accounts once paid; its lookup then carries 'splits' => [['account_id', 'amount']].
+     */
     public function createCharge(array $request, ?string $idempotencyKey = null): Result
     {
         return $this->call('createCharge', body: $request, idempotencyKey: $idempotencyKey ?? self::newIdempotencyKey());
     }
 
-    /** Sends a PIX payment. Give it an idempotency key stored before the call, so that it can be repeated without paying twice. */
+    /**
+     * Sends a PIX payment. Give it an idempotency key stored before the call, so that it can be
+     * repeated without paying twice. With 'scheduled_date' => 'YYYY-MM-DD' (São Paulo, tomorrow to
+     * 365 days ahead) it waits, SCHEDULED and with nothing reserved, until that day.
+     */
     public function createPayout(array $request, ?string $idempotencyKey = null): Result
     {
         return $this->call('createPayout', body: $request, idempotencyKey: $idempotencyKey ?? self::newIdempotencyKey());
+    }
+
+    /**
+     * Cancels a payout sent with scheduled_date while its day has not begun (pix.cashout.cancelled
+     * follows). Never repeated after a network error: a repeat of a cancel that worked answers 422,
+     * hiding that it worked; read the payout with getTransaction instead.
+     */
+    public function cancelPayout(string $transactionId): Result
+    {
+        return $this->call('cancelPayout', params: ['transaction_id' => $transactionId]);
+    }
+
+    /**
+     * Sends 1 to 1,000 payouts in one request (external_id, callbackUrl, items: payout requests
+     * each with its own external_id); each item is accepted or rejected on its own. The server
+     * deduplicates the batch on its external_id, so an unknown outcome is retried with the same
+     * body and answers the first result ($result->response->idempotentReplayed).
+     */
+    public function createPayoutBatch(array $request): Result
+    {
+        return $this->call('createPayoutBatch', body: $request);
+    }
+
+    /** Reads a batch, each item as its payout now reads, with counts by status. */
+    public function getPayoutBatch(string $batchId): Result
+    {
+        return $this->call('getPayoutBatch', params: ['batch_id' => $batchId]);
     }
 
     /** Refunds all (no amount) or part of a paid charge. */
@@ -125,7 +160,7 @@ final class Pixgate
         return $this->call('cancelCharge', params: ['payment_id' => $paymentId]);
     }
 
-    /** Creates a recurrence (Pix Automático). */
+    /** Creates a recurrence (Pix Automático); with 'splits', as a charge's, every cycle charge is split. */
     public function createRecurrence(array $request, ?string $idempotencyKey = null): Result
     {
         return $this->call('createRecurrence', body: $request, idempotencyKey: $idempotencyKey ?? self::newIdempotencyKey());
@@ -304,6 +339,12 @@ final class Pixgate
     public function sandboxResolveDispute(string $disputeId, string $outcome, Amount|string|null $amount = null): Result
     {
         return $this->call('sandboxResolveDispute', params: ['dispute_id' => $disputeId], body: ['outcome' => $outcome, 'amount' => $amount]);
+    }
+
+    /** Sandbox: starts a scheduled payout now, as if its day had begun (reserved and sent, or failed for lack of balance). Not repeated after a network error. */
+    public function sandboxRunSchedule(string $transactionId): Result
+    {
+        return $this->call('sandboxRunSchedule', params: ['transaction_id' => $transactionId]);
     }
 
     /** Sandbox: this client's clock. */

@@ -4,9 +4,11 @@ declare(strict_types=1);
 
 namespace Pixgate;
 
+use Pixgate\Event\BatchEvent;
 use Pixgate\Event\DisputeEvent;
 use Pixgate\Event\Event;
 use Pixgate\Event\RecurrenceEvent;
+use Pixgate\Event\SplitEvent;
 use Pixgate\Event\TestEvent;
 use Pixgate\Event\TransactionEvent;
 use Pixgate\Event\UnknownEvent;
@@ -27,6 +29,7 @@ final class Webhook
         'pix.cashout.paid' => TransactionEvent::class,
         'pix.cashout.failed' => TransactionEvent::class,
         'pix.cashout.reversed' => TransactionEvent::class,
+        'pix.cashout.cancelled' => TransactionEvent::class,
         'pix.refund.completed' => TransactionEvent::class,
         'pix.refund.failed' => TransactionEvent::class,
         'pix.recurrence.approved' => RecurrenceEvent::class,
@@ -37,6 +40,8 @@ final class Webhook
         'pix.recurrence.finished' => RecurrenceEvent::class,
         'pix.dispute.opened' => DisputeEvent::class,
         'pix.dispute.closed' => DisputeEvent::class,
+        'pix.batch.completed' => BatchEvent::class,
+        'pix.split.received' => SplitEvent::class,
         'webhook.test' => TestEvent::class,
     ];
 

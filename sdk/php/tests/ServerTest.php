@@ -6,6 +6,7 @@ namespace Pixgate\Tests;
 
 use PHPUnit\Framework\TestCase;
 use Pixgate\Amount;
+use Pixgate\Event\BatchEvent;
 use Pixgate\Event\Event;
 use Pixgate\Event\TransactionEvent;
 use Pixgate\Exception\AuthenticationException;
@@ -19,7 +20,8 @@ use Pixgate\Result;
  * The scenarios every SDK runs against a real `pixgate serve` (sandbox,
  * SQLite), started by sdk/test.sh, which passes its address and the sandbox
  * client's credentials in PIXGATE_SDK_TEST_*: a charge paid through the
- * sandbox with its webhook verified, a payout, a refund, a sub-account
+ * sandbox with its webhook verified, a payout, a scheduled payout cancelled
+ * and one run now, a batch of payouts, a refund, a sub-account
  * acting with its own credentials and transfers to it and back, paging, an
  * idempotent replay, a 422 and a 429 read as typed errors. The tests run in
  * order; the payout, the refund and the transfers use the first test's paid
@@ -113,6 +115,89 @@ final class ServerTest extends TestCase
         self::assertSame(310, $e->value->centavos);
         $tx = $p->getTransaction(externalId: $ext);
         self::assertSame(['cashout', 'PAID'], [$tx['data']['type'], $tx['data']['status']]);
+    }
+
+    /** The São Paulo date (UTC−3 all year) after today on the sandbox client's clock. */
+    private static function tomorrowSP(): string
+    {
+        // To the second, UTC: PHP refuses more than six digits of fraction.
+        $now = new \DateTimeImmutable(substr(self::$pixgate->sandboxGetClock()['data']['now'], 0, 19) . 'Z');
+        return $now->setTimezone(new \DateTimeZone('-03:00'))->modify('+1 day')->format('Y-m-d');
+    }
+
+    public function testScheduledPayoutForTomorrowCancelledWebhookVerified(): void
+    {
+        $p = self::$pixgate;
+        $date = self::tomorrowSP();
+        $po = $p->createPayout([
+            'amount' => '1.25', 'description' => 'Agendado SDK', 'creditParty' => ['keyType' => 'EMAIL', 'key' => 'merchant@example.com'],
+            'callbackUrl' => self::$receiver->url, 'external_id' => 'php-' . self::$run . '-sched-cancel', 'scheduled_date' => $date,
+        ]);
+        self::assertSame(['SCHEDULED', $date], [$po['status'], $po['scheduled_date']]);
+        $waiting = $p->getTransaction(paymentId: $po['transaction_id'])['data'];
+        self::assertSame(['PENDING', $date], [$waiting['status'], $waiting['scheduled_date']]);
+        $c = $p->cancelPayout($po['transaction_id']);
+        self::assertSame('CANCELLED', $c['data']['status']);
+        self::assertSame(125, $c['data']['amount']->centavos);
+        $e = self::$receiver->wait(fn (Event $x) => $x->event === 'pix.cashout.cancelled' && ($x->data['transaction_id'] ?? '') === $po['transaction_id']);
+        self::assertInstanceOf(TransactionEvent::class, $e);
+        self::assertSame(['CANCELLED', 125], [$e->statusTransaction, $e->value->centavos]);
+        try {
+            $p->cancelPayout($po['transaction_id']);
+            self::fail('a second cancel answered 2xx');
+        } catch (UnprocessableEntityException $again) {
+            self::assertSame(1, $again->response->attempts, 'a cancel is never repeated');
+        }
+    }
+
+    /** @depends testChargePaidThroughTheSandboxWebhookVerified */
+    public function testScheduledPayoutRunNowWithRunScheduleThenPaid(): void
+    {
+        $p = self::$pixgate;
+        $po = $p->createPayout([
+            'amount' => '1.40', 'description' => 'Agendado SDK', 'creditParty' => ['keyType' => 'EMAIL', 'key' => 'merchant@example.com'],
+            'callbackUrl' => self::$receiver->url, 'external_id' => 'php-' . self::$run . '-sched-run', 'scheduled_date' => self::tomorrowSP(),
+        ]);
+        self::assertSame('SCHEDULED', $po['status']);
+        self::assertSame('PENDING', $p->sandboxRunSchedule($po['transaction_id'])['data']['status']);
+        $e = self::$receiver->wait(fn (Event $x) => $x->event === 'pix.cashout.paid' && ($x->data['transaction_id'] ?? '') === $po['transaction_id']);
+        self::assertSame(140, $e->value->centavos);
+        self::assertSame('PAID', $p->getTransaction(paymentId: $po['transaction_id'])['data']['status']);
+        $this->expectException(UnprocessableEntityException::class);
+        $p->sandboxRunSchedule($po['transaction_id']);
+    }
+
+    /** @depends testChargePaidThroughTheSandboxWebhookVerified */
+    public function testBatchOfThreeOneRejectedReplayedAndReadBack(): void
+    {
+        $p = self::$pixgate;
+        $run = self::$run;
+        $item = static fn (int $n, string $key) => [
+            'amount' => '1.05', 'description' => "Lote SDK $n", 'creditParty' => ['keyType' => 'EMAIL', 'key' => $key], 'external_id' => "php-$run-batch-$n",
+        ];
+        $req = ['external_id' => "php-$run-batch", 'callbackUrl' => self::$receiver->url, 'items' => [$item(1, 'a@example.com'), $item(2, 'not an e-mail'), $item(3, 'c@example.com')]];
+        $b = $p->createPayoutBatch($req);
+        self::assertSame(202, $b->response->status);
+        $d = $b['data'];
+        self::assertSame([3, 2, 1], [$d['total'], $d['accepted'], $d['rejected']]);
+        self::assertSame(['PENDING', 'REJECTED', 'PENDING'], array_column($d['items'], 'status'));
+        self::assertNull($d['items'][1]['transaction_id']);
+        self::assertSame(400, $d['items'][1]['error']['statusCode']);
+        $replay = $p->createPayoutBatch($req);
+        self::assertTrue($replay->response->idempotentReplayed);
+        self::assertSame($d['batch_id'], $replay['data']['batch_id']);
+        $done = self::$receiver->wait(fn (Event $x) => $x->event === 'pix.batch.completed' && ($x->data['batch_id'] ?? '') === $d['batch_id']);
+        self::assertInstanceOf(BatchEvent::class, $done);
+        self::assertSame('COMPLETED', $done->statusTransaction);
+        self::assertEquals(['PENDING' => 0, 'SCHEDULED' => 0, 'PAID' => 2, 'CANCELLED' => 0, 'REVERSED' => 0, 'REJECTED' => 1], $done->counts); // in any key order
+        $got = $p->getPayoutBatch($d['batch_id'])['data'];
+        self::assertSame($req['external_id'], $got['external_id']);
+        self::assertSame(
+            [["php-$run-batch-1", 'PAID'], ["php-$run-batch-2", 'REJECTED'], ["php-$run-batch-3", 'PAID']],
+            array_map(static fn (array $x) => [$x['external_id'], $x['status']], $got['items']),
+        );
+        self::assertSame([2, 1], [$got['counts']['PAID'], $got['counts']['REJECTED']]);
+        self::assertSame(105, $p->getTransaction(paymentId: $got['items'][0]['transaction_id'])['data']['amount']->centavos);
     }
 
     /** @depends testChargePaidThroughTheSandboxWebhookVerified */

@@ -6,8 +6,10 @@ namespace Pixgate\Tests;
 
 use PHPUnit\Framework\TestCase;
 use Pixgate\Amount;
+use Pixgate\Event\BatchEvent;
 use Pixgate\Event\DisputeEvent;
 use Pixgate\Event\RecurrenceEvent;
+use Pixgate\Event\SplitEvent;
 use Pixgate\Event\TestEvent;
 use Pixgate\Event\TransactionEvent;
 use Pixgate\Event\UnknownEvent;
@@ -147,6 +149,19 @@ final class UnitTest extends TestCase
         $d = Webhook::parse('{"id":"e","event":"pix.dispute.closed","amount":3.3,"returned_amount":0}');
         self::assertInstanceOf(DisputeEvent::class, $d);
         self::assertSame(330, $d->amount->centavos);
+        $c = Webhook::parse('{"id":"e","event":"pix.cashout.cancelled","value":1.25,"statusTransaction":"CANCELLED"}');
+        self::assertInstanceOf(TransactionEvent::class, $c);
+        self::assertSame(125, $c->value->centavos);
+        $b = Webhook::parse('{"id":"e","event":"pix.batch.completed","batch_id":"b","total":3,"accepted":2,"rejected":1,"counts":{"PAID":2,"REJECTED":1}}');
+        self::assertInstanceOf(BatchEvent::class, $b);
+        self::assertSame(['b', 3, 1, 2], [$b->batchId, $b->total, $b->rejected, $b->counts['PAID']]);
+        $s = Webhook::parse('{"id":"e","event":"pix.split.received","type":"split","payment_id":"p","source_payment_id":"c","value":9.8}');
+        self::assertInstanceOf(SplitEvent::class, $s);
+        self::assertSame(['p', 'c', 980], [$s->paymentId, $s->sourcePaymentId, $s->value->centavos]);
+        $ps = Webhook::parse('{"id":"e","event":"pix.cashin.paid","value":20,"splits":[{"account_id":"a","amount":9.8},{"account_id":"b","amount":null}]}');
+        self::assertInstanceOf(TransactionEvent::class, $ps);
+        self::assertSame(980, $ps->splits[0]['amount']->centavos);
+        self::assertNull($ps->splits[1]['amount']);
         self::assertInstanceOf(TestEvent::class, Webhook::parse('{"id":"e","event":"webhook.test"}'));
         self::assertInstanceOf(UnknownEvent::class, Webhook::parse('{"id":"e","event":"pix.split.new"}'));
     }

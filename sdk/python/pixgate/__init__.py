@@ -26,8 +26,10 @@ from ._errors import (
 from ._money import MONEY_KEYS, PERCENT_KEYS, AmountInput, centavos, reais, to_centavos
 from ._operations import OPERATIONS
 from .webhook import (
+    BatchEvent,
     DisputeEvent,
     RecurrenceEvent,
+    SplitEvent,
     TestEvent,
     TransactionEvent,
     UnknownEvent,
@@ -41,10 +43,10 @@ from .webhook import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "APIConnectionError", "ApiError", "AmountInput", "AuthenticationError", "BadRequestError", "ConflictError",
+    "APIConnectionError", "ApiError", "AmountInput", "AuthenticationError", "BadRequestError", "BatchEvent", "ConflictError",
     "DisputeEvent", "ErrorDetail", "MONEY_KEYS", "NotFoundError", "OPERATIONS", "PERCENT_KEYS", "Pixgate",
     "PixgateError", "RateLimit", "RateLimitError", "RecurrenceEvent", "RedirectError", "ResponseMeta", "Result",
-    "RetryError", "ServerError", "TestEvent", "TransactionEvent", "UnknownEvent", "UnprocessableEntityError",
+    "RetryError", "ServerError", "SplitEvent", "TestEvent", "TransactionEvent", "UnknownEvent", "UnprocessableEntityError",
     "WebhookEvent", "WebhookVerificationError", "centavos", "construct_event", "new_idempotency_key",
     "parse_event", "reais", "to_centavos", "verify_webhook",
 ]

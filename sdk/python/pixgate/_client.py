@@ -29,7 +29,15 @@ from ._errors import (
     error_for,
 )
 from ._operations import BY_EXTERNAL_ID, CREATE, OPERATIONS, UNSAFE
-from .types import AccountRequest, ChargeRequest, PayoutRequest, RecurrenceRequest, RefundRequest, TransferRequest
+from .types import (
+    AccountRequest,
+    ChargeRequest,
+    PayoutBatchRequest,
+    PayoutRequest,
+    RecurrenceRequest,
+    RefundRequest,
+    TransferRequest,
+)
 
 __all__ = ["Pixgate", "Result", "new_idempotency_key"]
 
@@ -144,6 +152,22 @@ class Pixgate:
         """Sends a PIX payment. Give it an idempotency_key stored before the call, so that
         it can be repeated after a RetryError without paying twice."""
         return self.call("createPayout", body=request, idempotency_key=idempotency_key or new_idempotency_key())
+
+    def cancel_payout(self, transaction_id: str) -> Result:
+        """Cancels a payout sent with scheduled_date while its day has not begun (pix.cashout.cancelled
+        follows). Never repeated after a network error: a repeat of a cancel that worked answers 422,
+        hiding that it worked; read the payout with get_transaction instead."""
+        return self.call("cancelPayout", params={"transaction_id": transaction_id})
+
+    def create_payout_batch(self, request: PayoutBatchRequest) -> Result:
+        """Sends 1 to 1,000 payouts in one request; each item is accepted or rejected on its own. The
+        server deduplicates the batch on its external_id (required), so an unknown outcome is retried
+        with the same body and answers the first result (response.idempotent_replayed)."""
+        return self.call("createPayoutBatch", body=request)
+
+    def get_payout_batch(self, batch_id: str) -> Result:
+        """Reads a batch, each item as its payout now reads, with counts by status."""
+        return self.call("getPayoutBatch", params={"batch_id": batch_id})
 
     def create_refund(self, request: RefundRequest, *, idempotency_key: Optional[str] = None) -> Result:
         """Refunds all (no amount) or part of a paid charge."""
@@ -288,6 +312,11 @@ class Pixgate:
     def sandbox_resolve_dispute(self, dispute_id: str, *, outcome: str, amount: Optional[Any] = None) -> Result:
         """Sandbox: decides an OPEN dispute as the PSP would ("released" or "returned")."""
         return self.call("sandboxResolveDispute", params={"dispute_id": dispute_id}, body={"outcome": outcome, "amount": amount})
+
+    def sandbox_run_schedule(self, transaction_id: str) -> Result:
+        """Sandbox: starts a scheduled payout now, as if its day had begun (reserved and sent, or failed
+        for lack of balance). Not repeated after a network error."""
+        return self.call("sandboxRunSchedule", params={"transaction_id": transaction_id})
 
     def sandbox_get_clock(self) -> Result:
         """Sandbox: this client's clock."""

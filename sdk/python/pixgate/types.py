@@ -7,6 +7,7 @@ money field a Decimal with two places.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import List, Literal, Optional, TypedDict
 
 from ._money import AmountInput
@@ -66,6 +67,26 @@ class Due(_DueBase, total=False):
     discounts: List[DueDiscount]
 
 
+class _SplitBase(TypedDict):
+    account_id: str  # one of your sub-accounts, once per charge
+
+
+class Split(_SplitBase, total=False):
+    """One receiver of a split charge (docs/marketplace.md): its share of what the charge brings less
+    your cash-in fee, either percent or amount (a charge's splits all one or all the other, 1 to 10)."""
+
+    percent: AmountInput  # of net, at most two places, above 0 and at most 100
+    amount: AmountInput  # reais; all together at most the charge's amount
+
+
+class SplitCredit(TypedDict):
+    """A receiver of a split charge in a lookup or pix.cashin.paid: amount is a Decimal, None until
+    the charge is paid (0 when its share was capped to nothing)."""
+
+    account_id: str
+    amount: Optional[Decimal]
+
+
 class _ChargeRequestBase(TypedDict):
     amount: AmountInput
     external_id: str
@@ -79,6 +100,8 @@ class ChargeRequest(_ChargeRequestBase, total=False):
     """POST /api/v1/gateway/request-qrcode."""
 
     due: Due
+    #: Shares what the charge brings among your sub-accounts once it is paid.
+    splits: List[Split]
 
 
 class _CreditPartyBase(TypedDict):
@@ -101,6 +124,32 @@ class PayoutRequest(_PayoutRequestBase, total=False):
     """POST /api/v1/gateway/pix-payment."""
 
     external_id: str
+    #: São Paulo date YYYY-MM-DD, tomorrow to 365 days ahead: the payout waits (SCHEDULED,
+    #: nothing reserved) and is sent at the start of that day.
+    scheduled_date: str
+
+
+class _PayoutBatchItemBase(TypedDict):
+    amount: AmountInput
+    description: str
+    creditParty: CreditParty
+    external_id: str  # required in a batch
+
+
+class PayoutBatchItem(_PayoutBatchItemBase, total=False):
+    """One payout of a batch: a PayoutRequest whose external_id is required."""
+
+    callbackUrl: str  # absent: the batch's
+    scheduled_date: str
+
+
+class PayoutBatchRequest(TypedDict):
+    """POST /api/v1/gateway/pix-payments/batch: 1 to 1,000 items; external_id makes the batch
+    idempotent (in a namespace of batches) and callbackUrl receives pix.batch.completed."""
+
+    external_id: str
+    callbackUrl: str
+    items: List[PayoutBatchItem]
 
 
 class RefundRequest(TypedDict, total=False):
@@ -134,6 +183,8 @@ class RecurrenceRequest(_RecurrenceRequestBase, total=False):
 
     end_date: Optional[str]
     first_payment: Optional[AmountInput]
+    #: Every cycle charge (and the first payment) is split so when paid.
+    splits: List[Split]
 
 
 class _AccountRequestBase(TypedDict):

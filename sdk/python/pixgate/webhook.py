@@ -11,7 +11,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _json
 from ._errors import PixgateError
@@ -23,6 +23,7 @@ TRANSACTION_EVENTS = (
     "pix.cashout.paid",
     "pix.cashout.failed",
     "pix.cashout.reversed",
+    "pix.cashout.cancelled",
     "pix.refund.completed",
     "pix.refund.failed",
 )
@@ -35,6 +36,8 @@ RECURRENCE_EVENTS = (
     "pix.recurrence.finished",
 )
 DISPUTE_EVENTS = ("pix.dispute.opened", "pix.dispute.closed")
+BATCH_EVENTS = ("pix.batch.completed",)
+SPLIT_EVENTS = ("pix.split.received",)
 #: The body of the test_webhook operation's event.
 TEST_EVENT = "webhook.test"
 
@@ -58,7 +61,7 @@ class Event:
 
 @dataclass(frozen=True)
 class TransactionEvent(Event):
-    """pix.cashin.*, pix.cashout.*, pix.refund.*."""
+    """pix.cashin.*, pix.cashout.* (cancelled: a scheduled payout cancelled before its day), pix.refund.*."""
 
     status_transaction: str = ""
     value: Decimal = Decimal("0.00")  # without fee; refunds: the refunded amount
@@ -71,6 +74,8 @@ class TransactionEvent(Event):
     paid_amount: Optional[Decimal] = None
     amount_mismatch: bool = False
     recurrence_id: Optional[str] = None
+    #: pix.cashin.paid of a split charge only: each receiver ({account_id, amount}) and what it was credited.
+    splits: Optional[List[Dict[str, Any]]] = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,32 @@ class DisputeEvent(Event):
 
 
 @dataclass(frozen=True)
+class BatchEvent(Event):
+    """pix.batch.completed: sent once, when no accepted item of a batch is PENDING or SCHEDULED any more."""
+
+    status_transaction: str = ""
+    batch_id: str = ""
+    external_id: str = ""
+    total: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    #: How many items read each status: PENDING, SCHEDULED, PAID, CANCELLED, REVERSED, REJECTED.
+    counts: Dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SplitEvent(Event):
+    """pix.split.received: sent to a sub-account's own postbackUrl, signed with its own webhook secret,
+    when a charge of its parent that splits to it is paid and its share credited."""
+
+    status_transaction: str = ""
+    type: str = ""
+    payment_id: str = ""  # the receiver's split transaction, in its history
+    source_payment_id: str = ""  # the parent's charge that was paid
+    value: Decimal = Decimal("0.00")  # the share credited
+
+
+@dataclass(frozen=True)
 class TestEvent(Event):
     """webhook.test, sent by test_webhook."""
 
@@ -108,7 +139,7 @@ class UnknownEvent(Event):
     """An event name this version does not know (a newer server's): read data."""
 
 
-WebhookEvent = Union[TransactionEvent, RecurrenceEvent, DisputeEvent, TestEvent, UnknownEvent]
+WebhookEvent = Union[TransactionEvent, RecurrenceEvent, DisputeEvent, BatchEvent, SplitEvent, TestEvent, UnknownEvent]
 
 _B64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 
@@ -187,7 +218,7 @@ def parse_event(body: Union[bytes, str]) -> WebhookEvent:
             tax=d.get("tax", Decimal("0.00")), payment_id=d.get("payment_id", ""), external_id=d.get("external_id"),
             transaction_id=d.get("transaction_id"), refund_id=d.get("refund_id"), type=d.get("type", ""),
             paid_amount=d.get("paid_amount"), amount_mismatch=bool(d.get("amount_mismatch")),
-            recurrence_id=d.get("recurrence_id"),
+            recurrence_id=d.get("recurrence_id"), splits=d.get("splits"),
         )
     if name in RECURRENCE_EVENTS:
         return RecurrenceEvent(
@@ -200,6 +231,18 @@ def parse_event(body: Union[bytes, str]) -> WebhookEvent:
             **base, dispute_id=d.get("dispute_id", ""), payment_id=d.get("payment_id", ""),
             amount=d.get("amount", Decimal("0.00")), reason=d.get("reason", ""), respond_by=d.get("respond_by"),
             outcome=d.get("outcome"), returned_amount=d.get("returned_amount"),
+        )
+    if name in BATCH_EVENTS:
+        return BatchEvent(
+            **base, status_transaction=d.get("statusTransaction", ""), batch_id=d.get("batch_id", ""),
+            external_id=d.get("external_id", ""), total=d.get("total", 0), accepted=d.get("accepted", 0),
+            rejected=d.get("rejected", 0), counts=dict(d.get("counts") or {}),
+        )
+    if name in SPLIT_EVENTS:
+        return SplitEvent(
+            **base, status_transaction=d.get("statusTransaction", ""), type=d.get("type", ""),
+            payment_id=d.get("payment_id", ""), source_payment_id=d.get("source_payment_id", ""),
+            value=d.get("value", Decimal("0.00")),
         )
     if name == TEST_EVENT:
         return TestEvent(**base)

@@ -1,7 +1,8 @@
 """The scenarios every SDK runs against a real `pixgate serve` (sandbox, SQLite),
 started by sdk/test.sh, which passes its address and the sandbox client's
 credentials in PIXGATE_SDK_TEST_*: a charge paid through the sandbox with its
-webhook verified, a payout, a refund, a sub-account acting with its own
+webhook verified, a payout, a scheduled payout cancelled and one run now, a
+batch of payouts, a refund, a sub-account acting with its own
 credentials and transfers to it and back, paging, an idempotent replay, a 422
 and a 429 read as typed errors."""
 
@@ -12,11 +13,13 @@ import secrets
 import threading
 import time
 import unittest
+from datetime import datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, List, Optional
 
 import pixgate
+import pixgate.types
 
 KEYS = ["URL", "CLIENT_ID", "CLIENT_SECRET", "WEBHOOK_SECRET", "LIMITED_URL", "LIMITED_CLIENT_ID", "LIMITED_CLIENT_SECRET"]
 ENV = {k: os.environ.get("PIXGATE_SDK_TEST_" + k, "") for k in KEYS}
@@ -129,6 +132,78 @@ class ServerScenarios(unittest.TestCase):
         self.assertEqual(e.data["value"], Decimal("3.10"))
         tx = self.pixgate.get_transaction(external_id=f"py-{RUN}-payout")
         self.assertEqual((tx["data"]["type"], tx["data"]["status"]), ("cashout", "PAID"))
+
+    def tomorrow_sp(self) -> str:
+        """The São Paulo date (UTC-3 all year) after today on the sandbox client's clock."""
+        # The first 19 characters (to the second, UTC) parse on every Python 3.9+.
+        now = datetime.strptime(self.pixgate.sandbox_get_clock()["data"]["now"][:19], "%Y-%m-%dT%H:%M:%S")
+        return (now - timedelta(hours=3) + timedelta(days=1)).date().isoformat()
+
+    def test_2b_scheduled_payout_for_tomorrow_cancelled_webhook_verified(self) -> None:
+        date = self.tomorrow_sp()
+        p = self.pixgate.create_payout({
+            "amount": "1.25", "description": "Agendado SDK", "creditParty": {"keyType": "EMAIL", "key": "merchant@example.com"},
+            "callbackUrl": self.receiver.url, "external_id": f"py-{RUN}-sched-cancel", "scheduled_date": date,
+        })
+        self.assertEqual((p["status"], p["scheduled_date"]), ("SCHEDULED", date))
+        waiting = self.pixgate.get_transaction(payment_id=p["transaction_id"])["data"]
+        self.assertEqual((waiting["status"], waiting["scheduled_date"]), ("PENDING", date))
+        c = self.pixgate.cancel_payout(p["transaction_id"])
+        self.assertEqual(c["data"]["status"], "CANCELLED")
+        self.assertEqual(c["data"]["amount"], Decimal("1.25"))
+        e = self.receiver.wait(lambda x: x.event == "pix.cashout.cancelled" and x.data.get("transaction_id") == p["transaction_id"])
+        assert isinstance(e, pixgate.TransactionEvent), e
+        self.assertEqual((e.status_transaction, e.value), ("CANCELLED", Decimal("1.25")))
+        with self.assertRaises(pixgate.UnprocessableEntityError) as cm:
+            self.pixgate.cancel_payout(p["transaction_id"])
+        self.assertEqual(cm.exception.response.attempts, 1, "a cancel is never repeated")
+
+    def test_2c_scheduled_payout_run_now_with_run_schedule_then_paid(self) -> None:
+        self.assertIsNotNone(self.paid, "needs the paid charge's balance")
+        p = self.pixgate.create_payout({
+            "amount": "1.40", "description": "Agendado SDK", "creditParty": {"keyType": "EMAIL", "key": "merchant@example.com"},
+            "callbackUrl": self.receiver.url, "external_id": f"py-{RUN}-sched-run", "scheduled_date": self.tomorrow_sp(),
+        })
+        self.assertEqual(p["status"], "SCHEDULED")
+        self.assertEqual(self.pixgate.sandbox_run_schedule(p["transaction_id"])["data"]["status"], "PENDING")
+        e = self.receiver.wait(lambda x: x.event == "pix.cashout.paid" and x.data.get("transaction_id") == p["transaction_id"])
+        self.assertEqual(e.data["value"], Decimal("1.40"))
+        self.assertEqual(self.pixgate.get_transaction(payment_id=p["transaction_id"])["data"]["status"], "PAID")
+        with self.assertRaises(pixgate.UnprocessableEntityError):
+            self.pixgate.sandbox_run_schedule(p["transaction_id"])
+
+    def test_2d_batch_of_three_one_rejected_replayed_and_read_back(self) -> None:
+        self.assertIsNotNone(self.paid, "needs the paid charge's balance")
+
+        def item(n: int, key: str) -> pixgate.types.PayoutBatchItem:
+            return {"amount": "1.05", "description": f"Lote SDK {n}", "creditParty": {"keyType": "EMAIL", "key": key},
+                    "external_id": f"py-{RUN}-batch-{n}"}
+
+        req: pixgate.types.PayoutBatchRequest = {
+            "external_id": f"py-{RUN}-batch", "callbackUrl": self.receiver.url,
+            "items": [item(1, "a@example.com"), item(2, "not an e-mail"), item(3, "c@example.com")],
+        }
+        b = self.pixgate.create_payout_batch(req)
+        self.assertEqual(b.response.status, 202)
+        d = b["data"]
+        self.assertEqual((d["total"], d["accepted"], d["rejected"]), (3, 2, 1))
+        self.assertEqual([x["status"] for x in d["items"]], ["PENDING", "REJECTED", "PENDING"])
+        self.assertIsNone(d["items"][1]["transaction_id"])
+        self.assertEqual(d["items"][1]["error"]["statusCode"], 400)
+        replay = self.pixgate.create_payout_batch(req)
+        self.assertTrue(replay.response.idempotent_replayed)
+        self.assertEqual(replay["data"]["batch_id"], d["batch_id"])
+        done = self.receiver.wait(lambda x: x.event == "pix.batch.completed" and x.data.get("batch_id") == d["batch_id"])
+        assert isinstance(done, pixgate.BatchEvent), done
+        self.assertEqual(done.status_transaction, "COMPLETED")
+        self.assertEqual(done.counts, {"PENDING": 0, "SCHEDULED": 0, "PAID": 2, "CANCELLED": 0, "REVERSED": 0, "REJECTED": 1})
+        got = self.pixgate.get_payout_batch(d["batch_id"])["data"]
+        self.assertEqual(got["external_id"], req["external_id"])
+        self.assertEqual([(x["external_id"], x["status"]) for x in got["items"]],
+                         [(f"py-{RUN}-batch-1", "PAID"), (f"py-{RUN}-batch-2", "REJECTED"), (f"py-{RUN}-batch-3", "PAID")])
+        self.assertEqual((got["counts"]["PAID"], got["counts"]["REJECTED"]), (2, 1))
+        tx = self.pixgate.get_transaction(payment_id=got["items"][0]["transaction_id"])
+        self.assertEqual(tx["data"]["amount"], Decimal("1.05"))
 
     def test_3_refund_of_part_of_the_paid_charge(self) -> None:
         assert self.paid is not None, "needs the paid charge"

@@ -93,6 +93,21 @@ class WebhookTest(unittest.TestCase):
         d = pixgate.parse_event('{"id":"e","event":"pix.dispute.closed","amount":3.3,"returned_amount":0}')
         self.assertIsInstance(d, pixgate.DisputeEvent)
         self.assertEqual(d.amount, Decimal("3.30"))
+        c = pixgate.parse_event('{"id":"e","event":"pix.cashout.cancelled","value":1.25,"statusTransaction":"CANCELLED"}')
+        assert isinstance(c, pixgate.TransactionEvent), c
+        self.assertEqual(c.value, Decimal("1.25"))
+        b = pixgate.parse_event('{"id":"e","event":"pix.batch.completed","batch_id":"b","total":3,"accepted":2,'
+                                '"rejected":1,"counts":{"PAID":2,"REJECTED":1}}')
+        assert isinstance(b, pixgate.BatchEvent), b
+        self.assertEqual((b.batch_id, b.total, b.rejected, b.counts["PAID"]), ("b", 3, 1, 2))
+        s = pixgate.parse_event('{"id":"e","event":"pix.split.received","type":"split","payment_id":"p",'
+                                '"source_payment_id":"c","value":9.8}')
+        assert isinstance(s, pixgate.SplitEvent), s
+        self.assertEqual((s.payment_id, s.source_payment_id, s.value), ("p", "c", Decimal("9.80")))
+        ps = pixgate.parse_event('{"id":"e","event":"pix.cashin.paid","value":20,'
+                                 '"splits":[{"account_id":"a","amount":9.8},{"account_id":"b","amount":null}]}')
+        assert isinstance(ps, pixgate.TransactionEvent) and ps.splits is not None, ps
+        self.assertEqual([x["amount"] for x in ps.splits], [Decimal("9.80"), None])
         self.assertIsInstance(pixgate.parse_event('{"id":"e","event":"webhook.test"}'), pixgate.TestEvent)
         self.assertIsInstance(pixgate.parse_event('{"id":"e","event":"pix.split.new"}'), pixgate.UnknownEvent)
 

@@ -151,6 +151,28 @@ export class Pixgate {
   createPayout(r: T.PayoutRequest, o?: T.CallOptions) {
     return this.call<T.Payout>("createPayout", { body: r, idempotencyKey: o?.idempotencyKey ?? newIdempotencyKey(), signal: o?.signal });
   }
+  /**
+   * Cancels a payout sent with scheduled_date while its day has not begun
+   * (pix.cashout.cancelled follows). Never repeated after a network error:
+   * a repeat of a cancel that worked answers 422, hiding that it worked;
+   * read the payout with getTransaction instead.
+   */
+  cancelPayout(transactionId: string, o?: T.CallOptions) {
+    return this.call<T.Envelope<T.Transaction>>("cancelPayout", { params: { transaction_id: transactionId }, signal: o?.signal });
+  }
+  /**
+   * Sends 1 to 1,000 payouts in one request; each item is accepted or
+   * rejected on its own. The batch is deduplicated by the server on its
+   * external_id (required), so an unknown outcome is retried with the same
+   * body and answers the first result (lastResponse.idempotentReplayed).
+   */
+  createPayoutBatch(r: T.PayoutBatchRequest, o?: T.CallOptions) {
+    return this.call<T.PayoutBatchAccepted>("createPayoutBatch", { body: r, signal: o?.signal });
+  }
+  /** Reads a batch, each item as its payout now reads, with counts by status. */
+  getPayoutBatch(batchId: string, o?: T.CallOptions) {
+    return this.call<T.Envelope<T.PayoutBatch & { counts: T.PayoutBatchCounts }>>("getPayoutBatch", { params: { batch_id: batchId }, signal: o?.signal });
+  }
   /** Refunds all (no amount) or part of a paid charge. */
   createRefund(r: T.RefundRequest, o?: T.CallOptions) {
     return this.call<T.Refund>("createRefund", { body: r, idempotencyKey: o?.idempotencyKey ?? newIdempotencyKey(), signal: o?.signal });
@@ -298,6 +320,10 @@ export class Pixgate {
   /** Sandbox: decides an OPEN dispute as the PSP would. */
   sandboxResolveDispute(disputeId: string, r: { outcome: "released" | "returned"; amount?: AmountInput }, o?: T.CallOptions) {
     return this.call<T.Envelope<T.Dispute>>("sandboxResolveDispute", { params: { dispute_id: disputeId }, body: r, signal: o?.signal });
+  }
+  /** Sandbox: starts a scheduled payout now, as if its day had begun (reserved and sent, or failed for lack of balance). Not repeated after a network error. */
+  sandboxRunSchedule(transactionId: string, o?: T.CallOptions) {
+    return this.call<T.Envelope<T.Transaction>>("sandboxRunSchedule", { params: { transaction_id: transactionId }, signal: o?.signal });
   }
   /** Sandbox: this client's clock. */
   sandboxGetClock(o?: T.CallOptions) { return this.call<T.SandboxClock>("sandboxGetClock", { signal: o?.signal }); }

@@ -60,6 +60,22 @@ export interface Due<A = AmountInput, P = PercentInput> {
   discounts?: Array<{ until: string; percent?: P; amount?: A }>;
 }
 
+/**
+ * One receiver of a split charge (docs/marketplace.md): one of your
+ * sub-accounts and its share of what the charge brings less your cash-in
+ * fee, as a percent or as an amount. A charge's splits are all percents or
+ * all amounts, 1 to 10 of them, each account once.
+ */
+export type Split =
+  | { account_id: string; percent: PercentInput; amount?: never }
+  | { account_id: string; amount: AmountInput; percent?: never };
+
+/** A receiver of a split charge and what it was credited: null until the charge is paid, 0 when its share was capped to nothing. */
+export interface SplitCredit {
+  account_id: string;
+  amount: Amount | null;
+}
+
 /** POST /api/v1/gateway/request-qrcode. */
 export interface ChargeRequest {
   amount: AmountInput;
@@ -69,6 +85,8 @@ export interface ChargeRequest {
   postbackUrl: string;
   products: Product[];
   due?: Due;
+  /** Shares what the charge brings among your sub-accounts once it is paid. */
+  splits?: Split[];
 }
 
 export interface Charge {
@@ -92,6 +110,11 @@ export interface PayoutRequest {
   creditParty: { name?: string; keyType: PixKeyType; key: string };
   callbackUrl: string;
   external_id?: string;
+  /**
+   * São Paulo date YYYY-MM-DD, tomorrow to 365 days ahead: the payout waits
+   * (SCHEDULED, nothing reserved) and is sent at the start of that day.
+   */
+  scheduled_date?: string;
 }
 
 export interface Payout {
@@ -100,7 +123,58 @@ export interface Payout {
   external_id: string | null;
   amount: Amount;
   tax: Amount;
-  status: string;
+  /** The creation answer's names; the outcome is read with the transaction names. */
+  status: "PENDING" | "SCHEDULED" | "COMPLETED" | "FAILED";
+  /** A scheduled payout's date; absent otherwise. */
+  scheduled_date?: string;
+}
+
+/** One payout of a batch: a payout request whose external_id is required; callbackUrl defaults to the batch's. */
+export interface PayoutBatchItemRequest extends Omit<PayoutRequest, "external_id" | "callbackUrl"> {
+  external_id: string;
+  callbackUrl?: string;
+}
+
+/** POST /api/v1/gateway/pix-payments/batch. */
+export interface PayoutBatchRequest {
+  /** Makes the batch idempotent, in a namespace of batches only. */
+  external_id: string;
+  /** Receives pix.batch.completed, and the events of items that name none. */
+  callbackUrl: string;
+  /** 1 to 1,000. */
+  items: PayoutBatchItemRequest[];
+}
+
+export type PayoutBatchItemStatus = "PENDING" | "SCHEDULED" | "PAID" | "CANCELLED" | "REVERSED" | "REJECTED";
+
+export interface PayoutBatchItem {
+  index: number;
+  external_id: string | null;
+  /** null when the item was rejected. */
+  transaction_id: string | null;
+  status: PayoutBatchItemStatus;
+  /** The error the item's single request would have got; null unless REJECTED. */
+  error: { statusCode: number; message: string } | null;
+}
+
+/** How many items read each status now. */
+export type PayoutBatchCounts = Record<PayoutBatchItemStatus, number>;
+
+export interface PayoutBatch {
+  batch_id: string;
+  external_id: string;
+  total: number;
+  accepted: number;
+  rejected: number;
+  /** Read by getPayoutBatch (and pix.batch.completed), not in the creation answer. */
+  counts?: PayoutBatchCounts;
+  items: PayoutBatchItem[];
+}
+
+/** The 202 answer of createPayoutBatch (a replay answers the same). */
+export interface PayoutBatchAccepted {
+  statusCode: 202;
+  data: PayoutBatch;
 }
 
 /** POST /api/v1/gateway/refund: PaymentID, ExternalID or both. */
@@ -163,6 +237,12 @@ export interface Transaction {
   direction?: "in" | "out";
   /** Transfers only: the other side's account_id. */
   counterparty_account_id?: string;
+  /** A scheduled payout's São Paulo date (it reads PENDING until then). */
+  scheduled_date?: string;
+  /** A split charge's lookup only: each receiver and what it was credited. */
+  splits?: SplitCredit[];
+  /** Splits only (type "split"): the charge the share came from. */
+  source_payment_id?: string;
 }
 
 /** `{statusCode, message, data}`. */
@@ -251,6 +331,8 @@ export interface RecurrenceRequest {
   retry: "NONE" | "THREE_IN_SEVEN_DAYS";
   first_payment?: AmountInput | null;
   postbackUrl: string;
+  /** Every cycle charge (and the first payment) is split so when paid. */
+  splits?: Split[];
 }
 
 export interface Recurrence {

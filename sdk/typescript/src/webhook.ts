@@ -15,6 +15,7 @@ export const TRANSACTION_EVENTS = [
   "pix.cashout.paid",
   "pix.cashout.failed",
   "pix.cashout.reversed",
+  "pix.cashout.cancelled",
   "pix.refund.completed",
   "pix.refund.failed",
 ] as const;
@@ -27,12 +28,16 @@ export const RECURRENCE_EVENTS = [
   "pix.recurrence.finished",
 ] as const;
 export const DISPUTE_EVENTS = ["pix.dispute.opened", "pix.dispute.closed"] as const;
+export const BATCH_EVENTS = ["pix.batch.completed"] as const;
+export const SPLIT_EVENTS = ["pix.split.received"] as const;
 /** The body of the testWebhook operation's event. */
 export const TEST_EVENT = "webhook.test";
 
 export type TransactionEventName = (typeof TRANSACTION_EVENTS)[number];
 export type RecurrenceEventName = (typeof RECURRENCE_EVENTS)[number];
 export type DisputeEventName = (typeof DISPUTE_EVENTS)[number];
+export type BatchEventName = (typeof BATCH_EVENTS)[number];
+export type SplitEventName = (typeof SPLIT_EVENTS)[number];
 
 interface EventBase {
   /** Equals the webhook-id header: deduplicate on it (delivery is at least once). */
@@ -42,7 +47,7 @@ interface EventBase {
   raw: string;
 }
 
-/** pix.cashin.*, pix.cashout.*, pix.refund.*. */
+/** pix.cashin.*, pix.cashout.* (cancelled: a scheduled payout cancelled before its day), pix.refund.*. */
 export interface TransactionEvent extends EventBase {
   kind: "transaction";
   event: TransactionEventName;
@@ -62,6 +67,8 @@ export interface TransactionEvent extends EventBase {
   txid?: string | null;
   payer_name?: string | null;
   payer_document?: string | null;
+  /** pix.cashin.paid of a split charge only: each receiver and what it was credited. */
+  splits?: Array<{ account_id: string; amount: Amount | null }>;
 }
 
 /** pix.recurrence.*. */
@@ -89,6 +96,37 @@ export interface DisputeEvent extends EventBase {
   returned_amount?: Amount;
 }
 
+/** pix.batch.completed: sent once, when no accepted item of a batch is PENDING or SCHEDULED any more. */
+export interface BatchEvent extends EventBase {
+  kind: "batch";
+  event: BatchEventName;
+  statusTransaction: "COMPLETED";
+  batch_id: string;
+  external_id: string;
+  total: number;
+  accepted: number;
+  rejected: number;
+  counts: Record<"PENDING" | "SCHEDULED" | "PAID" | "CANCELLED" | "REVERSED" | "REJECTED", number>;
+}
+
+/**
+ * pix.split.received: sent to a sub-account's own postbackUrl, signed with
+ * its own webhook secret, when a charge of its parent that splits to it is
+ * paid and its share credited.
+ */
+export interface SplitEvent extends EventBase {
+  kind: "split";
+  event: SplitEventName;
+  statusTransaction: "PAID";
+  type: "split";
+  /** The receiver's split transaction, in its history. */
+  payment_id: string;
+  /** The parent's charge that was paid. */
+  source_payment_id: string;
+  /** The share credited. */
+  value: Amount;
+}
+
 /** webhook.test, sent by testWebhook. */
 export interface TestEvent extends EventBase {
   kind: "test";
@@ -102,7 +140,7 @@ export interface UnknownEvent extends EventBase {
   [field: string]: unknown;
 }
 
-export type WebhookEvent = TransactionEvent | RecurrenceEvent | DisputeEvent | TestEvent | UnknownEvent;
+export type WebhookEvent = TransactionEvent | RecurrenceEvent | DisputeEvent | BatchEvent | SplitEvent | TestEvent | UnknownEvent;
 
 /** A webhook that failed verification. */
 export class WebhookVerificationError extends PixgateError {
@@ -169,6 +207,8 @@ const FAMILY = new Map<string, WebhookEvent["kind"]>([
   ...TRANSACTION_EVENTS.map((e) => [e, "transaction"] as const),
   ...RECURRENCE_EVENTS.map((e) => [e, "recurrence"] as const),
   ...DISPUTE_EVENTS.map((e) => [e, "dispute"] as const),
+  ...BATCH_EVENTS.map((e) => [e, "batch"] as const),
+  ...SPLIT_EVENTS.map((e) => [e, "split"] as const),
   [TEST_EVENT, "test"],
 ]);
 

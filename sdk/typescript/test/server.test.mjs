@@ -1,7 +1,8 @@
 // The scenarios every SDK runs against a real `pixgate serve` (sandbox,
 // SQLite), started by sdk/test.sh, which passes its address and the sandbox
 // client's credentials in PIXGATE_SDK_TEST_*: a charge paid through the
-// sandbox with its webhook verified, a payout, a refund, a sub-account acting
+// sandbox with its webhook verified, a payout, a scheduled payout cancelled
+// and one run now, a batch of payouts, a refund, a sub-account acting
 // with its own credentials and transfers to it and back, paging, an
 // idempotent replay, a 422 and a 429 read as typed errors.
 import { test, before, after } from "node:test";
@@ -101,6 +102,79 @@ test("a payout, settled, its webhook verified", { skip }, async () => {
   const tx = await pixgate.getTransaction({ external_id: `ts-${run}-payout` });
   assert.equal(tx.data.type, "cashout");
   assert.equal(tx.data.status, "PAID");
+});
+
+/** tomorrowSP is the São Paulo date (UTC−3 all year) after today on the sandbox client's clock. */
+async function tomorrowSP() {
+  const now = Date.parse((await pixgate.sandboxGetClock()).data.now);
+  return new Date(now - 3 * 3600e3 + 24 * 3600e3).toISOString().slice(0, 10);
+}
+
+test("a scheduled payout for tomorrow, cancelled, its pix.cashout.cancelled verified", { skip }, async () => {
+  const date = await tomorrowSP();
+  const p = await pixgate.createPayout({
+    amount: "1.25", description: "Agendado SDK", creditParty: { keyType: "EMAIL", key: "merchant@example.com" },
+    callbackUrl: hookUrl, external_id: `ts-${run}-sched-cancel`, scheduled_date: date,
+  });
+  assert.equal(p.status, "SCHEDULED");
+  assert.equal(p.scheduled_date, date);
+  const waiting = await pixgate.getTransaction({ payment_id: p.transaction_id });
+  assert.equal(waiting.data.status, "PENDING");
+  assert.equal(waiting.data.scheduled_date, date);
+  const c = await pixgate.cancelPayout(p.transaction_id);
+  assert.equal(c.data.status, "CANCELLED");
+  assert.equal(c.data.amount.centavos, 125);
+  const e = await waitEvent((x) => x.event === "pix.cashout.cancelled" && x.transaction_id === p.transaction_id);
+  assert.equal(e.kind, "transaction");
+  assert.equal(e.statusTransaction, "CANCELLED");
+  assert.equal(e.value.centavos, 125);
+  const again = await pixgate.cancelPayout(p.transaction_id).catch((x) => x);
+  assert.ok(again instanceof UnprocessableEntityError, String(again));
+  assert.equal(again.response.attempts, 1, "a cancel is never repeated");
+});
+
+test("a scheduled payout run now with the sandbox's run-schedule, then paid", { skip }, async () => {
+  assert.ok(paid, "needs the paid charge's balance");
+  const p = await pixgate.createPayout({
+    amount: "1.40", description: "Agendado SDK", creditParty: { keyType: "EMAIL", key: "merchant@example.com" },
+    callbackUrl: hookUrl, external_id: `ts-${run}-sched-run`, scheduled_date: await tomorrowSP(),
+  });
+  assert.equal(p.status, "SCHEDULED");
+  const r = await pixgate.sandboxRunSchedule(p.transaction_id);
+  assert.equal(r.data.status, "PENDING");
+  const e = await waitEvent((x) => x.event === "pix.cashout.paid" && x.transaction_id === p.transaction_id);
+  assert.equal(e.value.centavos, 140);
+  assert.equal((await pixgate.getTransaction({ payment_id: p.transaction_id })).data.status, "PAID");
+  const twice = await pixgate.sandboxRunSchedule(p.transaction_id).catch((x) => x);
+  assert.ok(twice instanceof UnprocessableEntityError, String(twice));
+});
+
+test("a batch of three payouts, one rejected, replayed by its external_id and read back", { skip }, async () => {
+  assert.ok(paid, "needs the paid charge's balance");
+  const item = (n, key) => ({ amount: "1.05", description: `Lote SDK ${n}`, creditParty: { keyType: "EMAIL", key }, external_id: `ts-${run}-batch-${n}` });
+  const req = { external_id: `ts-${run}-batch`, callbackUrl: hookUrl, items: [item(1, "a@example.com"), item(2, "not an e-mail"), item(3, "c@example.com")] };
+  const b = await pixgate.createPayoutBatch(req);
+  assert.equal(b.lastResponse.status, 202);
+  assert.deepEqual([b.data.total, b.data.accepted, b.data.rejected], [3, 2, 1]);
+  assert.deepEqual(b.data.items.map((x) => x.status), ["PENDING", "REJECTED", "PENDING"]);
+  assert.equal(b.data.items[1].transaction_id, null);
+  assert.equal(b.data.items[1].error.statusCode, 400);
+  const replay = await pixgate.createPayoutBatch(req);
+  assert.equal(replay.lastResponse.idempotentReplayed, true);
+  assert.equal(replay.data.batch_id, b.data.batch_id);
+  const done = await waitEvent((x) => x.event === "pix.batch.completed" && x.batch_id === b.data.batch_id);
+  assert.equal(done.kind, "batch");
+  assert.equal(done.statusTransaction, "COMPLETED");
+  assert.deepEqual(done.counts, { PENDING: 0, SCHEDULED: 0, PAID: 2, CANCELLED: 0, REVERSED: 0, REJECTED: 1 });
+  const got = await pixgate.getPayoutBatch(b.data.batch_id);
+  assert.equal(got.data.external_id, req.external_id);
+  assert.deepEqual(got.data.items.map((x) => [x.external_id, x.status]), [
+    [`ts-${run}-batch-1`, "PAID"], [`ts-${run}-batch-2`, "REJECTED"], [`ts-${run}-batch-3`, "PAID"],
+  ]);
+  assert.equal(got.data.counts.PAID, 2);
+  assert.equal(got.data.counts.REJECTED, 1);
+  const tx = await pixgate.getTransaction({ payment_id: got.data.items[0].transaction_id });
+  assert.equal(tx.data.amount.centavos, 105);
 });
 
 test("a refund of part of the paid charge", { skip }, async () => {

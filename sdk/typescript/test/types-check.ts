@@ -19,6 +19,16 @@ export async function readme(pixgate: Pixgate): Promise<void> {
 
   // @ts-expect-error a number is never money
   await pixgate.createCharge({ amount: 25.9, external_id: "x", payerQuestion: "q", postbackUrl: "u", payer, products: [] });
+  await pixgate.createCharge({
+    amount: "20.00", external_id: "order-split", payerQuestion: "q", postbackUrl: "u", payer, products: [],
+    splits: [{ account_id: "a", percent: "10" }, { account_id: "b", percent: "5.5" }],
+  });
+  // @ts-expect-error a split is a percent or an amount, not both
+  await pixgate.createCharge({ amount: "1", external_id: "x", payerQuestion: "q", postbackUrl: "u", payer, products: [], splits: [{ account_id: "a", percent: "1", amount: "1" }] });
+  // @ts-expect-error a number is never money, in a split either
+  await pixgate.createCharge({ amount: "1", external_id: "x", payerQuestion: "q", postbackUrl: "u", payer, products: [], splits: [{ account_id: "a", amount: 1.5 }] });
+  // @ts-expect-error a batch item needs its external_id
+  await pixgate.createPayoutBatch({ external_id: "b", callbackUrl: "u", items: [{ amount: "1", description: "d", creditParty: { keyType: "EVP", key: "k" } }] });
   // @ts-expect-error PIX is not a key type
   await pixgate.createPayout({ amount: "1", description: "d", creditParty: { keyType: "PIX", key: "k" }, callbackUrl: "u" });
 
@@ -51,6 +61,16 @@ export async function readme(pixgate: Pixgate): Promise<void> {
   const ev = constructEvent("whsec_x", new Headers(), "{}");
   if (ev.kind === "transaction") {
     const value: Amount = ev.value;
-    void value;
+    const share: Amount | null | undefined = ev.splits?.[0]?.amount;
+    void value, share;
+  }
+  if (ev.kind === "split") {
+    const from: string = ev.source_payment_id;
+    const value: Amount = ev.value;
+    void from, value;
+  }
+  if (ev.kind === "batch") {
+    const paid: number = ev.counts.PAID;
+    void paid;
   }
 }

@@ -79,6 +79,15 @@ test("parseEvent types every event family", () => {
   const d = parseEvent('{"id":"e","event":"pix.dispute.closed","amount":3.3,"returned_amount":0}');
   assert.equal(d.kind, "dispute");
   assert.equal(d.amount.centavos, 330);
+  assert.equal(parseEvent('{"id":"e","event":"pix.cashout.cancelled","value":1.25,"tax":0}').kind, "transaction");
+  const b = parseEvent('{"id":"e","event":"pix.batch.completed","batch_id":"b","total":3,"accepted":2,"rejected":1,"counts":{"PAID":2,"REJECTED":1}}');
+  assert.equal(b.kind, "batch");
+  assert.equal(b.counts.PAID, 2);
+  const s = parseEvent('{"id":"e","event":"pix.split.received","type":"split","payment_id":"p","source_payment_id":"c","value":9.8}');
+  assert.equal(s.kind, "split");
+  assert.equal(s.value.centavos, 980);
+  const paidSplit = parseEvent('{"id":"e","event":"pix.cashin.paid","value":20,"splits":[{"account_id":"a","amount":9.8},{"account_id":"b","amount":null}]}');
+  assert.deepEqual(paidSplit.splits.map((x) => x.amount?.centavos ?? null), [980, null]);
   assert.equal(parseEvent('{"id":"e","event":"webhook.test"}').kind, "test");
   assert.equal(parseEvent('{"id":"e","event":"pix.split.new"}').kind, "unknown");
 });

@@ -6,7 +6,7 @@ namespace Pixgate\Event;
 
 use Pixgate\Amount;
 
-/** pix.cashin.*, pix.cashout.*, pix.refund.*. */
+/** pix.cashin.*, pix.cashout.* (cancelled: a scheduled payout cancelled before its day), pix.refund.*. */
 final class TransactionEvent extends Event
 {
     public readonly string $statusTransaction;
@@ -22,6 +22,8 @@ final class TransactionEvent extends Event
     public readonly ?Amount $paidAmount;
     public readonly bool $amountMismatch;
     public readonly ?string $recurrenceId;
+    /** @var list<array{account_id: string, amount: ?Amount}>|null pix.cashin.paid of a split charge only: each receiver and what it was credited. */
+    public readonly ?array $splits;
 
     public function __construct(array $data, string $raw)
     {
@@ -37,5 +39,6 @@ final class TransactionEvent extends Event
         $this->paidAmount = $data['paid_amount'] ?? null;
         $this->amountMismatch = (bool) ($data['amount_mismatch'] ?? false);
         $this->recurrenceId = $data['recurrence_id'] ?? null;
+        $this->splits = is_array($data['splits'] ?? null) ? $data['splits'] : null;
     }
 }
