@@ -1,5 +1,5 @@
 // Package account holds sub-accounts and the transfers between a parent
-// and its sub-accounts (docs/marketplace.md, CONTRACT §12): a parent
+// and its sub-accounts (docs/marketplace.md): a parent
 // creates, lists and reads its sub-accounts and rotates their secrets,
 // each sub-account a full client of its own; money moves between a parent
 // and its own sub-accounts instantly, in the ledger only. It sits below
@@ -183,7 +183,7 @@ func (is *issues) externalID(p *string) string {
 
 // Create makes a sub-account of parent: a client of parent's environment
 // with its own credentials and ledger accounts, parent's fee rules and
-// parent's id as its parent. It is idempotent by external_id (§3): the same
+// parent's id as its parent. It is idempotent by external_id (docs/api.md#idempotency): the same
 // body answers the first sub-account with its secrets null (replayed is
 // true), another body the 422 of pix.Mismatch. Errors: EInvalid (400 with
 // details), EUnprocessable for a parent that is itself a sub-account,

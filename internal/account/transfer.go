@@ -51,7 +51,7 @@ func walletInvalid(is issues) error {
 // account_id) and the two postings, TransferOut and TransferIn, so each
 // client's accounts balance and the family's sum is unchanged; no money
 // crosses the PIX network, and no webhook is sent. It is idempotent on
-// external_id and on the Idempotency-Key header as payouts are (§3).
+// external_id and on the Idempotency-Key header as payouts are (docs/api.md#idempotency).
 // Errors: EInvalid, ENotFound (anyone else), EInsufficientBalance,
 // EIdempotencyMismatch, EConflict.
 func (s *Service) Transfer(ctx context.Context, c pix.Client, in pix.Idempotent[TransferRequest]) (TransferView, bool, error) {

@@ -264,7 +264,7 @@ func (s *Service) returnMoney(ctx context.Context, tx *store.Tx, t pix.Transacti
 
 // returnShares takes, inside tx, each receiver's share of a MED return of
 // a split charge out of its available balance, and what that does not
-// cover becomes the receiver's own debt (§11): a return is never refused.
+// cover becomes the receiver's own debt (docs/med.md): a return is never refused.
 // The movement is the receiver's split transaction's.
 func (s *Service) returnShares(ctx context.Context, tx *store.Tx, shares []Share, now time.Time) error {
 	for _, sh := range shares {

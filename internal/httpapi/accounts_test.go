@@ -70,7 +70,7 @@ func (b *bundle) historyOf(cred ...backoffice.Credentials) []map[string]any {
 
 // TestAccountCreation: a parent creates a sub-account with its secrets
 // once; the same external_id and body replays it with the secrets null,
-// another body is §3's 422; bad bodies are 400 naming the field; a
+// another body is the idempotency mismatch's 422 (docs/api.md#idempotency); bad bodies are 400 naming the field; a
 // sub-account cannot create sub-accounts; the parent's fees are copied.
 func TestAccountCreation(t *testing.T) {
 	t.Parallel()

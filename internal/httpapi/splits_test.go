@@ -154,7 +154,7 @@ func TestSplitAmountsCapped(t *testing.T) {
 
 // TestSplitValidation: bad splits are 400 naming the field and create
 // nothing; an account that is not the caller's sub-account is refused as
-// such; a replay with the same splits replays, another splits is §3's 422.
+// such; a replay with the same splits replays, another splits is the idempotency mismatch's 422.
 func TestSplitValidation(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open func(t *testing.T) *store.DB) {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// Splits of a charge among accounts of its client's family (CONTRACT §12,
-// docs/marketplace.md): the request's entries, their checks, the
+// Splits of a charge among accounts of its client's family
+// (docs/marketplace.md): the request's entries, their checks, the
 // arithmetic that shares what a paid charge brought, and the pro rata
 // arithmetic that takes a refund or a MED return back.
 

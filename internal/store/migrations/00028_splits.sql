@@ -1,5 +1,5 @@
 -- +goose Up
--- Split payments (docs/marketplace.md, CONTRACT §12): the entries of a
+-- Split payments (docs/marketplace.md): the entries of a
 -- charge's splits, or of a recurrence's, which its cycle charges copy.
 -- owner_id is the charge's or the recurrence's id (both UUID v4, never
 -- equal); idx the entry's place in the request, the order shares are
