@@ -99,14 +99,14 @@ func TestHangingReceiverDoesNotStarveOtherHosts(t *testing.T) {
 		require.Eventually(t, func() bool {
 			_, inflight, _, _ := hanging.state()
 			return inflight == webhook.DefaultPerHost
-		}, 30*time.Second, 10*time.Millisecond, "the hanging receiver holds its slots")
+		}, time.Minute, 10*time.Millisecond, "the hanging receiver holds its slots")
 
 		const healthyEvents = 20
 		start := time.Now()
 		for i := range healthyEvents {
 			f.paidCharge(t, fmt.Sprint("healthy", i), healthy.srv.URL+"/hook")
 		}
-		require.Eventually(t, func() bool { return healthy.count() >= healthyEvents }, 30*time.Second, 20*time.Millisecond,
+		require.Eventually(t, func() bool { return healthy.count() >= healthyEvents }, time.Minute, 20*time.Millisecond,
 			"every healthy event attempted while %d events wait for the hanging receiver", waiting)
 		t.Logf("%d healthy events written and attempted in %v", healthyEvents, time.Since(start))
 		got, inflight, maxInflight, ended := hanging.state()

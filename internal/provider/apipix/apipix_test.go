@@ -271,11 +271,16 @@ func TestServerCertificateIsVerified(t *testing.T) {
 func TestCreateChargeHasItsOwnBudget(t *testing.T) {
 	e := newEnv(t, WithTimeouts(300*time.Millisecond, time.Minute))
 	var n atomic.Int32
-	e.psp.setHandler(func(w http.ResponseWriter, r *http.Request, _ []byte) {
+	// The handler never answers before the budget is spent, not even when
+	// its request is cancelled: an empty answer then, raced against the
+	// client's timeout, would test the race rather than the budget.
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	e.psp.setHandler(func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 		n.Add(1)
 		select {
-		case <-r.Context().Done():
-			return
+		case <-stop:
+			panic(http.ErrAbortHandler)
 		case <-time.After(3 * time.Second): // far past the budget: success
 			writeJSON(w, http.StatusCreated, fmt.Sprintf(`{"pixCopiaECola":%q}`, brCode))
 		}
@@ -329,10 +334,13 @@ func TestRefundSendIsNeverRetried(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		e := newEnv(t, WithTimeouts(0, 300*time.Millisecond))
 		var n atomic.Int32
-		e.psp.setHandler(func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		stop := make(chan struct{}) // no answer at all before the budget is spent
+		t.Cleanup(func() { close(stop) })
+		e.psp.setHandler(func(w http.ResponseWriter, _ *http.Request, _ []byte) {
 			n.Add(1)
 			select {
-			case <-r.Context().Done():
+			case <-stop:
+				panic(http.ErrAbortHandler)
 			case <-time.After(3 * time.Second):
 				writeJSON(w, http.StatusCreated, fmt.Sprintf(`{"id":%q,"status":"EM_PROCESSAMENTO"}`, refundHex))
 			}
