@@ -118,4 +118,7 @@ func TestBrowserBatch(t *testing.T) {
 	require.Equal(t, "Aguardando o dia", br.text("[data-testid=scheduled-state]"))
 	require.EqualValues(t, http.StatusOK, br.click("[data-testid=scheduled-link]"))
 	require.Equal(t, sched, br.text("[data-testid=tx-id]"))
+	tomorrow := b.clock.Now().In(saoPauloZone).AddDate(0, 0, 1)
+	require.Equal(t, tomorrow.Format("02/01/2006"), br.text("[data-testid=tx-scheduled-date]"))
+	require.Equal(t, "Pendente", br.text("[data-testid=tx-status]"), "PENDING, as the lookup shows it, until its day")
 }

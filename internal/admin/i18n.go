@@ -113,6 +113,16 @@ func (l lang) Date(d pix.Date) string {
 	return fmt.Sprintf("%02d/%02d/%04d", d.Day, int(d.Month), d.Year)
 }
 
+// DateText formats a date stored as YYYY-MM-DD text (a scheduled payout's
+// scheduled_date) as Date does; text that is no date is shown as it is.
+func (l lang) DateText(s string) string {
+	d, err := pix.ParseDate(s)
+	if err != nil {
+		return s
+	}
+	return l.Date(d)
+}
+
 // DueTerms describes a charge's fine, interest and discounts in words.
 func (l lang) DueTerms(d pix.Due) string {
 	var parts []string
