@@ -54,6 +54,7 @@ type options struct {
 	keep    bool
 	verbose bool
 	drain   int
+	batches int
 	latency time.Duration
 	open    float64
 	openFor time.Duration
@@ -80,6 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (options, bool) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the PostgreSQL database and the files after the run")
 	fs.BoolVar(&o.verbose, "v", false, "log progress to stderr")
 	fs.IntVar(&o.drain, "drain", 0, "instead of a simulation, measure how fast this many payouts reach the PSP (no faults)")
+	fs.IntVar(&o.batches, "batches", 0, "with -drain: send this many batches of -drain payouts (at most 1000) instead of single payouts, one after another")
 	fs.DurationVar(&o.latency, "latency", 0, "with -drain or -open: the PSP's latency per call (jitter ±20 %)")
 	fs.Float64Var(&o.open, "open", 0, "instead of a simulation, offer this many payouts a second, open loop, for -for, to a PSP that settles at once, and measure them")
 	fs.DurationVar(&o.openFor, "for", time.Minute, "with -open: how long the payouts are offered")
@@ -168,6 +170,9 @@ func (o options) measure(ctx context.Context, runs []string, root string, log *s
 		if o.open > 0 {
 			r, err = openLoop(ctx, sim.OpenLoopConfig{DB: db, PostgresURL: o.pgURL, Pixgate: o.bin, Dir: filepath.Join(root, db),
 				Rate: o.open, For: o.openFor, Latency: o.latency, Log: log}, o.tracing)
+		} else if o.batches > 0 {
+			r, err = sim.DrainBatches(ctx, sim.DrainConfig{DB: db, PostgresURL: o.pgURL, Pixgate: o.bin, Dir: filepath.Join(root, db),
+				Payouts: o.drain, Latency: o.latency, Log: log}, o.batches)
 		} else {
 			r, err = sim.Drain(ctx, sim.DrainConfig{DB: db, PostgresURL: o.pgURL, Pixgate: o.bin, Dir: filepath.Join(root, db),
 				Payouts: o.drain, Concurrency: o.workers * 4, Latency: o.latency, Log: log})
