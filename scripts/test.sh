@@ -28,6 +28,17 @@ for p in "${race_skip[@]}"; do
 done
 # Derived from go list: a new package is raced until someone lists it here.
 mapfile -t race_pkgs < <(grep -vxF -f <(printf '%s\n' "${race_skip[@]}") <<<"$all_pkgs")
+# go test starts packages in the order given, two at a time on two cores:
+# the longest first, so that none of them starts last and runs alone.
+long=(
+	github.com/pixgate/pixgate/test/e2e
+	github.com/pixgate/pixgate/internal/admin
+	github.com/pixgate/pixgate/internal/gateway
+	github.com/pixgate/pixgate/internal/store/sqlite
+	github.com/pixgate/pixgate/internal/sim
+	github.com/pixgate/pixgate/internal/webhook
+)
+mapfile -t race_pkgs < <(printf '%s\n' "${long[@]}"; grep -vxF -f <(printf '%s\n' "${long[@]}") < <(printf '%s\n' "${race_pkgs[@]}"))
 
 echo "== go test (${#race_skip[@]} packages without -race)"
 go test -count=1 -timeout 12m "${race_skip[@]}"
@@ -37,6 +48,8 @@ go test -race -count=1 -timeout 12m "${race_pkgs[@]}"
 # TestConcurrent alone exercises them (its whole suite takes ~70 s with -race).
 go test -race -count=1 -timeout 5m -run '^TestConcurrent$' ./internal/qr/
 # httpapi's suite is sequential request/answer checks but for these: the
-# concurrent requests, the settlements racing another node, the limiters,
-# the connection framer, the clock and the webhook test's sender.
-go test -race -count=1 -timeout 10m -run 'Concurrent|Race|Random|Redis|Fram|Idempot|SandboxClock|WebhookTest|RateLimit|Settlement' ./internal/httpapi/
+# concurrent requests (charges, payouts, refunds, transfers, split refunds
+# against payouts), the settlement racing another node, the limiters and
+# Redis, the connection framer, the clock's background runs and the webhook
+# test's sender.
+go test -race -count=1 -timeout 10m -run '^Test(Concurrent.*|RandomConcurrentMix|TransfersConcurrent|SplitRefundRacesPayouts|SettlementRaceWithAnotherNode|RateLimit|Redis.*|FramerSplitAnywhere|SandboxClock(ExpiresCharges|SettlesPayouts|Recurrences)|WebhookTestEndpoint)$' ./internal/httpapi/
