@@ -90,6 +90,11 @@ func (s *Service) Defend(ctx context.Context, c pix.Client, id string, accept bo
 		cctx, cancel := context.WithTimeout(ctx, PSPCallTimeout)
 		err := dp.Defend(cctx, d.PSPID, accept, justification)
 		cancel()
+		if errors.Is(err, provider.ErrRejected) && s.defenseHeld(ctx, d, justification, now) {
+			// An earlier attempt whose answer was lost did reach the PSP,
+			// which refuses a second defense: the first one stands.
+			err = nil
+		}
 		if err != nil {
 			s.log.WarnContext(ctx, "the PSP did not take a dispute's defense", "dispute", d.ID, "error", err.Error())
 			if errors.Is(err, provider.ErrRejected) {
@@ -119,6 +124,29 @@ func (s *Service) Defend(ctx context.Context, c pix.Client, id string, accept bo
 	}
 	d.Defense = &def
 	return d, nil
+}
+
+// defenseHeld reports whether the PSP's infraction of dispute d already
+// holds a defense with justification: the PSP took an attempt whose answer
+// never came back. Any doubt (no listing, an error) is a no.
+func (s *Service) defenseHeld(ctx context.Context, d pix.Dispute, justification string, now time.Time) bool {
+	dp, ok := s.psp.(provider.Disputer)
+	if !ok {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, PSPCallTimeout)
+	defer cancel()
+	infs, err := dp.Infractions(cctx, d.OpenedAt.Add(-24*time.Hour), now.Add(time.Minute))
+	if err != nil {
+		s.log.WarnContext(ctx, "could not read back a refused defense's infraction", "dispute", d.ID, "error", err.Error())
+		return false
+	}
+	for _, in := range infs {
+		if in.ID == d.PSPID {
+			return in.Defense == justification
+		}
+	}
+	return false
 }
 
 // defensible refuses a defense of d at now: one per dispute, while OPEN,

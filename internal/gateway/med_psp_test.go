@@ -161,6 +161,22 @@ func TestMEDInfractionsAtThePSP(t *testing.T) {
 		require.Equal(t, pix.Amount(5000), bal.Blocked)
 		require.Equal(t, pix.Amount(10000), bal.Available)
 
+		// The PSP takes infB's defense but its answer is lost: 503 and
+		// nothing recorded; the retry, which the PSP refuses as a second
+		// defense, finds the first one there and records it. Another
+		// justification is not the merchant's earlier attempt: 422.
+		f.sim.AddFault(pspsim.Fault{Method: http.MethodPost, PathPrefix: "/v2/gn/infracoes/", Kind: pspsim.FaultCommitThenError})
+		_, err = f.gw.Cashin().Defend(ctx, f.c, dB[0].ID, true, "Estorno aceito")
+		require.Equal(t, pix.EProviderUnavailable, pix.ErrorCode(err), "%v", err)
+		require.NotNil(t, infractionFact(t, f.sim, infB).Defense, "the PSP took it")
+		require.Nil(t, f.disputes(t, b)[0].Defense, "nothing recorded on an unknown outcome")
+		_, err = f.gw.Cashin().Defend(ctx, f.c, dB[0].ID, true, "Outra justificativa")
+		require.Equal(t, pix.EUnprocessable, pix.ErrorCode(err), "%v", err)
+		got, err := f.gw.Cashin().Defend(ctx, f.c, dB[0].ID, true, "Estorno aceito")
+		require.NoError(t, err, "the retry finds its defense at the PSP")
+		require.NotNil(t, got.Defense)
+		require.Equal(t, "Estorno aceito", f.disputes(t, b)[0].Defense.Justification)
+
 		dev, err := f.sim.AcceptInfraction(infB, 3000)
 		require.NoError(t, err)
 		f.readInfractions(t, f.gw)

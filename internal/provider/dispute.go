@@ -59,6 +59,9 @@ type Infraction struct {
 	Status    InfractionStatus
 	RespondBy time.Time // the defense deadline
 	OpenedAt  time.Time
+	// Defense is the justification of the defense the PSP holds, "" when
+	// it holds none.
+	Defense string
 }
 
 // Disputer is what a PSP that reports its infractions and takes defenses

@@ -45,6 +45,7 @@ type infractionWire struct {
 	Status       string `json:"status"`
 	Razao        string `json:"razao"`
 	TipoSituacao string `json:"tipoSituacao"`
+	Defesa       string `json:"defesa"`
 	DadosAnalise struct {
 		Abertura         string `json:"abertura"`
 		PrazoFinalizacao string `json:"prazoFinalizacao"`
@@ -142,7 +143,7 @@ func toInfraction(w infractionWire) (provider.Infraction, error) {
 	if !provider.ValidEndToEnd(w.EndToEndID) {
 		return provider.Infraction{}, fmt.Errorf("endToEndId %q is not 32 letters and digits", truncate(w.EndToEndID, 40))
 	}
-	in := provider.Infraction{ID: w.IDInfracao, EndToEndID: w.EndToEndID, Reason: reasonOf(w.Razao, w.TipoSituacao)}
+	in := provider.Infraction{ID: w.IDInfracao, EndToEndID: w.EndToEndID, Reason: reasonOf(w.Razao, w.TipoSituacao), Defense: w.Defesa}
 	if w.Valor != "" {
 		v, err := pix.ParseAmountString(w.Valor)
 		if err != nil || v <= 0 {
