@@ -66,10 +66,9 @@ func (s *Service) unmatchedReported(ctx context.Context, p provider.Payment) err
 	if u.Status != pix.UnmatchedReturning {
 		for _, rs := range p.Refunds {
 			if rs.Status == provider.Completed && !strings.EqualFold(provider.HexID(u.ReturnID), rs.ID) {
-				// A MED return of money no charge holds: the house's suspense
-				// no longer has it at the PSP, which an operator must settle.
-				s.log.ErrorContext(ctx, "the PSP returned an unmatched receipt by a devolução pixgate did not send", "unmatched_receipt", u.ID,
-					"devolucao", rs.ID, "natureza", rs.Nature, "amount", rs.Amount.String())
+				if err := s.unmatchedReturnedByPSP(ctx, u, rs); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -83,6 +82,38 @@ func (s *Service) unmatchedReported(ctx context.Context, p provider.Payment) err
 		if err != nil && !errors.Is(err, transfer.ErrChanged) {
 			return fmt.Errorf("settle reported return of %s: %w", u.ID, err)
 		}
+	}
+	return nil
+}
+
+// unmatchedReturnedByPSP records a devolução pixgate did not send (a MED
+// return) of HELD unmatched receipt u: when it returned the whole receipt,
+// u is RETURNED by it, its amount leaving suspense as a return of ours
+// would; any other (part of it, or u RETURNED already) stays for an
+// operator, who is told.
+func (s *Service) unmatchedReturnedByPSP(ctx context.Context, u pix.UnmatchedReceipt, rs provider.TransferState) error {
+	if u.Status != pix.UnmatchedHeld || rs.Amount != u.Amount {
+		s.log.ErrorContext(ctx, "the PSP returned an unmatched receipt by a devolução pixgate did not send", "unmatched_receipt", u.ID,
+			"status", u.Status, "devolucao", rs.ID, "natureza", rs.Nature, "amount", rs.Amount.String())
+		return nil
+	}
+	now := s.now()
+	err := s.w.Write(ctx, func(tx *store.Tx, _ *outbox.Events) error {
+		started, err := tx.StartUnmatchedReturn(ctx, u.ID, rs.ID, now)
+		if err != nil || !started {
+			return errors.Join(err, transfer.ErrChanged)
+		}
+		if _, err := tx.FinishUnmatchedReturn(ctx, u.ID, now, rs.EndToEndID, ""); err != nil {
+			return err
+		}
+		return tx.Post(ctx, s.w.OrderedID(), store.HouseID, u.ID, ledger.UnmatchedReturned(u.Amount), now)
+	})
+	if err != nil && !errors.Is(err, transfer.ErrChanged) {
+		return fmt.Errorf("record the PSP's return of unmatched receipt %s: %w", u.ID, err)
+	}
+	if err == nil {
+		s.log.WarnContext(ctx, "the PSP returned a held unmatched receipt by a devolução pixgate did not send (MED); it is RETURNED",
+			"unmatched_receipt", u.ID, "devolucao", rs.ID, "natureza", rs.Nature)
 	}
 	return nil
 }

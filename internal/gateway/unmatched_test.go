@@ -329,3 +329,52 @@ func TestPSPOrphanCobSwept(t *testing.T) {
 		require.NoError(t, f.db.CheckLedger(ctx))
 	})
 }
+
+// A held unmatched receipt that the PSP returns by a devolução pixgate did
+// not send (a MED return) is RETURNED by it, once, its money out of
+// suspense as the PSP's is; a part of it returned stays held for an
+// operator.
+func TestPSPUnmatchedReturnedByMED(t *testing.T) {
+	t.Parallel()
+	testkit.Databases(t, func(t *testing.T, open testkit.Opener) {
+		f := newPSPFixture(t, open)
+		ctx := context.Background()
+		gw, err := gateway.New(gateway.Config{DB: f.db, Env: "production", ChargeTTL: time.Hour, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+			Provider: f.psp, Now: f.clock.Now, HoldUnmatched: true})
+		require.NoError(t, err)
+		ch := f.paidCharge(t, "c1", "10.50", 1)
+		whole := f.psp.pay(ch.TxID, 200, 2)
+		part := f.psp.pay(ch.TxID, 300, 3)
+		report := func() {
+			t.Helper()
+			require.NoError(t, gw.Cashin().PSPReported(ctx, []cashin.ReportedPix{{EndToEndID: whole.EndToEndID}, {EndToEndID: part.EndToEndID}}))
+		}
+		report()
+		_, suspense := f.house(t)
+		require.Equal(t, pix.Amount(500), suspense)
+
+		f.psp.set(func(p *scriptedPSP) {
+			for e2e, amount := range map[string]pix.Amount{whole.EndToEndID: 200, part.EndToEndID: 100} {
+				pay := p.payments[e2e]
+				pay.Refunds = []provider.TransferState{{ID: "MED" + e2e[1:20], Status: provider.Completed, Amount: amount,
+					Nature: provider.NatureMEDFraud, EndToEndID: "D" + e2e[1:]}}
+				p.payments[e2e] = pay
+			}
+		})
+		report()
+		report() // read twice: recorded once
+		u, err := f.db.UnmatchedByPayment(ctx, whole.EndToEndID)
+		require.NoError(t, err)
+		require.Equal(t, pix.UnmatchedReturned, u.Status)
+		require.Equal(t, "MED"+whole.EndToEndID[1:20], u.ReturnID)
+		p, err := f.db.UnmatchedByPayment(ctx, part.EndToEndID)
+		require.NoError(t, err)
+		require.Equal(t, pix.UnmatchedHeld, p.Status, "a partial MED return is an operator's to settle")
+		_, suspense = f.house(t)
+		require.Equal(t, pix.Amount(300), suspense, "the whole return left suspense once")
+		_, err = gw.Transfers().StepDue(ctx, pix.TransferReturn, 10)
+		require.NoError(t, err)
+		require.Empty(t, f.psp.callLog(), "nothing is sent for a receipt the PSP returned")
+		require.NoError(t, f.db.CheckLedger(ctx))
+	})
+}
