@@ -76,6 +76,7 @@ func acceptBatch(t *testing.T, db *store.DB, b pix.Batch, items ...pix.BatchItem
 	return b
 }
 
+// batchIDs are the ids of bs, in order.
 func batchIDs(bs []pix.Batch) []string {
 	out := make([]string, len(bs))
 	for i, b := range bs {

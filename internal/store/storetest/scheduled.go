@@ -60,6 +60,7 @@ func reservation(p pix.Transaction) store.NewPayout {
 		Posting: ledger.PayoutReserved(p.Amount, p.Tax)}}
 }
 
+// dueIDs are the ids of ds, in order.
 func dueIDs(ds []store.ScheduledDue) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
