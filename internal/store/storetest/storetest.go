@@ -77,6 +77,8 @@ func Exercise(t *testing.T, open Opener) {
 	exerciseUnmatched(t, open)
 	exerciseClock(t, open)
 	exerciseDisputes(t, open)
+	exerciseScheduled(t, open)
+	exerciseBatches(t, open)
 }
 
 // ids are the ids of ts, in order.
