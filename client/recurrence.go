@@ -119,6 +119,9 @@ type Recurrence struct {
 	// otherwise the payment_id of its cash-in charge.
 	FirstPayment   *Amount `json:"first_payment"`
 	FirstPaymentID string  `json:"first_payment_id"`
+	// Splits are the recurrence's splits as requested (each with its
+	// Percent or its Amount), empty without any.
+	Splits []Split `json:"splits"`
 }
 
 // RecurrenceDetails is a recurrence as it stands, with its cycle charges.
@@ -140,12 +143,15 @@ type RecurrenceDetails struct {
 	Retry       string          `json:"retry"`
 	// NextDueDate is the next cycle's due date, empty when no cycle is
 	// left or the recurrence is final.
-	NextDueDate    string             `json:"next_due_date"`
-	FirstPayment   *Amount            `json:"first_payment"`
-	FirstPaymentID string             `json:"first_payment_id"`
-	CreatedAt      time.Time          `json:"created_at"`
-	UpdatedAt      time.Time          `json:"updated_at"`
-	Charges        []RecurrenceCharge `json:"charges"`
+	NextDueDate    string    `json:"next_due_date"`
+	FirstPayment   *Amount   `json:"first_payment"`
+	FirstPaymentID string    `json:"first_payment_id"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	// Splits are the recurrence's splits as requested, empty without
+	// any; ListRecurrences leaves them out.
+	Splits  []Split            `json:"splits"`
+	Charges []RecurrenceCharge `json:"charges"`
 }
 
 // RecurrenceCharge is the cash-in charge of one cycle; Lookup reads it

@@ -22,6 +22,7 @@ const recurrenceData = `{"recurrence_id":"7a1e3c5b-9d2f-4e6a-8b1c-3d5e7f9a1b2c",
 	"start_date":"2026-12-10","end_date":null,"retry":"THREE_IN_SEVEN_DAYS","next_due_date":"2027-01-10",
 	"first_payment":49.9,"first_payment_id":"3f1c2a9e-7b4d-4c21-9a6e-2d8f5b7c1e04",
 	"created_at":"2026-11-20T13:45:00.000Z","updated_at":"2026-12-10T12:00:00.000Z",
+	"splits":[{"account_id":"5d7e1c2a-3b4f-4a6e-9c8d-7e6f5a4b3c2d","percent":12.5},{"account_id":"8c1d2e3f-4a5b-4c6d-9e7f-0a1b2c3d4e5f","percent":0.05}],
 	"charges":[{"payment_id":"5b0d6c1e-2f3a-4b4c-8d5e-6f7a8b9c0d1e","due_date":"2026-12-10","amount":49.9,"status":"PAID","attempts":2}]}`
 
 // exchange is one request a fake server received.
@@ -90,7 +91,7 @@ func TestCreateRecurrenceOnTheWire(t *testing.T) {
 	created := `{"statusCode":201,"recurrence_id":"7a1e3c5b-9d2f-4e6a-8b1c-3d5e7f9a1b2c","external_id":"sub-1001",
 		"status":"CREATED","qrcode":"00020101021226…6304ABCD","qrcode_image":"iVBORw0KGgo=","frequency":"MONTHLY",
 		"amount":49.9,"start_date":"2026-12-10","end_date":null,"retry":"NONE","next_due_date":"2026-12-10",
-		"first_payment":null,"first_payment_id":null}`
+		"first_payment":null,"first_payment_id":null,"splits":[{"account_id":"5d7e1c2a-3b4f-4a6e-9c8d-7e6f5a4b3c2d","amount":10}]}`
 	f := newFakeServer(t, fakeAnswer{status: http.StatusServiceUnavailable, body: `{}`},
 		fakeAnswer{status: http.StatusCreated, body: created, header: map[string]string{"Idempotent-Replayed": "true"}})
 	c := f.client(t)
@@ -122,6 +123,7 @@ func TestCreateRecurrenceOnTheWire(t *testing.T) {
 	require.Empty(t, rec.EndDate)
 	require.Nil(t, rec.FirstPayment)
 	require.Empty(t, rec.FirstPaymentID)
+	require.Equal(t, []client.Split{client.SplitAmount("5d7e1c2a-3b4f-4a6e-9c8d-7e6f5a4b3c2d", client.Reais("10.00"))}, rec.Splits)
 
 	// Journey 3 with an end date and a key of the caller's.
 	f = newFakeServer(t, fakeAnswer{status: http.StatusCreated, body: `{"statusCode":201,"recurrence_id":"r","status":"CREATED",
@@ -182,6 +184,8 @@ func TestRecurrenceRead(t *testing.T) {
 	require.Equal(t, "2027-01-10", r.NextDueDate)
 	require.Equal(t, client.Reais("49.90"), *r.FirstPayment)
 	require.Equal(t, time.Date(2026, 11, 20, 13, 45, 0, 0, time.UTC), r.CreatedAt)
+	require.Equal(t, []client.Split{client.SplitPercent("5d7e1c2a-3b4f-4a6e-9c8d-7e6f5a4b3c2d", client.Percents("12.50")),
+		client.SplitPercent("8c1d2e3f-4a5b-4c6d-9e7f-0a1b2c3d4e5f", client.Percents("0.05"))}, r.Splits)
 	require.Equal(t, []client.RecurrenceCharge{{PaymentID: "5b0d6c1e-2f3a-4b4c-8d5e-6f7a8b9c0d1e", DueDate: "2026-12-10",
 		Amount: client.Reais("49.90"), Status: client.StatusPaid, Attempts: 2}}, r.Charges)
 

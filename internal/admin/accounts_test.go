@@ -92,7 +92,8 @@ func rowIDs(body, testid string) []string {
 // The operators' list of clients groups each parent with its sub-accounts
 // beneath it, with account_id, the document masked and the available
 // balance; a sub-account's pages say whose it is and link to the parent;
-// and the parent's overview counts the transfers so that its day adds up.
+// and the overviews count the transfers and the split shares, out of the
+// parent and into its sub-accounts, so that each day adds up.
 func TestOperatorSeesFamilies(t *testing.T) {
 	t.Parallel()
 	databases(t, func(t *testing.T, open opener) {
@@ -142,6 +143,36 @@ func TestOperatorSeesFamilies(t *testing.T) {
 		require.Contains(t, par.body, `data-testid="flow-transfers-out">R$ 3,00<`)
 		require.Contains(t, par.body, `data-testid="opening">R$ 0,00<`)
 		require.Contains(t, par.body, `data-testid="closing">R$ 8,00<`, "0 + 10,00 + 1,00 − 3,00")
+		require.NotContains(t, par.body, `data-testid="flow-splits-out"`, "no split yet: no split rows")
+
+		// A split charge of the parent's: R$ 20,00 paid, 25 % to Ana and
+		// 10 % to Bruno (no fee in the sandbox) leave the parent as splits
+		// and arrive as Ana's and Bruno's; every day still adds up.
+		split := validCharge("venda-split", "20.00")
+		split["splits"] = []any{map[string]any{"account_id": f.accA, "percent": json.Number("25")},
+			map[string]any{"account_id": f.accB, "percent": json.Number("10")}}
+		status, body := b.api(f.parent, "POST", "/api/v1/gateway/request-qrcode", split)
+		require.Equal(t, http.StatusCreated, status, "%v", body)
+		status, body = b.api(f.parent, "POST", "/api/v1/sandbox/charges/"+body["payment_id"].(string)+"/pay", nil)
+		require.Equal(t, http.StatusOK, status, "%v", body)
+		par = c.get("/admin/c/" + f.parent.ClientID + "/?lang=pt-BR")
+		require.Equal(t, http.StatusOK, par.status, par.body)
+		require.Equal(t, "R$ 30,00", field(t, par.body, "volume-in"))
+		require.Equal(t, "R$ 7,00", field(t, par.body, "flow-splits-out"))
+		require.Equal(t, "R$ 0,00", field(t, par.body, "flow-splits-in"))
+		require.Contains(t, par.body, "Splits enviados")
+		require.Equal(t, "R$ 21,00", field(t, par.body, "closing"), "0 + 30,00 + 1,00 − 3,00 − 7,00")
+		ana := c.get("/admin/c/" + f.subA.ClientID + "/?lang=en")
+		require.Equal(t, http.StatusOK, ana.status, ana.body)
+		require.Equal(t, "R$ 5.00", field(t, ana.body, "flow-splits-in"))
+		require.Equal(t, "R$ 0.00", field(t, ana.body, "flow-splits-out"))
+		require.Contains(t, ana.body, "Splits in")
+		require.Equal(t, "R$ 3.00", field(t, ana.body, "flow-transfers-in"))
+		require.Equal(t, "R$ 12.00", field(t, ana.body, "closing"), "0 + 5.00 + 3.00 − 1.00 + 5.00")
+		all := c.get("/admin/?lang=pt-BR")
+		require.Equal(t, http.StatusOK, all.status, all.body)
+		require.Equal(t, "R$ 7,00", field(t, all.body, "flow-splits-in"), "over every client, what is split out arrives")
+		require.Equal(t, "R$ 7,00", field(t, all.body, "flow-splits-out"))
 		list := c.get("/admin/c/" + f.parent.ClientID + "/accounts")
 		require.Equal(t, http.StatusOK, list.status, list.body)
 		require.Equal(t, []string{f.subB.ClientID, f.subA.ClientID}, rowIDs(list.body, "sub-account"), "newest first")

@@ -274,6 +274,8 @@ var messages = map[string][2]string{
 	"overview.medreturns":      {"Devoluções MED", "MED returns"},
 	"overview.transfersin":     {"Transferências recebidas", "Transfers in"},
 	"overview.transfersout":    {"Transferências enviadas", "Transfers out"},
+	"overview.splitsin":        {"Splits recebidos", "Splits in"},
+	"overview.splitsout":       {"Splits enviados", "Splits out"},
 	"overview.opening":         {"Saldo total às 00:00", "Total balance at 00:00"},
 	"overview.closing":         {"Saldo total agora", "Total balance now"},
 	"overview.flowsnote": {"Saldo total = disponível + reservado. Um saque pago e estornado no mesmo dia não é saída: só a sua tarifa fica. Saques falhos não saem.",

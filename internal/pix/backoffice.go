@@ -39,7 +39,7 @@ type Activity struct {
 
 // Flows is the money that moved in a period, read from the ledger, so that
 // it adds up: Opening + In − Fees − Out + Returns − Refunds − MEDReturns +
-// TransfersIn − TransfersOut = Closing, where the balances are the merchant's whole balance (available +
+// TransfersIn − TransfersOut + SplitsIn − SplitsOut = Closing, where the balances are the merchant's whole balance (available +
 // pending + blocked + debt: money only reserved for a payout or refund, or
 // held by a dispute, has not left yet, and a debt is owed out of it). Each
 // amount is in centavos and ≥ 0; each count is how many operations it sums.
@@ -79,6 +79,15 @@ type Flows struct {
 	TransferInCount  int64
 	TransfersOut     Amount
 	TransferOutCount int64
+	// SplitsIn is what the splits of its parent's paid charges credited
+	// the client in the period, SplitsOut what the splits of its own paid
+	// charges sent its sub-accounts (In counts those charges whole). Like
+	// transfers they stay inside the family, so over every client the two
+	// are equal (docs/marketplace.md).
+	SplitsIn      Amount
+	SplitInCount  int64
+	SplitsOut     Amount
+	SplitOutCount int64
 	// Blocked is what disputes blocked in the period, Released what their
 	// blocks gave back to available, and DebtPaid what credits paid of a
 	// MED debt. They move money inside the merchant's balance, so they are

@@ -38,13 +38,50 @@ type Created struct {
 	NextDueDate    *pix.Date            `json:"next_due_date"`
 	FirstPayment   *pix.Amount          `json:"first_payment"`
 	FirstPaymentID *string              `json:"first_payment_id"`
+	// Splits are the recurrence's splits as requested, [] without any.
+	Splits []SplitTerm `json:"splits"`
 }
 
-// View is a recurrence as GET and cancel show it: its summary
-// and its cycles' charges.
+// View is a recurrence as GET and cancel show it: its summary, its
+// splits and its cycles' charges.
 type View struct {
 	Summary
+	// Splits are the recurrence's splits as requested, [] without any;
+	// the list's Summary leaves them out so that a page costs one query.
+	Splits  []SplitTerm `json:"splits"`
 	Charges []CycleView `json:"charges"`
+}
+
+// SplitTerm is one entry of a recurrence's splits as the request gave
+// it: an account_id and exactly one of percent or amount, both JSON
+// numbers with at most two decimals.
+type SplitTerm struct {
+	AccountID string       `json:"account_id"`
+	Percent   *percentJSON `json:"percent,omitempty"`
+	Amount    *pix.Amount  `json:"amount,omitempty"`
+}
+
+// percentJSON is a split's percent in hundredths of a percent, written
+// as the request's number (1050 → 10.5) so that no float holds it.
+type percentJSON int64
+
+// MarshalJSON writes p as a JSON number of percent.
+func (p percentJSON) MarshalJSON() ([]byte, error) { return []byte(pix.FormatPercent(int64(p))), nil }
+
+// splitTerms is the API view of a recurrence's stored splits, [] for none.
+func splitTerms(ss []pix.Split) []SplitTerm {
+	out := make([]SplitTerm, len(ss))
+	for i, s := range ss {
+		out[i].AccountID = s.AccountID
+		if s.Amount > 0 {
+			a := s.Amount
+			out[i].Amount = &a
+		} else {
+			p := percentJSON(s.Percent)
+			out[i].Percent = &p
+		}
+	}
+	return out
 }
 
 // Summary is a recurrence without its charges, as the list
@@ -97,7 +134,8 @@ func optFirst(r pix.Recurrence) (*pix.Amount, *string) {
 // recurrence is final (pix.Recurrence.UpcomingDue).
 func nextDue(r pix.Recurrence) *pix.Date { return optDate(r.UpcomingDue()) }
 
-func (s *Service) recurrenceCreated(r pix.Recurrence) (Created, error) {
+// recurrenceCreated is the 201 body of r, whose stored splits are splits.
+func (s *Service) recurrenceCreated(r pix.Recurrence, splits []pix.Split) (Created, error) {
 	image, err := s.qr.Base64PNG(r.QRCode)
 	if err != nil {
 		return Created{}, fmt.Errorf("recurrence: render QR: %w", err)
@@ -106,7 +144,17 @@ func (s *Service) recurrenceCreated(r pix.Recurrence) (Created, error) {
 	return Created{RecurrenceID: r.ID, ExternalID: r.ExternalID, Status: pix.RecurrenceCreated, QRCode: r.QRCode,
 		QRCodeImage: image, Frequency: r.Schedule.Frequency, Amount: r.Amount, StartDate: r.Schedule.Start,
 		EndDate: optDate(r.Schedule.End), Retry: r.Retry, NextDueDate: optDate(r.Schedule.Start),
-		FirstPayment: first, FirstPaymentID: firstID}, nil
+		FirstPayment: first, FirstPaymentID: firstID, Splits: splitTerms(splits)}, nil
+}
+
+// storedCreated is the 201 body of r, a recurrence already stored, as a
+// replay answers it: its splits read back.
+func (s *Service) storedCreated(ctx context.Context, r pix.Recurrence) (Created, error) {
+	splits, err := s.db.Splits(ctx, r.ID)
+	if err != nil {
+		return Created{}, fmt.Errorf("recurrence %s: %w", r.ID, err)
+	}
+	return s.recurrenceCreated(r, splits)
 }
 
 // SummaryOf is the API view of r without its charges.
@@ -123,9 +171,9 @@ func SummaryOf(r pix.Recurrence) Summary {
 	return v
 }
 
-// ViewOf is the API view of r with its cycles' charges.
-func ViewOf(r pix.Recurrence, cycles []pix.CycleCharge) View {
-	v := View{Summary: SummaryOf(r), Charges: make([]CycleView, 0, len(cycles))}
+// ViewOf is the API view of r with its splits and its cycles' charges.
+func ViewOf(r pix.Recurrence, splits []pix.Split, cycles []pix.CycleCharge) View {
+	v := View{Summary: SummaryOf(r), Splits: splitTerms(splits), Charges: make([]CycleView, 0, len(cycles))}
 	for _, c := range cycles {
 		v.Charges = append(v.Charges, CycleView{PaymentID: c.PaymentID, DueDate: c.DueDate, Amount: c.Amount, Status: c.Status, Attempts: c.Attempts})
 	}
@@ -161,7 +209,7 @@ func (s *Service) Create(ctx context.Context, c pix.Client, in pix.Idempotent[pi
 		// request accepted then replays it rather than fail.
 		if hash != "" {
 			if prev, ok, _ := s.findRecurrence(ctx, c.ID, r.ExternalID, key); ok && prev.RequestHash == hash {
-				resp, rerr := s.recurrenceCreated(prev)
+				resp, rerr := s.storedCreated(ctx, prev)
 				return resp, rerr == nil, rerr
 			}
 		}
@@ -177,7 +225,7 @@ func (s *Service) Create(ctx context.Context, c pix.Client, in pix.Idempotent[pi
 	if prev, ok, err := s.findRecurrence(ctx, c.ID, r.ExternalID, key); err != nil {
 		return Created{}, false, fmt.Errorf("create recurrence: %w", err)
 	} else if ok {
-		return s.replayRecurrence(prev, hash, r.ExternalID)
+		return s.replayRecurrence(ctx, prev, hash, r.ExternalID)
 	}
 	var splits []pix.Split
 	if len(terms.Splits) > 0 {
@@ -228,12 +276,12 @@ func (s *Service) Create(ctx context.Context, c pix.Client, in pix.Idempotent[pi
 		if err != nil {
 			return Created{}, false, fmt.Errorf("create recurrence: %w", err)
 		}
-		return s.replayRecurrence(prev, hash, r.ExternalID)
+		return s.replayRecurrence(ctx, prev, hash, r.ExternalID)
 	}
 	if first.TxID != "" {
 		s.cashin.Stored(ctx, first.TxID, false, true)
 	}
-	resp, err := s.recurrenceCreated(row)
+	resp, err := s.recurrenceCreated(row, splits)
 	return resp, false, err
 }
 
@@ -304,11 +352,11 @@ func (s *Service) withdrawRecurrence(ctx context.Context, rec provider.Recurrer,
 }
 
 // replayRecurrence answers a create request whose key matched prev.
-func (s *Service) replayRecurrence(prev pix.Recurrence, hash, externalID string) (Created, bool, error) {
+func (s *Service) replayRecurrence(ctx context.Context, prev pix.Recurrence, hash, externalID string) (Created, bool, error) {
 	if prev.RequestHash != hash {
 		return Created{}, false, pix.Mismatch(pix.ByExternalID(prev.ExternalID, externalID))
 	}
-	resp, err := s.recurrenceCreated(prev)
+	resp, err := s.storedCreated(ctx, prev)
 	return resp, err == nil, err
 }
 
@@ -356,11 +404,15 @@ func (s *Service) Get(ctx context.Context, c pix.Client, id string) (View, error
 }
 
 func (s *Service) recurrenceView(ctx context.Context, r pix.Recurrence) (View, error) {
+	splits, err := s.db.Splits(ctx, r.ID)
+	if err != nil {
+		return View{}, fmt.Errorf("recurrence %s: %w", r.ID, err)
+	}
 	cycles, err := s.db.CycleCharges(ctx, r.ID)
 	if err != nil {
 		return View{}, fmt.Errorf("recurrence %s: %w", r.ID, err)
 	}
-	return ViewOf(r, cycles), nil
+	return ViewOf(r, splits, cycles), nil
 }
 
 // Cancel cancels client c's recurrence id as its receiver: at

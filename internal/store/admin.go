@@ -247,8 +247,8 @@ func merchants(k ledger.Kind) bool {
 // of one kind (paired or not) on one account kind. Money crossing the PIX
 // network is the settlement side of each posting; fees are the fees
 // account's; MED's moves inside the balance are their blocked or debt
-// side; a transfer between the accounts of a family, which no settlement
-// sees, is its clearing side.
+// side; a transfer or a split between the accounts of a family, which no
+// settlement sees, is its clearing side.
 func addFlow(f *pix.Flows, kind string, account ledger.Kind, paired bool, n int64, amount pix.Amount) {
 	switch {
 	case account == ledger.Fees:
@@ -268,6 +268,12 @@ func addFlow(f *pix.Flows, kind string, account ledger.Kind, paired bool, n int6
 		return
 	case account == ledger.Clearing && kind == "transfer.in":
 		f.TransfersIn, f.TransferInCount = f.TransfersIn-amount, f.TransferInCount+n
+		return
+	case account == ledger.Clearing && kind == "split.out":
+		f.SplitsOut, f.SplitOutCount = f.SplitsOut+amount, f.SplitOutCount+n
+		return
+	case account == ledger.Clearing && kind == "split.in":
+		f.SplitsIn, f.SplitInCount = f.SplitsIn-amount, f.SplitInCount+n
 		return
 	case account != ledger.Settlement:
 		return

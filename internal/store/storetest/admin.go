@@ -226,7 +226,7 @@ func exerciseDayFlows(t *testing.T, open Opener) {
 		t.Parallel()
 		exerciseMEDFlows(t, open)
 	})
-	t.Run("A day's money adds up with transfers between a parent and its sub-account", func(t *testing.T) {
+	t.Run("A day's money adds up with transfers and splits between a parent and its sub-account", func(t *testing.T) {
 		t.Parallel()
 		exerciseTransferFlows(t, open)
 	})
@@ -508,10 +508,10 @@ func exerciseMEDFlows(t *testing.T, open Opener) {
 }
 
 // exerciseTransferFlows checks that a day's money adds up with transfers
-// between a parent and its sub-account (docs/marketplace.md): each side's
-// transfers are counted in or out, a transfer before the day is in its
-// opening, and over every client the two lines are equal, so the family's
-// day adds up as if no transfer happened.
+// and splits between a parent and its sub-account (docs/marketplace.md):
+// each side's transfers and split shares are counted in or out, a transfer
+// before the day is in its opening, and over every client each pair of
+// lines is equal, so the family's day adds up as if no money moved inside.
 func exerciseTransferFlows(t *testing.T, open Opener) {
 	ctx := context.Background()
 	db := open(t)
@@ -549,28 +549,33 @@ func exerciseTransferFlows(t *testing.T, open Opener) {
 	transfer(sub, parent, 250, at(3))
 	post(sub, ledger.PayoutReserved(400, 0), at(4))
 	post(sub, ledger.PayoutCompleted(400, 0), at(5))
+	// A split charge's share of 7,00 goes from the parent to the sub-account.
+	post(parent, ledger.SplitOut(700), at(6))
+	post(sub, ledger.SplitIn(700), at(6))
 	// Tomorrow: not in the day.
 	transfer(parent, sub, 100, end)
 	require.NoError(t, db.CheckLedger(ctx))
 
 	got, err := db.Flows(ctx, parent.ID, day, end)
 	require.NoError(t, err)
-	require.Equal(t, pix.Flows{Opening: 9000, Closing: 9000 - 3500 + 250,
-		TransfersIn: 250, TransferInCount: 1, TransfersOut: 3500, TransferOutCount: 2}, got)
-	require.Equal(t, got.Closing-got.Opening, got.TransfersIn-got.TransfersOut, "the parent's day adds up")
+	require.Equal(t, pix.Flows{Opening: 9000, Closing: 9000 - 3500 + 250 - 700,
+		TransfersIn: 250, TransferInCount: 1, TransfersOut: 3500, TransferOutCount: 2, SplitsOut: 700, SplitOutCount: 1}, got)
+	require.Equal(t, got.Closing-got.Opening, got.TransfersIn-got.TransfersOut+got.SplitsIn-got.SplitsOut, "the parent's day adds up")
 	require.Equal(t, whole(parent)+100, got.Closing, "tomorrow's transfer is after the closing")
 
 	got, err = db.Flows(ctx, sub.ID, day, end)
 	require.NoError(t, err)
-	require.Equal(t, pix.Flows{Opening: 1000, Closing: 1000 + 3500 - 250 - 400, Out: 400, OutCount: 1,
-		TransfersIn: 3500, TransferInCount: 2, TransfersOut: 250, TransferOutCount: 1}, got)
+	require.Equal(t, pix.Flows{Opening: 1000, Closing: 1000 + 3500 - 250 - 400 + 700, Out: 400, OutCount: 1,
+		TransfersIn: 3500, TransferInCount: 2, TransfersOut: 250, TransferOutCount: 1, SplitsIn: 700, SplitInCount: 1}, got)
 	require.Equal(t, got.Closing-got.Opening,
-		got.In-got.Fees-got.Out+got.Returns-got.Refunds-got.MEDReturns+got.TransfersIn-got.TransfersOut,
-		"opening + in − fees − out + returns − refunds − MED returns + transfers in − transfers out = closing")
+		got.In-got.Fees-got.Out+got.Returns-got.Refunds-got.MEDReturns+got.TransfersIn-got.TransfersOut+got.SplitsIn-got.SplitsOut,
+		"opening + in − fees − out + returns − refunds − MED returns + transfers in − transfers out + splits in − splits out = closing")
 
 	all, err := db.Flows(ctx, "", day, end)
 	require.NoError(t, err)
 	require.Equal(t, all.TransfersIn, all.TransfersOut, "over every client, what one sends another receives")
+	require.Equal(t, all.SplitsIn, all.SplitsOut, "over every client, what a split sends its receiver gets")
 	require.Equal(t, pix.Flows{Opening: 10000, Closing: 9600, Out: 400, OutCount: 1,
-		TransfersIn: 3750, TransferInCount: 3, TransfersOut: 3750, TransferOutCount: 3}, all)
+		TransfersIn: 3750, TransferInCount: 3, TransfersOut: 3750, TransferOutCount: 3,
+		SplitsIn: 700, SplitInCount: 1, SplitsOut: 700, SplitOutCount: 1}, all)
 }
