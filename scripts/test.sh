@@ -21,6 +21,7 @@ race_skip=(
 	github.com/pixgate/pixgate/internal/qr      # pure but for its sync.Pools: TestConcurrent is raced too (below)
 	github.com/pixgate/pixgate/internal/httpapi # over 12 min under -race on 2 cores: its concurrent cases are raced too, by name (below)
 	github.com/pixgate/pixgate/cmd/pixgate-bench/internal/bench # drives real serve processes under load; -race slows the loaded box past its settle bound
+	github.com/pixgate/pixgate/internal/store/sqlite # the same store suites are raced on store/postgres; here -race instruments the transpiled SQLite engine (5 s → 100 s)
 )
 all_pkgs=$(go list ./...)
 for p in "${race_skip[@]}"; do
@@ -34,7 +35,6 @@ long=(
 	github.com/pixgate/pixgate/test/e2e
 	github.com/pixgate/pixgate/internal/admin
 	github.com/pixgate/pixgate/internal/gateway
-	github.com/pixgate/pixgate/internal/store/sqlite
 	github.com/pixgate/pixgate/internal/sim
 	github.com/pixgate/pixgate/internal/webhook
 )
