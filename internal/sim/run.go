@@ -74,6 +74,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	api := NewAPI(cl.Addrs(), cl.Up, clients)
 	psp := cl.PSP()
 	w := NewWorkload(cfg.Seed, len(clients), api, psp, cl.Receiver().URL)
+	w.hooks = cl.Receiver()
 	f := NewFaults(cfg.Seed, cfg.Ops, cfg.Kills, Target{PSP: psp, Nodes: cfg.Nodes, Kill: cl.Kill, Restart: cl.Restart, Up: cl.Up,
 		Receiver: cl.Receiver().SetMode, Latency: psp.SetLatency}, cfg.Log)
 
