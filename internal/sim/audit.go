@@ -281,8 +281,10 @@ type books struct {
 	// sub-account), Clearing each client's clearing account.
 	ParentOf map[string]string
 	Clearing map[string]pix.Amount
-	// AccountOf is each client's account_id, which splits name.
+	// AccountOf is each client's account_id, which splits name; Splits
+	// each credited split charge's entries as stored, by charge id.
 	AccountOf map[string]string
+	Splits    map[string][]pix.Split
 }
 
 func readBooks(ctx context.Context, db *store.DB) (books, error) {
@@ -321,6 +323,19 @@ func readBooks(ctx context.Context, db *store.DB) (books, error) {
 			return b, err
 		}
 		b.Settlement[c.ID], b.Blocked[c.ID], b.Clearing[c.ID] = bal[ledger.Settlement], bal[ledger.Blocked], bal[ledger.Clearing]
+	}
+	b.Splits = map[string][]pix.Split{}
+	for _, t := range b.Txs {
+		if !credited(t) {
+			continue
+		}
+		ss, err := db.Splits(ctx, t.ID)
+		if err != nil {
+			return b, err
+		}
+		if len(ss) > 0 {
+			b.Splits[t.ID] = ss
+		}
 	}
 	house, err := db.HouseBalances(ctx)
 	if err != nil {
