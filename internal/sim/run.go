@@ -117,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	deadline := time.Now().Add(cfg.Quiesce)
 	for {
 		psp.Settle(ctx)
-		redelivery.run(ctx, cl, api, clients)
+		redelivery.run(ctx, cl, api, api.Clients()) // the sub-accounts too, whose pix.split.received may have failed
 		observe()
 		ok, moving, err := Settled(ctx, in)
 		if err != nil && !errors.Is(err, context.Canceled) {
