@@ -31,7 +31,11 @@ func (w *Workload) subAccount(ctx context.Context, o op) {
 		w.learnAccount(ctx, o.client)
 	}
 	ext := fmt.Sprintf("sim-seller-%d", o.n)
-	body, _ := json.Marshal(map[string]any{"name": "Vendedor " + ext, "document": "52998224725", "external_id": ext})
+	req := map[string]any{"name": "Vendedor " + ext, "document": "52998224725", "external_id": ext}
+	if w.hooks != nil {
+		req["postbackUrl"] = w.hooks.URLNamed(ext) // where its pix.split.received goes
+	}
+	body, _ := json.Marshal(req)
 	status, b, err := w.api.CallRetrying(ctx, 8, o.client, http.MethodPost, "/api/v1/accounts", nil, body)
 	if err != nil || retryable(status, nil) {
 		return
@@ -57,6 +61,11 @@ func (w *Workload) subAccount(ctx context.Context, o op) {
 		c.WebhookSecret = *v.Data.WebhookSecret
 	}
 	i := w.api.AddClient(c)
+	if w.hooks != nil {
+		if err := w.hooks.Register(ext, i, c); err != nil {
+			w.issue("sub-account %s: %v", v.Data.AccountID, err)
+		}
+	}
 	w.mu.Lock()
 	w.subs[o.client] = append(w.subs[o.client], subRec{client: i, account: v.Data.AccountID})
 	w.mu.Unlock()

@@ -133,11 +133,12 @@ const (
 	checkStatements = "statements chain"
 	checkDisputes   = "MED disputes, blocks and returns as the PSP says"
 	checkFamilies   = "money moves inside a family of accounts only as transfers"
+	checkSplits     = "each split charge's shares as the split rules say"
 )
 
 // allChecks are the checks' names, in the order Audit returns them.
 var allChecks = []string{checkOnce, checkFinal, checkAccounted, checkPaid, checkUnmatched, checkBalance, checkLedger,
-	checkCycles, checkCycleMove, checkRecStatus, checkDisputes, checkFamilies, checkKeys, checkDelivered, checkReported, checkStatements}
+	checkCycles, checkCycleMove, checkRecStatus, checkDisputes, checkFamilies, checkKeys, checkSplits, checkDelivered, checkReported, checkStatements}
 
 func audit(ctx context.Context, in AuditInput, psp pspFacts) []Check {
 	b, err := readBooks(ctx, in.DB)
@@ -164,6 +165,7 @@ func audit(ctx context.Context, in AuditInput, psp pspFacts) []Check {
 		auditDisputes(b, medFactsOf(b, psp, in.PSP)),
 		auditFamilies(b),
 		auditKeys(ctx, in, b),
+		auditSplits(ctx, in, b),
 		auditDelivered(b, in.Clients, in.Deliveries, in.InvalidSignatures),
 		auditReported(b, psp),
 		auditStatements(ctx, in, b),
@@ -279,6 +281,10 @@ type books struct {
 	// sub-account), Clearing each client's clearing account.
 	ParentOf map[string]string
 	Clearing map[string]pix.Amount
+	// AccountOf is each client's account_id, which splits name; Splits
+	// each credited split charge's entries as stored, by charge id.
+	AccountOf map[string]string
+	Splits    map[string][]pix.Split
 }
 
 func readBooks(ctx context.Context, db *store.DB) (books, error) {
@@ -307,8 +313,9 @@ func readBooks(ctx context.Context, db *store.DB) (books, error) {
 		return b, err
 	}
 	b.Settlement, b.Fees, b.Blocked = map[string]pix.Amount{}, map[string]pix.FeeRule{}, map[string]pix.Amount{}
-	b.ParentOf, b.Clearing = map[string]string{}, map[string]pix.Amount{}
+	b.ParentOf, b.Clearing, b.AccountOf = map[string]string{}, map[string]pix.Amount{}, map[string]string{}
 	for _, c := range clients {
+		b.AccountOf[c.ID] = c.AccountID
 		b.Fees[c.ID] = c.CashinFee
 		b.ParentOf[c.ID] = c.ParentID
 		bal, err := db.Balances(ctx, c.ID)
@@ -316,6 +323,19 @@ func readBooks(ctx context.Context, db *store.DB) (books, error) {
 			return b, err
 		}
 		b.Settlement[c.ID], b.Blocked[c.ID], b.Clearing[c.ID] = bal[ledger.Settlement], bal[ledger.Blocked], bal[ledger.Clearing]
+	}
+	b.Splits = map[string][]pix.Split{}
+	for _, t := range b.Txs {
+		if !credited(t) {
+			continue
+		}
+		ss, err := db.Splits(ctx, t.ID)
+		if err != nil {
+			return b, err
+		}
+		if len(ss) > 0 {
+			b.Splits[t.ID] = ss
+		}
 	}
 	house, err := db.HouseBalances(ctx)
 	if err != nil {

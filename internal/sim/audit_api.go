@@ -223,6 +223,9 @@ func auditReported(b books, psp pspFacts) Check {
 			check(what, s, "", pix.EventCashoutFailed)
 		case t.Type == pix.TypeCashout && t.Status == pix.StatusReversed:
 			check(what, s, "", pix.EventCashoutPaid, pix.EventCashoutReversed)
+		case t.Type == pix.TypeSplit && t.CallbackURL != "":
+			// A receiver's share of a split charge, to its postbackUrl.
+			check(what, s, "", pix.EventSplitReceived)
 		default:
 			check(what, s, "") // not final: nothing reported yet
 		}

@@ -334,14 +334,17 @@ func auditBalance(b books, psp pspFacts) Check {
 			want[t.ClientID] += t.Amount
 		}
 	}
+	// Of a split charge, a refund or a MED return goes out through each
+	// account in proportion to what it was credited (splitOutflow).
+	tx := b.txByID()
 	for _, r := range b.Refunds {
 		if r.Status == pix.RefundCompleted {
-			want[r.ClientID] += r.Amount
+			b.splitOutflow(want, tx[r.TransactionID], r.ClientID, r.Amount)
 		}
 	}
 	// A MED return takes its amount out through the network too.
 	for _, d := range b.Disputes {
-		want[d.ClientID] += d.ReturnedAmount
+		b.splitOutflow(want, tx[d.PaymentID], d.ClientID, d.ReturnedAmount)
 	}
 	for _, u := range b.Unmatched {
 		want[store.HouseID] -= u.Amount

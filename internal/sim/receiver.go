@@ -98,6 +98,24 @@ func (r *Receiver) URL(clientIndex int) string {
 	return r.base + "/" + r.clients[clientIndex].ClientID
 }
 
+// URLNamed is the webhook URL at name, for a client the receiver does not
+// know yet (a sub-account, whose postbackUrl is sent before its secret is
+// known); Register then names whose it is.
+func (r *Receiver) URLNamed(name string) string { return r.base + "/" + name }
+
+// Register makes deliveries to URLNamed(name) client i's (its index for
+// API.Call), verified with c's webhook secret.
+func (r *Receiver) Register(name string, i int, c Credentials) error {
+	v, err := webhooksig.NewVerifier(c.WebhookSecret)
+	if err != nil {
+		return fmt.Errorf("receiver: webhook secret of client %s: %w", c.ClientID, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.verifiers[name], r.index[name] = v, i
+	return nil
+}
+
 // SetMode makes a share failRate (0 to 1) of the later deliveries answer
 // 500, chosen by the seeded generator, and every answer wait delay first
 // (keep it under pixgate's 10 s delivery timeout). SetMode(0, 0) is a
@@ -123,9 +141,13 @@ func (r *Receiver) receive(w http.ResponseWriter, req *http.Request) {
 	_ = json.Unmarshal(body, &fields) // an unparsable body still counts as an attempt
 	d.Event, d.PaymentID, d.RefundID = fields.Event, fields.PaymentID, fields.RefundID
 	id := req.PathValue("client")
-	if i, ok := r.index[id]; ok && err == nil {
+	r.mu.Lock()
+	i, ok := r.index[id]
+	v := r.verifiers[id]
+	r.mu.Unlock()
+	if ok && err == nil {
 		d.Client = i
-		d.Valid = r.verifiers[id].Verify(req.Header, body) == nil
+		d.Valid = v.Verify(req.Header, body) == nil
 	}
 
 	r.mu.Lock()

@@ -74,6 +74,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	api := NewAPI(cl.Addrs(), cl.Up, clients)
 	psp := cl.PSP()
 	w := NewWorkload(cfg.Seed, len(clients), api, psp, cl.Receiver().URL)
+	w.hooks = cl.Receiver()
 	f := NewFaults(cfg.Seed, cfg.Ops, cfg.Kills, Target{PSP: psp, Nodes: cfg.Nodes, Kill: cl.Kill, Restart: cl.Restart, Up: cl.Up,
 		Receiver: cl.Receiver().SetMode, Latency: psp.SetLatency}, cfg.Log)
 
@@ -116,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	deadline := time.Now().Add(cfg.Quiesce)
 	for {
 		psp.Settle(ctx)
-		redelivery.run(ctx, cl, api, clients)
+		redelivery.run(ctx, cl, api, api.Clients()) // the sub-accounts too, whose pix.split.received may have failed
 		observe()
 		ok, moving, err := Settled(ctx, in)
 		if err != nil && !errors.Is(err, context.Canceled) {

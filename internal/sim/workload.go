@@ -104,6 +104,9 @@ type Workload struct {
 	subs      map[int][]subRec
 	accountOf map[int]string
 	reads     int
+	// hooks, when set, receive the sub-accounts' webhooks (their
+	// pix.split.received).
+	hooks subHooks
 }
 
 // NewWorkload returns the workload of seed over api and psp for clients
@@ -295,12 +298,16 @@ func answerID(b []byte) string {
 
 func (w *Workload) charge(ctx context.Context, o op) {
 	ext := fmt.Sprintf("sim-charge-%d", o.n)
-	body, _ := json.Marshal(map[string]any{
+	m := map[string]any{
 		"amount": reais(o.amount), "external_id": ext, "payerQuestion": "Pedido " + ext, "postbackUrl": w.hookURL(o.client),
 		"payer": map[string]any{"name": "Maria Souza", "document": "52998224725", "phoneNumber": "11987654321", "email": "maria@example.com",
 			"address": map[string]any{"street": "Rua A", "number": "1", "neighborhood": "Centro", "city": "Recife", "state": "PE", "zipCode": "50000000"}},
 		"products": []any{map[string]any{"name": "Item", "quantity": "1", "price": reais(o.amount)}},
-	})
+	}
+	if sp := w.splitsFor(o); sp != nil {
+		m["splits"] = sp
+	}
+	body, _ := json.Marshal(m)
 	rec := w.create(ctx, o, "charge", "/api/v1/gateway/request-qrcode", nil, ext, body)
 	if rec.Status != http.StatusCreated {
 		return
