@@ -37,11 +37,9 @@ type Config struct {
 	Log  *slog.Logger
 }
 
-// Run runs the simulation cfg describes and returns its report. The error
-// is the simulation's own (the system could not be started); what the
-// system did wrong is in the report.
-func Run(ctx context.Context, cfg Config) (Report, error) {
-	start := time.Now()
+// withDefaults fills what cfg leaves zero: two nodes on PostgreSQL (one
+// on SQLite), 8 workers, 3 minutes to settle, a silent log.
+func (cfg Config) withDefaults() Config {
 	if cfg.Nodes <= 0 {
 		cfg.Nodes = 1
 		if cfg.DB == "postgres" {
@@ -57,6 +55,15 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	return cfg
+}
+
+// Run runs the simulation cfg describes and returns its report. The error
+// is the simulation's own (the system could not be started); what the
+// system did wrong is in the report.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	start := time.Now()
+	cfg = cfg.withDefaults()
 	if cfg.DB != "sqlite" && cfg.DB != "postgres" {
 		return Report{}, fmt.Errorf("sim: database %q must be sqlite or postgres", cfg.DB)
 	}

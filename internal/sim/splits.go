@@ -152,15 +152,14 @@ func auditSplits(ctx context.Context, in AuditInput, b books) Check {
 	return checkSplitCharges(b, readSplitFacts(ctx, in, b))
 }
 
-// readSplitFacts gathers what checkSplitCharges compares the books with.
-func readSplitFacts(ctx context.Context, in AuditInput, b books) splitFacts {
-	f := splitFacts{Requests: map[string][]splitEntry{}}
-	type ck struct{ client, ext string }
-	asked := map[ck][]splitEntry{}
-	index := map[string]int{} // client id → index for in.Call
-	for i, c := range in.Clients {
-		index[c.ClientID] = i
-	}
+// splitKey names a charge by its client and external_id.
+type splitKey struct{ client, ext string }
+
+// askedSplits is the splits each split charge of the workload asked for,
+// by client and external_id, with a problem for each that does not parse.
+func askedSplits(in AuditInput) (map[splitKey][]splitEntry, []string) {
+	asked := map[splitKey][]splitEntry{}
+	var problems []string
 	for _, k := range in.Keys {
 		if k.Kind != "charge" || k.ExtID == "" || k.Client < 0 || k.Client >= len(in.Clients) {
 			continue
@@ -183,10 +182,23 @@ func readSplitFacts(ctx context.Context, in AuditInput, b books) splitFacts {
 				entries[i].Amount, err = pix.ParseAmount(s.Amount)
 			}
 			if err != nil {
-				f.Problems = append(f.Problems, fmt.Sprintf("charge %s: the workload's split %d does not parse: %v", k.ExtID, i, err))
+				problems = append(problems, fmt.Sprintf("charge %s: the workload's split %d does not parse: %v", k.ExtID, i, err))
 			}
 		}
-		asked[ck{in.Clients[k.Client].ClientID, k.ExtID}] = entries
+		asked[splitKey{in.Clients[k.Client].ClientID, k.ExtID}] = entries
+	}
+	return asked, problems
+}
+
+// readSplitFacts gathers what checkSplitCharges compares the books with.
+func readSplitFacts(ctx context.Context, in AuditInput, b books) splitFacts {
+	f := splitFacts{Requests: map[string][]splitEntry{}}
+	type ck = splitKey
+	asked, problems := askedSplits(in)
+	f.Problems = append(f.Problems, problems...)
+	index := map[string]int{} // client id → index for in.Call
+	for i, c := range in.Clients {
+		index[c.ClientID] = i
 	}
 	involved := map[string]bool{}
 	var earliest time.Time
@@ -340,55 +352,7 @@ func checkSplitCharges(b books, f splitFacts) Check {
 				bad("pix.cashin.paid %s of split charge %s (received %s, fee %s): its splits %s", e.ID, id, t.PaidAmount, t.Tax, v)
 			}
 		}
-		// Each non-zero share is one PAID split transaction of its
-		// receiver, reported by one pix.split.received; a zero share none.
-		byReceiver := map[string][]pix.Transaction{}
-		for _, s := range mine {
-			byReceiver[s.ClientID] = append(byReceiver[s.ClientID], s)
-		}
-		for i, e := range entries {
-			rc := clientOf[e.AccountID]
-			got := byReceiver[rc]
-			delete(byReceiver, rc)
-			switch {
-			case want[i] == 0 && len(got) > 0:
-				bad("split charge %s: entry %d (account %s) gets 0, yet has %d split transactions", id, i, e.AccountID, len(got))
-				continue
-			case want[i] == 0:
-				continue
-			case len(got) != 1:
-				bad("split charge %s: entry %d (account %s) gets %s, and has %d split transactions", id, i, e.AccountID, want[i], len(got))
-				continue
-			}
-			s := got[0]
-			c.Checked++
-			if s.Amount != want[i] || s.Status != pix.StatusPaid {
-				bad("split charge %s (received %s, fee %s): account %s's split transaction %s is %s %s, its share is %s",
-					id, t.PaidAmount, t.Tax, e.AccountID, s.ID, s.Status, s.Amount, want[i])
-			}
-			n := 0
-			for _, ev := range events[s.ID] {
-				if ev.Type != pix.EventSplitReceived {
-					continue
-				}
-				n++
-				var body struct {
-					Source string     `json:"source_payment_id"`
-					Value  pix.Amount `json:"value"`
-				}
-				if err := json.Unmarshal([]byte(ev.Payload), &body); err != nil || body.Source != id || body.Value != want[i] {
-					bad("pix.split.received %s of split %s reports %s of %q, its share is %s of %s", ev.ID, s.ID, body.Value, body.Source, want[i], id)
-				}
-			}
-			// Every sub-account the run makes has a postbackUrl; one made
-			// without (no receiver) gets no event.
-			if expect := min(len(s.CallbackURL), 1); n != expect {
-				bad("split %s (account %s's share of charge %s) has %d pix.split.received, expected %d", s.ID, e.AccountID, id, n, expect)
-			}
-		}
-		for rc, got := range byReceiver {
-			bad("split charge %s: client %s, in none of its splits, has %d split transactions of it", id, rc, len(got))
-		}
+		c.Checked += checkShares(bad, *t, entries, want, mine, clientOf, events)
 		c.Checked += checkSplitReturns(&c, b, f, *t, entries, want, refunds[id], returned[id])
 	}
 	for src, ts := range splitTxs {
@@ -542,4 +506,61 @@ func (b books) splitOutflow(want map[string]pix.Amount, t *pix.Transaction, clie
 	for i, s := range ss {
 		want[s.ReceiverID] += parts[i]
 	}
+}
+
+// checkShares checks charge t's split transactions (mine) against its
+// shares (want): each non-zero share is one PAID split transaction of its
+// receiver, reported by one pix.split.received; a zero share has none. It
+// returns how many it checked.
+func checkShares(bad func(string, ...any), t pix.Transaction, entries []splitEntry, want []pix.Amount, mine []pix.Transaction,
+	clientOf map[string]string, events map[string][]pix.Event) int {
+	id, checked := t.ID, 0
+	byReceiver := map[string][]pix.Transaction{}
+	for _, s := range mine {
+		byReceiver[s.ClientID] = append(byReceiver[s.ClientID], s)
+	}
+	for i, e := range entries {
+		rc := clientOf[e.AccountID]
+		got := byReceiver[rc]
+		delete(byReceiver, rc)
+		switch {
+		case want[i] == 0 && len(got) > 0:
+			bad("split charge %s: entry %d (account %s) gets 0, yet has %d split transactions", id, i, e.AccountID, len(got))
+			continue
+		case want[i] == 0:
+			continue
+		case len(got) != 1:
+			bad("split charge %s: entry %d (account %s) gets %s, and has %d split transactions", id, i, e.AccountID, want[i], len(got))
+			continue
+		}
+		s := got[0]
+		checked++
+		if s.Amount != want[i] || s.Status != pix.StatusPaid {
+			bad("split charge %s (received %s, fee %s): account %s's split transaction %s is %s %s, its share is %s",
+				id, t.PaidAmount, t.Tax, e.AccountID, s.ID, s.Status, s.Amount, want[i])
+		}
+		n := 0
+		for _, ev := range events[s.ID] {
+			if ev.Type != pix.EventSplitReceived {
+				continue
+			}
+			n++
+			var body struct {
+				Source string     `json:"source_payment_id"`
+				Value  pix.Amount `json:"value"`
+			}
+			if err := json.Unmarshal([]byte(ev.Payload), &body); err != nil || body.Source != id || body.Value != want[i] {
+				bad("pix.split.received %s of split %s reports %s of %q, its share is %s of %s", ev.ID, s.ID, body.Value, body.Source, want[i], id)
+			}
+		}
+		// Every sub-account the run makes has a postbackUrl; one made
+		// without (no receiver) gets no event.
+		if expect := min(len(s.CallbackURL), 1); n != expect {
+			bad("split %s (account %s's share of charge %s) has %d pix.split.received, expected %d", s.ID, e.AccountID, id, n, expect)
+		}
+	}
+	for rc, got := range byReceiver {
+		bad("split charge %s: client %s, in none of its splits, has %d split transactions of it", id, rc, len(got))
+	}
+	return checked
 }
